@@ -1,0 +1,35 @@
+// @ts-check
+import js from '@eslint/js';
+import vitest from '@vitest/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'output/**', 'coverage/**', 'bench/.data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true, allowNullish: true },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['bin/**/*.js', 'bench/**/*.js', 'eslint.config.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+  {
+    files: ['test/**/*.ts'],
+    plugins: { vitest },
+    rules: {
+      ...vitest.configs.recommended.rules,
+      '@typescript-eslint/no-floating-promises': 'off',
+    },
+  },
+);

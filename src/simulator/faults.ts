@@ -1,0 +1,78 @@
+/**
+ * Fault injection: random faults at configured rates (seeded, so a run can be
+ * repeated), and faults queued by tests for the next matching requests, so that
+ * a test can assert exactly how many requests a retry made.
+ */
+import { unit } from '../util/hash.js';
+import type { FaultOptions } from './options.js';
+
+export type FaultKind = 'error' | 'reset' | 'truncate' | 'rate-limit' | 'stall' | 'html';
+
+export interface QueuedFault {
+  kind: FaultKind;
+  /** Only requests whose path contains this; any request when undefined. */
+  path?: string;
+  /** How many matching requests get it. Default 1. */
+  count?: number;
+  /** For 'error': the status to answer with. Default 500. */
+  status?: number;
+}
+
+export class FaultPlan {
+  #options: FaultOptions;
+  readonly #seed: number;
+  readonly #queue: { kind: FaultKind; path: string | undefined; count: number; status: number }[] =
+    [];
+  #counter = 0;
+
+  constructor(seed: number, options: FaultOptions) {
+    this.#seed = seed;
+    this.#options = options;
+  }
+
+  get options(): FaultOptions {
+    return this.#options;
+  }
+
+  /** Replaces the random fault rates while the server runs. */
+  configure(options: Partial<FaultOptions>): void {
+    this.#options = { ...this.#options, ...options };
+  }
+
+  /** Queues faults for the next matching requests. */
+  inject(fault: QueuedFault): void {
+    this.#queue.push({
+      kind: fault.kind,
+      path: fault.path,
+      count: fault.count ?? 1,
+      status: fault.status ?? 500,
+    });
+  }
+
+  /** Decides the fault for one request, if any. */
+  next(path: string): { kind: FaultKind; status: number } | undefined {
+    const queued = this.#queue.find((f) => f.path === undefined || path.includes(f.path));
+    if (queued) {
+      queued.count--;
+      if (queued.count <= 0) this.#queue.splice(this.#queue.indexOf(queued), 1);
+      return { kind: queued.kind, status: queued.status };
+    }
+    const o = this.#options;
+    if (o.paths.length > 0 && !o.paths.some((p) => path.includes(p))) return undefined;
+    const roll = unit(this.#seed, ++this.#counter, 0xfa17);
+    const table: [FaultKind, number][] = [
+      ['error', o.errorRate],
+      ['reset', o.resetRate],
+      ['rate-limit', o.rateLimitRate],
+      ['stall', o.stallRate],
+      ['html', o.htmlRate],
+      ['truncate', o.truncateRate],
+    ];
+    let edge = 0;
+    for (const [kind, rate] of table) {
+      edge += rate;
+      if (roll < edge) return { kind, status: kind === 'error' ? 500 : 200 };
+    }
+    return undefined;
+  }
+}
