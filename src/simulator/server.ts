@@ -163,18 +163,23 @@ export class Simulator {
     res.on('finish', () => (record.status = res.statusCode));
     res.on('close', () => (record.status ||= res.statusCode));
 
-    if (!route)
-      return this.#refuse(res, url, { status: 404, message: `No endpoint at ${url.pathname}` });
+    if (!route) {
+      this.#refuse(res, url, { status: 404, message: `No endpoint at ${url.pathname}` });
+      return;
+    }
     if (req.method !== route.method) {
       res.setHeader('Allow', route.method);
-      return this.#refuse(res, url, {
+      this.#refuse(res, url, {
         status: 405,
         message: `Request method '${req.method}' is not supported`,
       });
+      return;
     }
     const body = req.method === 'POST' ? await this.#readBody(req) : Buffer.alloc(0);
-    if (body === undefined)
-      return this.#refuse(res, url, { status: 413, message: 'Request body too large' });
+    if (body === undefined) {
+      this.#refuse(res, url, { status: 413, message: 'Request body too large' });
+      return;
+    }
 
     const latency = this.faults.options.latencyMs;
     if (latency > 0) await sleep(latency);
@@ -184,20 +189,32 @@ export class Simulator {
     const truncate = fault?.kind === 'truncate';
 
     switch (route.name) {
-      case 'token':
-        return this.#token(req, res, body, truncate);
+      case 'token': {
+        this.#token(req, res, body, truncate);
+        return;
+      }
       case 'locations':
         if (!this.#authorized(req, res, url)) return;
-        return this.#sendJson(res, 200, this.world.bicycle.featureCollection(), truncate);
+        {
+          this.#sendJson(res, 200, this.world.bicycle.featureCollection(), truncate);
+          return;
+        }
       case 'bicycle-data':
       case 'bicycle-data/prefix':
       case 'bicycle-data/geo':
         if (!this.#authorized(req, res, url)) return;
-        return this.#measurements(route.name, req, res, url, body, truncate);
-      case 'events':
-        return this.#events(res, url, truncate);
-      case 'current-state':
-        return this.#currentState(req, res, url, truncate);
+        {
+          this.#measurements(route.name, req, res, url, body, truncate);
+          return;
+        }
+      case 'events': {
+        this.#events(res, url, truncate);
+        return;
+      }
+      case 'current-state': {
+        this.#currentState(req, res, url, truncate);
+        return;
+      }
     }
   }
 
@@ -298,8 +315,8 @@ export class Simulator {
     const bytes = Buffer.from(JSON.stringify(body), 'utf8');
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': bytes.length });
     if (truncate) {
-      res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
-      res.socket?.destroy();
+      // Flush the headers and half the body, then drop the connection.
+      res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.socket?.destroy());
       return;
     }
     res.end(bytes);

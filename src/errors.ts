@@ -1,0 +1,76 @@
+/**
+ * Errors that road-etl expects and reports as a message (not a stack), each with
+ * the exit code of the CLI contract: 2 for bad input (nothing written), 1 for a
+ * run that failed (upstream or I/O trouble after retries).
+ */
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_BAD_INPUT = 2;
+
+export class RoadEtlError extends Error {
+  override name = 'RoadEtlError';
+  readonly exitCode: number = EXIT_FAILED;
+}
+
+/** A problem in a definition, a param or the command line. Exit 2, nothing written. */
+export class InputError extends RoadEtlError {
+  override name = 'InputError';
+  override readonly exitCode = EXIT_BAD_INPUT;
+  /** Every problem found, each `where: what` (the message lists them all). */
+  readonly problems: readonly string[];
+
+  constructor(problems: string | readonly string[], options?: ErrorOptions) {
+    const list = typeof problems === 'string' ? [problems] : problems;
+    super(
+      list.length === 1 ? list[0]! : `${list.length} problems:\n  ${list.join('\n  ')}`,
+      options,
+    );
+    this.problems = list;
+  }
+}
+
+/** The upstream refused or failed, after retries where they could help. Exit 1. */
+export class UpstreamError extends RoadEtlError {
+  override name = 'UpstreamError';
+  readonly method: string;
+  readonly url: string;
+  readonly status: number | undefined;
+  readonly bodyExcerpt: string;
+
+  constructor(
+    message: string,
+    details: { method: string; url: string; status?: number | undefined; body?: string },
+    options?: ErrorOptions,
+  ) {
+    const excerpt = excerptOf(details.body ?? '');
+    const status = details.status === undefined ? '' : ` with status ${details.status}`;
+    super(
+      `${message}: ${details.method} ${details.url}${status}${excerpt ? `: ${excerpt}` : ''}`,
+      options,
+    );
+    this.method = details.method;
+    this.url = details.url;
+    this.status = details.status;
+    this.bodyExcerpt = excerpt;
+  }
+}
+
+/** Local I/O trouble: disk full, read-only folder, a corrupt state file. Exit 1. */
+export class RunError extends RoadEtlError {
+  override name = 'RunError';
+}
+
+/** The run was stopped by a signal after finishing or abandoning its current unit. */
+export class InterruptedError extends RoadEtlError {
+  override name = 'InterruptedError';
+  constructor(signal: string) {
+    super(`Interrupted by ${signal}; finished work is kept, rerun to continue`);
+  }
+}
+
+/** One line of at most 300 characters of a response body, for messages. */
+export function excerptOf(body: string, max = 300): string {
+  const line = body.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}

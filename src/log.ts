@@ -1,0 +1,103 @@
+/**
+ * Logging: events are a union keyed on their kind, built only when a logger
+ * listens. On a TTY a human line printer, otherwise (or with --log-format json)
+ * JSON lines on stderr. Every string passes through the redactor first, so a
+ * secret that reaches a message is never printed.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFields = Record<string, unknown>;
+
+export interface LogEvent {
+  level: LogLevel;
+  event: string;
+  message: string;
+  fields: LogFields;
+}
+
+export interface Logger {
+  log(level: LogLevel, event: string, message: string, fields?: LogFields): void;
+  /** Whether a progress display makes sense (a human is watching). */
+  readonly interactive: boolean;
+}
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** Replaces every registered secret with *** in strings, recursively. */
+export class Redactor {
+  readonly #secrets = new Set<string>();
+
+  add(secret: string | undefined): void {
+    // Very short values would redact ordinary words; they are no real secrets.
+    if (secret && secret.length >= 4) this.#secrets.add(secret);
+  }
+
+  text(value: string): string {
+    let out = value;
+    for (const secret of this.#secrets) out = out.replaceAll(secret, '***');
+    return out;
+  }
+
+  value(value: unknown): unknown {
+    if (typeof value === 'string') return this.text(value);
+    if (Array.isArray(value)) return value.map((v) => this.value(v));
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.value(v)]));
+    }
+    return value;
+  }
+}
+
+/** The process-wide redactor: credentials are registered as soon as they are read. */
+export const redactor = new Redactor();
+
+export interface StreamLoggerOptions {
+  format: 'json' | 'text';
+  level: LogLevel;
+  stream: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+export function createLogger(options: StreamLoggerOptions): Logger {
+  const min = LEVELS[options.level];
+  return {
+    interactive: options.format === 'text' && options.stream.isTTY === true,
+    log(level, event, message, fields = {}) {
+      if (LEVELS[level] < min) return;
+      const safeMessage = redactor.text(message);
+      const safeFields = redactor.value(fields) as LogFields;
+      if (options.format === 'json') {
+        options.stream.write(
+          JSON.stringify({
+            time: new Date().toISOString(),
+            level,
+            event,
+            message: safeMessage,
+            ...safeFields,
+          }) + '\n',
+        );
+      } else {
+        const tag = level === 'info' ? '' : `${level}: `;
+        options.stream.write(`${tag}${safeMessage}\n`);
+      }
+    },
+  };
+}
+
+/** A logger that keeps events in memory (tests). */
+export function createMemoryLogger(): Logger & { events: LogEvent[] } {
+  const events: LogEvent[] = [];
+  return {
+    events,
+    interactive: false,
+    log(level, event, message, fields = {}) {
+      events.push({
+        level,
+        event,
+        message: redactor.text(message),
+        fields: redactor.value(fields) as LogFields,
+      });
+    },
+  };
+}
+
+export const silentLogger: Logger = { interactive: false, log() {} };

@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/road-etl.js', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Kill with SIGKILL after this many ms (a safety net; default 120 s). */
+  timeoutMs?: number;
+}
+
+/** Starts `road-etl ARGS` as a child process (the built CLI, as users run it). */
+export function startCli(args: string[], options: CliOptions = {}): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs `road-etl ARGS` to the end and collects its output. */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const child = startCli(args, options);
+  return collect(child, options.timeoutMs ?? 120_000);
+}
+
+export function collect(child: ChildProcess, timeoutMs = 120_000): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}

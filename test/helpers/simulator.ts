@@ -1,0 +1,64 @@
+import { afterAll } from 'vitest';
+import { Simulator, type SimulatorInput } from '../../src/simulator/index.js';
+
+/** Starts a simulator on a free port for this test file; closed after the file's tests. */
+export async function useSimulator(...inputs: SimulatorInput[]): Promise<Simulator> {
+  const simulator = await Simulator.start(...inputs);
+  afterAll(() => simulator.close());
+  return simulator;
+}
+
+export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
+export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
+export const BICYCLE_PATH = '/api/explore/bicycle-data';
+export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
+
+/** Obtains an access token with the password grant. */
+export async function login(simulator: Simulator): Promise<string> {
+  const env = simulator.env;
+  const response = await fetch(env.ROAD_ETL_AUTH_URL, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'password',
+      client_id: env.ROAD_ETL_CLIENT_ID,
+      username: env.ROAD_ETL_USERNAME,
+      password: env.ROAD_ETL_PASSWORD,
+    }),
+  });
+  if (response.status !== 200) throw new Error(`login failed: ${response.status}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** POSTs JSON to a bicycle endpoint with a bearer token. */
+export async function postBicycle(
+  simulator: Simulator,
+  path: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; json: unknown; text: string }> {
+  const response = await fetch(simulator.env.ROAD_ETL_BICYCLE_URL + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, json, text };
+}
+
+/** GETs the events endpoint with the given query. */
+export async function getEvents(
+  simulator: Simulator,
+  query: Record<string, string>,
+): Promise<{ status: number; json: unknown }> {
+  const url = new URL(simulator.env.ROAD_ETL_SIGNS_URL + EVENTS_PATH);
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  const response = await fetch(url);
+  return { status: response.status, json: await response.json() };
+}
