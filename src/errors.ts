@@ -30,6 +30,11 @@ export class InputError extends RoadEtlError {
   }
 }
 
+/** A command-line mistake (unknown flag, missing argument): exit 2, with a pointer to --help. */
+export class UsageError extends InputError {
+  override name = 'UsageError';
+}
+
 /** The upstream refused or failed, after retries where they could help. Exit 1. */
 export class UpstreamError extends RoadEtlError {
   override name = 'UpstreamError';
@@ -73,4 +78,25 @@ export class InterruptedError extends RoadEtlError {
 export function excerptOf(body: string, max = 300): string {
   const line = body.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+const IO_MESSAGES: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'the file system is read-only',
+  EMFILE: 'too many open files',
+};
+
+/** Turns a Node file-system error into a RunError that says what happened where; other errors pass. */
+export function explainIoError(error: unknown, doing: string): Error {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string' && code in IO_MESSAGES) {
+    const path = (error as NodeJS.ErrnoException).path;
+    return new RunError(`${doing}: ${IO_MESSAGES[code]}${path ? ` (${path})` : ''}`, {
+      cause: error,
+    });
+  }
+  return error instanceof Error ? error : new Error(String(error));
 }

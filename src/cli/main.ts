@@ -1,9 +1,12 @@
 /** The road-etl command line. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { EXIT_BAD_INPUT, EXIT_FAILED, InputError, RoadEtlError } from '../errors.js';
+import { EXIT_BAD_INPUT, EXIT_FAILED, InputError, RoadEtlError, UsageError } from '../errors.js';
 import { redactor } from '../log.js';
+import { queryCommand } from './query.js';
+import { runCommand } from './run.js';
 import { simulateCommand } from './simulate.js';
+import { validateCommand } from './validate.js';
 
 /** Runs the CLI with argv (without node and script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -11,7 +14,10 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName('road-etl')
     .parserConfiguration({ 'camel-case-expansion': false })
     .usage('$0 <command> [options]\n\nBatch ETL for the Dutch national road-data APIs.')
+    .command(runCommand)
+    .command(validateCommand)
     .command(simulateCommand)
+    .command(queryCommand)
     .demandCommand(1, 'Name a command: run, validate, simulate or query.')
     .strict()
     .recommendCommands()
@@ -21,7 +27,7 @@ export async function main(argv: string[]): Promise<number> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message: string | undefined, error: Error | undefined) => {
       if (error) throw error;
-      throw new InputError(message ?? 'Invalid command line');
+      throw new UsageError(message ?? 'Invalid command line');
     })
     .exitProcess(false);
   try {

@@ -142,7 +142,10 @@ export const simulateCommand: CommandModule<object, SimulateArgs> = {
         'Faults:',
       )
       .example('$0 simulate --port 8080', 'serve on a fixed port')
-      .example('$0 simulate --scale large --latency-ms 50', 'a million events, 50 ms per request'),
+      .example(
+        '$0 simulate --scale large --latency-ms 50',
+        'a million events, 50 ms per request',
+      ) as unknown as Argv<SimulateArgs>,
   handler: async (args) => {
     let simulator: Simulator;
     try {

@@ -38,6 +38,7 @@ export type RouteName = (typeof ROUTES)[keyof typeof ROUTES]['name'];
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const WRITE_CHUNK = 64 * 1024;
+const MAX_RECORDS = 100_000;
 
 /** The environment lines that point road-etl at a running simulator. */
 export interface SimulatorEnv {
@@ -71,8 +72,10 @@ export class Simulator {
   readonly world: World;
   readonly auth: TokenIssuer;
   readonly faults: FaultPlan;
-  /** Every request answered, in order (route, status, fault). */
+  /** The latest requests answered, in order (route, status, fault); at most MAX_RECORDS. */
   readonly requests: RequestRecord[] = [];
+  /** Requests answered per route since the start. */
+  readonly #counts = new Map<RouteName | 'unknown', number>();
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   #url = '';
@@ -132,9 +135,10 @@ export class Simulator {
 
   /** Number of requests answered on a route (all routes when omitted). */
   count(route?: RouteName): number {
-    return route === undefined
-      ? this.requests.length
-      : this.requests.filter((r) => r.route === route).length;
+    if (route !== undefined) return this.#counts.get(route) ?? 0;
+    let total = 0;
+    for (const count of this.#counts.values()) total += count;
+    return total;
   }
 
   /** Queues faults for the next matching requests. */
@@ -160,6 +164,9 @@ export class Simulator {
       fault: undefined,
     };
     this.requests.push(record);
+    if (this.requests.length > MAX_RECORDS)
+      this.requests.splice(0, this.requests.length - MAX_RECORDS / 2);
+    this.#counts.set(record.route, (this.#counts.get(record.route) ?? 0) + 1);
     res.on('finish', () => (record.status = res.statusCode));
     res.on('close', () => (record.status ||= res.statusCode));
 

@@ -62,6 +62,7 @@ export class Permutation {
   readonly #key: number;
   readonly #halfBits: number;
   readonly #halfMask: number;
+  readonly #roundKeys: readonly number[];
 
   constructor(size: number, key: number) {
     if (!Number.isInteger(size) || size < 1 || size > 2 ** 30) {
@@ -73,6 +74,7 @@ export class Permutation {
     while (2 ** bits < size) bits += 2;
     this.#halfBits = bits / 2;
     this.#halfMask = 2 ** this.#halfBits - 1;
+    this.#roundKeys = [0, 1, 2, 3].map((round) => hash(this.#key, round, 0xfe15));
   }
 
   get size(): number {
@@ -94,7 +96,7 @@ export class Permutation {
   }
 
   #round(half: number, round: number): number {
-    return hash(this.#key, half, round) & this.#halfMask;
+    return mix32(this.#roundKeys[round]! ^ Math.imul(half, 0x9e3779b1)) & this.#halfMask;
   }
 
   #encrypt(x: number): number {

@@ -53,15 +53,24 @@ export function formatMilliTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** `dd/MM/yyyy` of the UTC date of an instant. */
-export function formatDutchDate(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)}`;
+const isoDates = new Map<number, string>();
+
+/** `YYYY-MM-DD` of the UTC date of an instant (memoised per day: dates repeat a lot). */
+export function formatIsoDate(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  let text = isoDates.get(day);
+  if (text === undefined) {
+    text = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    if (isoDates.size > 100_000) isoDates.clear();
+    isoDates.set(day, text);
+  }
+  return text;
 }
 
-/** `YYYY-MM-DD` of the UTC date of an instant. */
-export function formatIsoDate(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+/** `dd/MM/yyyy` of the UTC date of an instant. */
+export function formatDutchDate(ms: number): string {
+  const iso = formatIsoDate(ms);
+  return `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)}`;
 }
 
 /** The first instant of the UTC month that contains ms. */

@@ -50,7 +50,8 @@ const SCHEMA_1_1_FROM = Date.parse('2024-03-01T00:00:00Z');
 
 /** A number as it arrives: sometimes a JSON number, sometimes the same number as a string. */
 function looseNumber(value: number, digits: number, h: number): number | string {
-  const rounded = Number(value.toFixed(digits));
+  const factor = 10 ** digits;
+  const rounded = Math.round(value * factor) / factor;
   return h % 5 === 0 ? String(rounded) : rounded;
 }
 

@@ -1,0 +1,71 @@
+/** Options and helpers shared by the commands. */
+import { resolve } from 'node:path';
+import type { Argv } from 'yargs';
+import { InputError } from '../errors.js';
+import { createLogger, type LogLevel, type Logger } from '../log.js';
+
+export interface CommonArgs {
+  output: string;
+  'log-format': 'text' | 'json' | undefined;
+  'log-level': LogLevel;
+}
+
+export function withCommonOptions<T>(yargs: Argv<T>): Argv<T & CommonArgs> {
+  return yargs
+    .option('output', { type: 'string', default: 'output', describe: 'Output folder' })
+    .option('log-format', {
+      choices: ['text', 'json'] as const,
+      describe: 'Logs on stderr: text on a terminal, JSON lines otherwise (default)',
+    })
+    .option('log-level', {
+      choices: ['debug', 'info', 'warn', 'error'] as const,
+      default: 'info' as LogLevel,
+      describe: 'Least important log level shown',
+    }) as unknown as Argv<T & CommonArgs>;
+}
+
+export function withParamOption<T>(yargs: Argv<T>): Argv<T & { param: string[] }> {
+  return yargs.option('param', {
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe: 'Set a pipeline param: --param k=v (repeatable)',
+  });
+}
+
+/** Parses --param k=v values; a value may contain "=". */
+export function parseParamArgs(values: readonly string[]): Record<string, string> {
+  const params: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const value of values) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(value);
+    if (!match) {
+      problems.push(`--param ${JSON.stringify(value)}: expected NAME=VALUE`);
+      continue;
+    }
+    if (match[1]! in params) problems.push(`--param ${match[1]!}: given twice`);
+    params[match[1]!] = match[2]!;
+  }
+  if (problems.length > 0) throw new InputError(problems);
+  return params;
+}
+
+export function outputFolder(args: CommonArgs): string {
+  if (args.output.trim() === '') throw new InputError('--output: must name a folder');
+  return resolve(args.output);
+}
+
+export function loggerFor(args: CommonArgs): Logger {
+  const format = args['log-format'] ?? (process.stderr.isTTY ? 'text' : 'json');
+  return createLogger({ format, level: args['log-level'], stream: process.stderr });
+}
+
+/** Splits comma lists given once or repeated: --select a,b --select c. */
+export function commaList(values: readonly string[] | undefined): string[] | undefined {
+  if (!values) return undefined;
+  const items = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  return items.length > 0 ? items : undefined;
+}

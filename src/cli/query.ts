@@ -1,0 +1,144 @@
+/** `road-etl query "SQL"`: DuckDB over the output datasets, each a view. */
+import type { DuckDBResult } from '@duckdb/node-api';
+import type { Argv, CommandModule } from 'yargs';
+import { Database } from '../duckdb/database.js';
+import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
+import { InputError } from '../errors.js';
+import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
+
+type Format = 'table' | 'csv' | 'json' | 'jsonl';
+
+interface QueryArgs extends CommonArgs {
+  sql: string;
+  format: Format;
+  'max-rows': number;
+}
+
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+function displayCell(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+const NUMERIC = /^(BIGINT|HUGEINT|UBIGINT|UHUGEINT|DECIMAL)/;
+
+/** JSON output: 64-bit integers and decimals as numbers where that loses nothing. */
+function jsonRow(names: string[], types: string[], row: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  names.forEach((name, i) => {
+    const value = row[i];
+    out[name] =
+      typeof value === 'string' &&
+      NUMERIC.test(types[i]!) &&
+      Number.isSafeInteger(Math.trunc(Number(value)))
+        ? Number(value)
+        : value;
+  });
+  return out;
+}
+
+function renderTable(names: string[], rows: unknown[][]): string {
+  const cells = rows.map((row) => row.map(displayCell));
+  const widths = names.map((name, i) =>
+    Math.min(60, Math.max(name.length, ...cells.map((r) => r[i]!.length))),
+  );
+  const fit = (text: string, width: number): string =>
+    text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
+  const line = (values: string[]): string =>
+    `│ ${values.map((v, i) => fit(v, widths[i]!)).join(' │ ')} │`;
+  const rule = (l: string, m: string, r: string): string =>
+    `${l}${widths.map((w) => '─'.repeat(w + 2)).join(m)}${r}`;
+  return [
+    rule('┌', '┬', '┐'),
+    line(names),
+    rule('├', '┼', '┤'),
+    ...cells.map(line),
+    rule('└', '┴', '┘'),
+  ].join('\n');
+}
+
+async function write(text: string): Promise<void> {
+  if (!process.stdout.write(text))
+    await new Promise((resolve) => process.stdout.once('drain', resolve));
+}
+
+export const queryCommand: CommandModule<object, QueryArgs> = {
+  command: 'query <sql>',
+  describe: 'Run SQL over the output datasets (each dataset is a view)',
+  builder: (yargs: Argv) =>
+    withCommonOptions(yargs)
+      .positional('sql', { type: 'string', demandOption: true, describe: 'The SQL to run' })
+      .option('format', {
+        choices: ['table', 'csv', 'json', 'jsonl'] as const,
+        default: 'table' as Format,
+        describe: 'How to print the result',
+      })
+      .option('max-rows', {
+        type: 'number',
+        default: 1000,
+        describe: 'Rows shown by --format table',
+      })
+      .example('$0 query "SHOW TABLES"', 'list the datasets')
+      .example(
+        '$0 query "SELECT rvv_code, count(*) FROM signs_current_state GROUP BY ALL ORDER BY 2 DESC" --format csv',
+        'signs per code',
+      ) as unknown as Argv<QueryArgs>,
+  handler: async (args) => {
+    const output = outputFolder(args);
+    const logger = loggerFor(args);
+    const datasets = await discoverDatasets(output);
+    if (datasets.length === 0)
+      logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
+    const db = await Database.open({ memoryLimit: '2GB' });
+    try {
+      await db.run(`SET TimeZone = 'UTC'`);
+      await createDatasetViews(db, datasets);
+      let result: DuckDBResult;
+      try {
+        result = await db.connection.stream(args.sql);
+      } catch (error) {
+        throw new InputError(`query: ${(error as Error).message}`, { cause: error });
+      }
+      const names = result.columnNames();
+      const types = result.columnTypes().map((t) => t.toString());
+      if (args.format === 'table') {
+        const rows: unknown[][] = [];
+        let more = 0;
+        for await (const chunk of result.yieldRowsJson()) {
+          for (const row of chunk) {
+            if (rows.length < args['max-rows']) rows.push(row);
+            else more++;
+          }
+        }
+        await write(renderTable(names, rows) + '\n');
+        await write(
+          `${rows.length + more} row${rows.length + more === 1 ? '' : 's'}${more ? ` (${more} not shown: use --max-rows or --format csv)` : ''}\n`,
+        );
+        return;
+      }
+      if (args.format === 'csv') await write(names.map(csvCell).join(',') + '\r\n');
+      if (args.format === 'json') await write('[');
+      let first = true;
+      for await (const chunk of result.yieldRowsJson()) {
+        let text = '';
+        for (const row of chunk) {
+          if (args.format === 'csv') text += row.map(csvCell).join(',') + '\r\n';
+          else {
+            const json = JSON.stringify(jsonRow(names, types, row));
+            text += args.format === 'jsonl' ? json + '\n' : (first ? '\n' : ',\n') + json;
+          }
+          first = false;
+        }
+        await write(text);
+      }
+      if (args.format === 'json') await write(first ? ']\n' : '\n]\n');
+    } finally {
+      db.close();
+    }
+  },
+};

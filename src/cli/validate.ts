@@ -1,0 +1,46 @@
+/** `road-etl validate PIPELINE.yaml`: check a definition and print the plan; touch nothing. */
+import type { Argv, CommandModule } from 'yargs';
+import { buildPipeline } from '../pipeline/build.js';
+import { describePlan } from '../pipeline/run.js';
+import { StateStore } from '../pipeline/state.js';
+import {
+  commaList,
+  outputFolder,
+  parseParamArgs,
+  withCommonOptions,
+  withParamOption,
+  type CommonArgs,
+} from './common.js';
+
+interface ValidateArgs extends CommonArgs {
+  pipeline: string;
+  param: string[];
+  select: string[] | undefined;
+}
+
+export const validateCommand: CommandModule<object, ValidateArgs> = {
+  command: 'validate <pipeline>',
+  describe: 'Check a pipeline definition and print the plan (touches nothing)',
+  builder: (yargs: Argv) =>
+    withParamOption(withCommonOptions(yargs))
+      .positional('pipeline', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Pipeline definition (YAML)',
+      })
+      .option('select', {
+        type: 'string',
+        array: true,
+        describe: 'Plan only these steps',
+      }) as unknown as Argv<ValidateArgs>,
+  handler: async (args) => {
+    const output = outputFolder(args);
+    const pipeline = await buildPipeline(args.pipeline, {
+      params: parseParamArgs(args.param),
+      output,
+      state: new StateStore(output),
+    });
+    const lines = await describePlan(pipeline, output, commaList(args.select));
+    process.stdout.write(`${lines.join('\n')}\nThe definition is valid.\n`);
+  },
+};

@@ -1,0 +1,138 @@
+/**
+ * Reads a definition: YAML with line numbers, checked against the schema, params
+ * resolved from defaults and --param values. Every problem is collected as
+ * `file:line: path: message`; the caller throws them all at once.
+ */
+import { readFile } from 'node:fs/promises';
+import { LineCounter, isMap, isNode, isPair, isScalar, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import { checkParamValue, parseParamText, type ParamValue } from './params.js';
+import { definitionSchema, type Definition } from './schema.js';
+
+export type Path = readonly (string | number)[];
+
+/** Where a path of the definition is, as `file:line` (the nearest existing parent if it is missing). */
+export type Locate = (path: Path) => string;
+
+export interface LoadedDefinition {
+  file: string;
+  definition: Definition;
+  params: Record<string, ParamValue>;
+  locate: Locate;
+}
+
+export function formatPath(path: Path): string {
+  return path.reduce<string>(
+    (out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${key}` : key),
+    '',
+  );
+}
+
+export function problemAt(locate: Locate, path: Path, message: string): string {
+  const where = formatPath(path);
+  return `${locate(path)}: ${where ? `${where}: ` : ''}${message}`;
+}
+
+function locator(file: string, doc: Document, lines: LineCounter): Locate {
+  return (path) => {
+    for (let depth = path.length; depth >= 0; depth--) {
+      const parentPath = path.slice(0, depth);
+      const node = parentPath.length === 0 ? doc.contents : doc.getIn(parentPath, true);
+      if (isNode(node) && node.range) {
+        return `${file}:${lines.linePos(node.range[0]).line}`;
+      }
+      // A key whose value is null has no node: point at the key itself.
+      if (depth > 0) {
+        const parent = depth === 1 ? doc.contents : doc.getIn(path.slice(0, depth - 1), true);
+        if (isMap(parent)) {
+          const pair = parent.items.find(
+            (p) => isPair(p) && isScalar(p.key) && p.key.value === path[depth - 1],
+          );
+          if (pair && isScalar(pair.key) && pair.key.range)
+            return `${file}:${lines.linePos(pair.key.range[0]).line}`;
+        }
+      }
+    }
+    return file;
+  };
+}
+
+function zodProblems(error: z.ZodError, locate: Locate): string[] {
+  const problems: string[] = [];
+  for (const issue of error.issues) {
+    const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) problems.push(problemAt(locate, [...path, key], 'unknown key'));
+    } else {
+      problems.push(problemAt(locate, path, issue.message));
+    }
+  }
+  return problems;
+}
+
+/**
+ * Loads and checks a definition. Returns the problems instead of throwing, so
+ * that the caller can add its own (kinds, options, needs) and report all at once.
+ */
+export async function loadDefinition(
+  file: string,
+  givenParams: Record<string, string>,
+): Promise<{ loaded: LoadedDefinition | undefined; problems: string[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    return {
+      loaded: undefined,
+      problems: [
+        `${file}: cannot read the definition: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      ],
+    };
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      loaded: undefined,
+      problems: doc.errors.map(
+        (e) => `${file}:${e.linePos?.[0].line ?? '?'}: invalid YAML: ${e.message.split('\n')[0]}`,
+      ),
+    };
+  }
+  const locate = locator(file, doc, lines);
+  const parsed = definitionSchema.safeParse(doc.toJS());
+  if (!parsed.success) return { loaded: undefined, problems: zodProblems(parsed.error, locate) };
+  const definition = parsed.data;
+
+  const problems: string[] = [];
+  const params: Record<string, ParamValue> = {};
+  for (const [name, spec] of Object.entries(definition.params)) {
+    if (name in givenParams) {
+      const result = parseParamText(spec.type, givenParams[name]!);
+      if ('error' in result) problems.push(`--param ${name}: ${result.error}`);
+      else params[name] = result.value;
+      continue;
+    }
+    if (spec.default !== undefined) {
+      const result = checkParamValue(spec.type, spec.default);
+      if ('error' in result)
+        problems.push(problemAt(locate, ['params', name, 'default'], result.error));
+      else params[name] = result.value;
+    } else if (spec.required) {
+      problems.push(
+        `${locate(['params', name])}: params.${name}: required param is missing: give it with --param ${name}=...`,
+      );
+    } else {
+      params[name] = null;
+    }
+  }
+  for (const name of Object.keys(givenParams)) {
+    if (!(name in definition.params)) {
+      const known = Object.keys(definition.params);
+      problems.push(
+        `--param ${name}: the pipeline has no such param${known.length ? ` (it has: ${known.join(', ')})` : ''}`,
+      );
+    }
+  }
+  return { loaded: { file, definition, params, locate }, problems };
+}

@@ -1,0 +1,117 @@
+/**
+ * The schema of a pipeline definition (pipelines/*.yaml). Descriptions and
+ * defaults live here; the JSON Schema for editors is generated from it.
+ */
+import { z } from 'zod';
+import { PARAM_TYPES } from './params.js';
+
+const identifier = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case (a-z, 0-9, _), starting with a letter');
+
+export const paramSpecSchema = z.strictObject({
+  type: z.enum(PARAM_TYPES).describe('Type of the value; timestamps are UTC YYYY-MM-DDTHH:mm:ssZ'),
+  required: z
+    .boolean()
+    .default(false)
+    .describe('A run without this param is refused (exit 2). Default false.'),
+  default: z
+    .union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.null()])
+    .optional()
+    .describe('Value when the param is not given. Without one, an optional param is null.'),
+  description: z.string().optional().describe('What the param means, shown by validate'),
+});
+
+export const simulatorSourceSchema = z.strictObject({
+  seed: z.number().int().default(1).describe('Seed of the simulated data. Default 1.'),
+  scale: z
+    .enum(['small', 'default', 'large', 'national'])
+    .default('default')
+    .describe('Size of the simulated world'),
+  now: z
+    .string()
+    .optional()
+    .describe("The simulator's clock (UTC ISO); default: the end of its feed"),
+  signs: z.number().int().positive().optional().describe('Number of distinct signs'),
+  locations: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Number of bicycle counting locations'),
+});
+
+export const sourceSchema = z.strictObject({
+  simulator: z
+    .union([z.literal('embedded'), simulatorSourceSchema])
+    .optional()
+    .describe('Start the simulated upstream in-process for the run instead of using bicycle/signs'),
+  bicycle: z
+    .strictObject({
+      url: z.string().describe('Base URL of the bicycle API, usually ${env.ROAD_ETL_BICYCLE_URL}'),
+      auth_url: z.string().describe('Full token URL, usually ${env.ROAD_ETL_AUTH_URL}'),
+      username: z.string().describe('Service account, usually ${env.ROAD_ETL_USERNAME}'),
+      password: z.string().describe('Its password, usually ${env.ROAD_ETL_PASSWORD}'),
+      client_id: z.string().default('road-etl').describe('OAuth client id. Default road-etl.'),
+    })
+    .optional()
+    .describe('The OAuth-protected bicycle API'),
+  signs: z
+    .strictObject({
+      url: z
+        .string()
+        .describe('Base URL of the traffic-sign API, usually ${env.ROAD_ETL_SIGNS_URL}'),
+    })
+    .optional()
+    .describe('The public traffic-sign API'),
+});
+
+export const stepSchema = z.strictObject({
+  id: identifier.describe(
+    'Name of the step, unique in the pipeline (used by needs, --select, --reset)',
+  ),
+  kind: z
+    .string()
+    .describe(
+      'What the step does: sql, export, signs.events, signs.snapshot, bicycle.locations, bicycle.measurements',
+    ),
+  description: z.string().optional(),
+  needs: z.array(identifier).default([]).describe('Steps that must run before this one'),
+  options: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("The kind's options; may use ${params.x} and ${env.X}"),
+});
+
+export const definitionSchema = z.strictObject({
+  name: identifier.describe('Name of the pipeline'),
+  description: z.string().optional(),
+  params: z
+    .record(identifier, paramSpecSchema)
+    .default({})
+    .describe('Typed parameters, set with --param k=v'),
+  source: sourceSchema.default({}).describe('Where the upstream is'),
+  sql_dir: z
+    .string()
+    .default('../sql')
+    .describe('Folder of the SQL files, relative to this file. Default ../sql.'),
+  duckdb: z
+    .strictObject({
+      memory_limit: z.string().default('2GB').describe('DuckDB memory_limit. Default 2GB.'),
+      threads: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe("DuckDB threads. Default: DuckDB's own."),
+    })
+    .default({ memory_limit: '2GB' })
+    .describe('DuckDB settings for SQL and export steps'),
+  steps: z.array(stepSchema).min(1, 'a pipeline needs at least one step'),
+});
+
+export type ParamSpec = z.output<typeof paramSpecSchema>;
+export type SimulatorSource = z.output<typeof simulatorSourceSchema>;
+export type SourceSpec = z.output<typeof sourceSchema>;
+export type StepSpec = z.output<typeof stepSchema>;
+export type Definition = z.output<typeof definitionSchema>;

@@ -1,0 +1,73 @@
+/**
+ * The output folder's datasets, found by looking: a folder that holds Parquet
+ * files (directly or in hive partitions key=value/) is a dataset. Its view name
+ * is its path joined with "_" (signs/events -> signs_events); tables that SQL
+ * steps derive live in derived/<name>/ and are named <name>.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { quotedIdentifier, quotedString, type Database } from './database.js';
+
+export const DERIVED_FOLDER = 'derived';
+const SKIPPED = new Set(['.state', 'exports']);
+
+export interface Dataset {
+  name: string;
+  /** Folder of the dataset, absolute. */
+  folder: string;
+  /** Path relative to the output folder. */
+  relative: string;
+}
+
+async function holdsParquet(folder: string, depth: number): Promise<boolean> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (entry.isFile() && entry.name.endsWith('.parquet') && !entry.name.startsWith('.'))
+      return true;
+    if (entry.isDirectory() && entry.name.includes('=') && depth < 4) {
+      if (await holdsParquet(join(folder, entry.name), depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
+export async function discoverDatasets(output: string): Promise<Dataset[]> {
+  const found: Dataset[] = [];
+  async function walk(folder: string, segments: string[]): Promise<void> {
+    if (segments.length > 0 && (await holdsParquet(folder, 0))) {
+      const derived = segments[0] === DERIVED_FOLDER && segments.length === 2;
+      found.push({
+        name: derived ? segments[1]! : segments.join('_'),
+        folder,
+        relative: segments.join('/'),
+      });
+      return;
+    }
+    if (segments.length >= 3) return;
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name.includes('=')) continue;
+      if (segments.length === 0 && SKIPPED.has(entry.name)) continue;
+      await walk(join(folder, entry.name), [...segments, entry.name]);
+    }
+  }
+  await walk(output, []);
+  return found.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The SQL that reads a dataset folder (all its Parquet files, hive partitions as columns). */
+export function readDatasetSql(folder: string): string {
+  return `read_parquet(${quotedString(join(folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = true)`;
+}
+
+/** Creates (or replaces) one view per dataset. */
+export async function createDatasetViews(
+  db: Database,
+  datasets: readonly Dataset[],
+): Promise<void> {
+  for (const dataset of datasets) {
+    await db.run(
+      `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset.folder)}`,
+    );
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * From a definition file to a checked pipeline: params resolved, references
+ * substituted, every step's options validated by its kind, needs checked for
+ * unknown names and cycles, steps ordered. Every problem is reported at once
+ * (exit 2), before anything is written.
+ */
+import { dirname, resolve } from 'node:path';
+import type { z } from 'zod';
+import { formatPath, loadDefinition, problemAt, type Locate, type Path } from '../config/load.js';
+import type { ParamValue } from '../config/params.js';
+import type { Definition, ParamSpec, SimulatorSource } from '../config/schema.js';
+import { hasReference, substitute } from '../config/substitute.js';
+import { InputError } from '../errors.js';
+import { redactor } from '../log.js';
+import { STEP_KINDS } from './registry.js';
+import type { StepKind, Upstream } from './step-kind.js';
+import type { StateStore } from './state.js';
+
+export interface PipelineStep {
+  id: string;
+  kind: StepKind;
+  options: unknown;
+  needs: string[];
+  description: string | undefined;
+}
+
+export interface Pipeline {
+  file: string;
+  name: string;
+  description: string | undefined;
+  params: Record<string, ParamValue>;
+  paramSpecs: Record<string, ParamSpec>;
+  /** Steps in the order they run: each after all it needs, otherwise as written. */
+  steps: PipelineStep[];
+  sqlDir: string;
+  duckdb: Definition['duckdb'];
+  /** Set when the run starts the simulator in-process. */
+  simulator: SimulatorSource | undefined;
+  /** Upstream endpoints and credentials (empty for an embedded simulator until it starts). */
+  upstream: Upstream;
+  locate: Locate;
+}
+
+export interface BuildOptions {
+  params?: Record<string, string>;
+  env?: Record<string, string | undefined>;
+  /** Output folder: kinds check paths against it. */
+  output: string;
+  /** Read earlier checkpoints (for plans that depend on them). */
+  state?: StateStore;
+}
+
+function issuesOf(error: z.ZodError, locate: Locate, base: Path): string[] {
+  return error.issues.flatMap((issue) => {
+    const path = [
+      ...base,
+      ...issue.path.filter((p): p is string | number => typeof p !== 'symbol'),
+    ];
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => problemAt(locate, [...path, key], 'unknown option'));
+    return [problemAt(locate, path, issue.message)];
+  });
+}
+
+/** Orders steps so that each comes after what it needs; reports cycles. */
+function order(steps: Definition['steps'], locate: Locate, problems: string[]): string[] {
+  const index = new Map(steps.map((s, i) => [s.id, i]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const ordered: string[] = [];
+  const visit = (id: string, trail: string[]): void => {
+    if (state.get(id) === 'done') return;
+    if (state.get(id) === 'visiting') {
+      const cycle = [...trail.slice(trail.indexOf(id)), id];
+      problems.push(
+        problemAt(
+          locate,
+          ['steps', index.get(id)!, 'needs'],
+          `needs form a cycle: ${cycle.join(' -> ')}`,
+        ),
+      );
+      return;
+    }
+    state.set(id, 'visiting');
+    for (const need of steps[index.get(id)!]!.needs)
+      if (index.has(need)) visit(need, [...trail, id]);
+    state.set(id, 'done');
+    ordered.push(id);
+  };
+  for (const step of steps) visit(step.id, []);
+  return ordered;
+}
+
+function resolveUpstream(
+  definition: Definition,
+  needed: Map<'bicycle' | 'signs', string>,
+  env: Record<string, string | undefined>,
+  params: Record<string, ParamValue>,
+  locate: Locate,
+  problems: string[],
+): Upstream {
+  const upstream: Upstream = { bicycle: undefined, signs: undefined };
+  const simulator = definition.source.simulator;
+  for (const [group, step] of needed) {
+    if (simulator !== undefined) continue;
+    const spec = definition.source[group];
+    if (!spec) {
+      problems.push(
+        problemAt(
+          locate,
+          ['source'],
+          `source.${group} is missing: step ${step} reads the ${group} API`,
+        ),
+      );
+      continue;
+    }
+    const found: { path: (string | number)[]; message: string }[] = [];
+    const values = substitute(spec, { params, env }, ['source', group], found) as Record<
+      string,
+      string | undefined
+    >;
+    for (const p of found) problems.push(problemAt(locate, p.path, p.message));
+    if (found.length > 0) continue;
+    for (const key of ['url', 'auth_url'] as const) {
+      const value = values[key];
+      if (value !== undefined && !/^https?:\/\/[^\s]+$/.test(value)) {
+        problems.push(
+          problemAt(locate, ['source', group, key], `must be an http(s) URL, got "${value}"`),
+        );
+      }
+    }
+    if (group === 'signs') upstream.signs = { url: values['url']! };
+    else {
+      upstream.bicycle = {
+        url: values['url']!,
+        authUrl: values['auth_url']!,
+        username: values['username']!,
+        password: values['password']!,
+        clientId: values['client_id'] ?? 'road-etl',
+      };
+      redactor.add(upstream.bicycle.username);
+      redactor.add(upstream.bicycle.password);
+    }
+  }
+  return upstream;
+}
+
+/** Loads, checks and orders a pipeline; throws InputError listing every problem. */
+export async function buildPipeline(file: string, options: BuildOptions): Promise<Pipeline> {
+  const env = options.env ?? process.env;
+  const { loaded, problems } = await loadDefinition(file, options.params ?? {});
+  if (!loaded) throw new InputError(problems);
+  const { definition, params, locate } = loaded;
+  const sqlDir = resolve(dirname(file), definition.sql_dir);
+
+  const seen = new Set<string>();
+  definition.steps.forEach((step, i) => {
+    if (seen.has(step.id))
+      problems.push(problemAt(locate, ['steps', i, 'id'], `duplicate step id "${step.id}"`));
+    seen.add(step.id);
+    step.needs.forEach((need, j) => {
+      if (need === step.id)
+        problems.push(problemAt(locate, ['steps', i, 'needs', j], 'a step cannot need itself'));
+      else if (!definition.steps.some((s) => s.id === need)) {
+        problems.push(
+          problemAt(
+            locate,
+            ['steps', i, 'needs', j],
+            `needs "${need}", which is not a step of this pipeline`,
+          ),
+        );
+      }
+    });
+  });
+
+  const built = new Map<string, PipelineStep>();
+  const needed = new Map<'bicycle' | 'signs', string>();
+  for (const [i, step] of definition.steps.entries()) {
+    const kind = STEP_KINDS.get(step.kind);
+    if (!kind) {
+      problems.push(
+        problemAt(
+          locate,
+          ['steps', i, 'kind'],
+          `unknown step kind "${step.kind}" (known: ${[...STEP_KINDS.keys()].join(', ')})`,
+        ),
+      );
+      continue;
+    }
+    const base = ['steps', i, 'options'];
+    for (const name of kind.sqlOptions ?? []) {
+      if (hasReference(step.options[name])) {
+        problems.push(
+          problemAt(
+            locate,
+            [...base, name],
+            'SQL text takes no ${...}: write $name in the SQL and give the value under params',
+          ),
+        );
+      }
+    }
+    const found: { path: (string | number)[]; message: string }[] = [];
+    const substituted = substitute(step.options, { params, env }, base, found);
+    for (const p of found) problems.push(problemAt(locate, p.path, p.message));
+    const parsed = kind.options.safeParse(dropUndefined(substituted));
+    if (!parsed.success) {
+      problems.push(...issuesOf(parsed.error, locate, base));
+      continue;
+    }
+    const context = {
+      stepId: step.id,
+      output: options.output,
+      sqlDir,
+      checkpoint: (await options.state?.read(step.id).catch(() => undefined))?.checkpoint,
+    };
+    for (const [path, message] of (await kind.check?.(parsed.data, context)) ?? []) {
+      problems.push(problemAt(locate, [...base, ...path], message));
+    }
+    if (kind.source && !needed.has(kind.source)) needed.set(kind.source, step.id);
+    built.set(step.id, {
+      id: step.id,
+      kind,
+      options: parsed.data,
+      needs: step.needs,
+      description: step.description,
+    });
+  }
+  const ids = order(definition.steps, locate, problems);
+  const upstream = resolveUpstream(definition, needed, env, params, locate, problems);
+  if (problems.length > 0) throw new InputError(problems);
+
+  const simulator = definition.source.simulator;
+  return {
+    file,
+    name: definition.name,
+    description: definition.description,
+    params,
+    paramSpecs: definition.params,
+    steps: ids.map((id) => built.get(id)!),
+    sqlDir,
+    duckdb: definition.duckdb,
+    simulator: simulator === 'embedded' ? { seed: 1, scale: 'default' } : simulator,
+    upstream,
+    locate,
+  };
+}
+
+/** An option whose substituted value is null (an unset optional param) is left out, as if not written. */
+function dropUndefined(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
+}
+
+export { formatPath };

@@ -1,0 +1,45 @@
+/** manifest.json: what the last run did, suitable as the index of a published extract. */
+import { join } from 'node:path';
+import type { ParamValue } from '../config/params.js';
+import { redactor } from '../log.js';
+import { writeFileAtomic, type FileRecord } from '../util/fs.js';
+import type { ExportRecord } from './step-kind.js';
+
+export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'reused' | 'interrupted';
+
+export interface StepReport {
+  id: string;
+  kind: string;
+  status: StepStatus;
+  started_at: string | undefined;
+  finished_at: string | undefined;
+  duration_ms: number;
+  rows_in: number;
+  rows_out: number;
+  files: FileRecord[];
+  notes?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface Manifest {
+  manifest_version: 1;
+  road_etl_version: string;
+  pipeline: string;
+  definition: string;
+  params: Record<string, ParamValue>;
+  status: 'succeeded' | 'failed' | 'interrupted';
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  steps: StepReport[];
+  exports: ExportRecord[];
+  error?: string;
+}
+
+export const MANIFEST_FILE = 'manifest.json';
+
+export async function writeManifest(output: string, manifest: Manifest): Promise<string> {
+  const path = join(output, MANIFEST_FILE);
+  await writeFileAtomic(path, JSON.stringify(redactor.value(manifest), null, 2) + '\n');
+  return path;
+}

@@ -1,0 +1,337 @@
+/**
+ * Carries out a checked pipeline: takes the output folder's lock, clears what a
+ * killed run left half-written, runs the selected steps in order with their
+ * checkpoints, and writes manifest.json at the end, also when a step failed.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Database } from '../duckdb/database.js';
+import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
+import { InputError, InterruptedError, explainIoError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Progress } from '../progress.js';
+import { describeFile, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
+import { VERSION } from '../version.js';
+import type { Pipeline, PipelineStep } from './build.js';
+import { writeManifest, type Manifest, type StepReport } from './manifest.js';
+import { STATE_FOLDER, StateStore, acquireLock } from './state.js';
+import type { ExportRecord, PlanContext, StepContext, Upstream } from './step-kind.js';
+
+export interface Selection {
+  /** Steps that run, in order. */
+  selected: PipelineStep[];
+  /** Needs of selected steps that do not run: their earlier output is read. */
+  reused: { step: string; need: string }[];
+}
+
+/** Resolves --select; unknown names are bad input. */
+export function selectSteps(pipeline: Pipeline, select: readonly string[] | undefined): Selection {
+  if (!select || select.length === 0) return { selected: pipeline.steps, reused: [] };
+  const known = new Set(pipeline.steps.map((s) => s.id));
+  const unknown = select.filter((id) => !known.has(id));
+  if (unknown.length > 0) {
+    throw new InputError(
+      `--select: no step named ${unknown.join(', ')} in ${pipeline.file} (steps: ${[...known].join(', ')})`,
+    );
+  }
+  const chosen = new Set(select);
+  const selected = pipeline.steps.filter((s) => chosen.has(s.id));
+  const reused = selected.flatMap((s) =>
+    s.needs.filter((n) => !chosen.has(n)).map((need) => ({ step: s.id, need })),
+  );
+  return { selected, reused };
+}
+
+/** What a run would do, step by step: for validate and --dry-run. Touches nothing. */
+export async function describePlan(
+  pipeline: Pipeline,
+  output: string,
+  select?: readonly string[],
+): Promise<string[]> {
+  const { selected, reused } = selectSteps(pipeline, select);
+  const store = new StateStore(output);
+  const lines = [`Pipeline ${pipeline.name} (${pipeline.file})`];
+  const params = Object.entries(pipeline.params).map(
+    ([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`,
+  );
+  if (params.length > 0) lines.push(`Params: ${params.join(' ')}`);
+  lines.push(`Output: ${output}`);
+  if (pipeline.simulator)
+    lines.push(`Upstream: embedded simulator (seed ${pipeline.simulator.seed})`);
+  lines.push('Steps, in order:');
+  for (const [i, step] of selected.entries()) {
+    const context: PlanContext = {
+      stepId: step.id,
+      output,
+      sqlDir: pipeline.sqlDir,
+      checkpoint: (await store.read(step.id).catch(() => undefined))?.checkpoint,
+    };
+    const needs = step.needs.length > 0 ? ` (after ${step.needs.join(', ')})` : '';
+    lines.push(`  ${i + 1}. ${step.id} [${step.kind.kind}]${needs}`);
+    for (const line of await step.kind.describe(step.options, context))
+      lines.push(`       ${line}`);
+  }
+  for (const { step, need } of reused)
+    lines.push(`Reuses the output of ${need} from an earlier run (needed by ${step}).`);
+  return lines;
+}
+
+/** Read through a call, so that the compiler does not narrow it from an earlier check. */
+function aborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+export interface RunOptions {
+  /** Absolute output folder. */
+  output: string;
+  select?: readonly string[] | undefined;
+  /** Steps to start over (their checkpoints and data forgotten first). */
+  reset?: readonly string[] | undefined;
+  logger: Logger;
+  progress: Progress;
+  signal?: AbortSignal | undefined;
+}
+
+export interface RunSummary {
+  status: Manifest['status'];
+  pipeline: string;
+  output: string;
+  manifest: string;
+  duration_ms: number;
+  steps: { id: string; status: string; rows_out: number }[];
+  rows_out: number;
+  exports: number;
+  error?: string;
+}
+
+export interface RunResult {
+  summary: RunSummary;
+  /** Why the run failed (the manifest was written all the same); undefined when it succeeded. */
+  failure: Error | undefined;
+}
+
+/** Runs the pipeline. Bad input found before the lock is thrown (InputError); later failures are returned. */
+export async function runPipeline(pipeline: Pipeline, options: RunOptions): Promise<RunResult> {
+  const { output, logger } = options;
+  const signal = options.signal ?? new AbortController().signal;
+  const { selected, reused } = selectSteps(pipeline, options.select);
+  const store = new StateStore(output);
+  const resets = new Set(options.reset ?? []);
+  const unknownResets = [...resets].filter((id) => !selected.some((s) => s.id === id));
+  if (unknownResets.length > 0) {
+    throw new InputError(
+      `--reset: ${unknownResets.join(', ')} is not among the steps that run (${selected.map((s) => s.id).join(', ')})`,
+    );
+  }
+  for (const { step, need } of reused) {
+    const record = await store.read(need);
+    if (record?.status !== 'succeeded') {
+      throw new InputError(
+        `--select: step ${step} needs ${need}, which has not run successfully in ${output}; select it too`,
+      );
+    }
+    logger.log('info', 'step.reused', `${step} reuses the output of ${need} from an earlier run`, {
+      step,
+      need,
+    });
+  }
+
+  const started = new Date();
+  let release: (() => Promise<void>) | undefined;
+  try {
+    release = await acquireLock(output, pipeline.name);
+  } catch (error) {
+    throw explainIoError(error, `Cannot use the output folder ${output}`);
+  }
+  const reports: StepReport[] = selected.map((s) => ({
+    id: s.id,
+    kind: s.kind.kind,
+    status: 'skipped',
+    started_at: undefined,
+    finished_at: undefined,
+    duration_ms: 0,
+    rows_in: 0,
+    rows_out: 0,
+    files: [],
+  }));
+  const exports: ExportRecord[] = [];
+  let database: Database | undefined;
+  let simulator: { close(): Promise<void> } | undefined;
+  let failure: Error | undefined;
+  try {
+    const leftovers = await removeTemporaryFiles(output);
+    if (leftovers.length > 0) {
+      logger.log(
+        'info',
+        'run.cleanup',
+        `Removed ${leftovers.length} half-written file(s) of an interrupted run`,
+        { files: leftovers.length },
+      );
+    }
+    let upstream: Upstream = pipeline.upstream;
+    if (pipeline.simulator) {
+      const { Simulator, SCALES } = await import('../simulator/index.js');
+      const options = pipeline.simulator;
+      const started = await Simulator.start(SCALES[options.scale], {
+        seed: options.seed,
+        now: options.now,
+        signs: { signs: options.signs },
+        bicycle: { locations: options.locations },
+      });
+      simulator = started;
+      const env = started.env;
+      upstream = {
+        signs: { url: env.ROAD_ETL_SIGNS_URL },
+        bicycle: {
+          url: env.ROAD_ETL_BICYCLE_URL,
+          authUrl: env.ROAD_ETL_AUTH_URL,
+          username: env.ROAD_ETL_USERNAME,
+          password: env.ROAD_ETL_PASSWORD,
+          clientId: env.ROAD_ETL_CLIENT_ID,
+        },
+      };
+      logger.log('info', 'simulator.started', `Embedded simulator at ${started.url}`, {
+        url: started.url,
+      });
+    }
+    const openDatabase = async (): Promise<Database> => {
+      if (!database) {
+        const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
+        await mkdir(tempDirectory, { recursive: true });
+        database = await Database.open({
+          memoryLimit: pipeline.duckdb.memory_limit,
+          threads: pipeline.duckdb.threads,
+          tempDirectory,
+        });
+        await database.run(`SET TimeZone = 'UTC'`);
+      }
+      await createDatasetViews(database, await discoverDatasets(output));
+      return database;
+    };
+
+    for (const [i, step] of selected.entries()) {
+      const report = reports[i]!;
+      if (signal.aborted) break;
+      const t0 = performance.now();
+      report.started_at = new Date().toISOString();
+      logger.log('info', 'step.start', `${step.id} [${step.kind.kind}] started`, {
+        step: step.id,
+        kind: step.kind.kind,
+      });
+      const files: FileRecord[] = [];
+      let record = await store.read(step.id);
+      const context: StepContext = {
+        stepId: step.id,
+        output,
+        sqlDir: pipeline.sqlDir,
+        checkpoint: record?.checkpoint,
+        state: store.step(step.id, record),
+        upstream,
+        log: logger,
+        progress: options.progress,
+        signal,
+        database: openDatabase,
+        recordFile: async (path) => {
+          const file = await describeFile(path, output);
+          files.push(file);
+          return file;
+        },
+      };
+      try {
+        if (resets.has(step.id)) {
+          await step.kind.reset?.(step.options, context);
+          await store.remove(step.id);
+          record = undefined;
+          context.checkpoint = undefined;
+          context.state = store.step(step.id, undefined);
+          logger.log('info', 'step.reset', `${step.id}: started over (--reset)`, { step: step.id });
+        }
+        options.progress.start(step.id);
+        const outcome = await step.kind.run(step.options, context);
+        options.progress.finish();
+        await context.state.finish('succeeded');
+        Object.assign(report, {
+          status: 'succeeded',
+          rows_in: outcome.rowsIn,
+          rows_out: outcome.rowsOut,
+          ...(outcome.notes ? { notes: outcome.notes } : {}),
+        });
+        exports.push(...(outcome.exports ?? []));
+      } catch (error) {
+        options.progress.finish();
+        const interrupted = aborted(signal);
+        report.status = interrupted ? 'interrupted' : 'failed';
+        failure = interrupted
+          ? new InterruptedError(String(signal.reason ?? 'a signal'))
+          : explainIoError(error, `step ${step.id}`);
+        report.error = failure.message;
+        await context.state.finish('failed').catch(() => undefined);
+      } finally {
+        report.files = files;
+        report.finished_at = new Date().toISOString();
+        report.duration_ms = Math.round(performance.now() - t0);
+      }
+      const level = report.status === 'succeeded' ? 'info' : 'error';
+      logger.log(
+        level,
+        'step.end',
+        `${step.id} ${report.status}: ${report.rows_out.toLocaleString('en')} rows out in ${(report.duration_ms / 1000).toFixed(1)} s`,
+        {
+          step: step.id,
+          status: report.status,
+          rows_in: report.rows_in,
+          rows_out: report.rows_out,
+          duration_ms: report.duration_ms,
+        },
+      );
+      if (failure) break;
+    }
+    if (!failure && signal.aborted)
+      failure = new InterruptedError(String(signal.reason ?? 'a signal'));
+  } catch (error) {
+    failure = explainIoError(error, 'run');
+  } finally {
+    database?.close();
+    await simulator?.close();
+  }
+
+  const finished = new Date();
+  const status: Manifest['status'] = !failure
+    ? 'succeeded'
+    : failure instanceof InterruptedError
+      ? 'interrupted'
+      : 'failed';
+  const manifest: Manifest = {
+    manifest_version: 1,
+    road_etl_version: VERSION,
+    pipeline: pipeline.name,
+    definition: pipeline.file,
+    params: pipeline.params,
+    status,
+    started_at: started.toISOString(),
+    finished_at: finished.toISOString(),
+    duration_ms: finished.getTime() - started.getTime(),
+    steps: reports,
+    exports,
+    ...(failure ? { error: failure.message } : {}),
+  };
+  let manifestPath = join(output, 'manifest.json');
+  try {
+    manifestPath = await writeManifest(output, manifest);
+  } catch (error) {
+    failure ??= explainIoError(error, 'writing manifest.json');
+  }
+  await release();
+  const summary: RunSummary = {
+    status,
+    pipeline: pipeline.name,
+    output,
+    manifest: manifestPath,
+    duration_ms: manifest.duration_ms,
+    steps: reports.map((r) => ({ id: r.id, status: r.status, rows_out: r.rows_out })),
+    rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),
+    exports: exports.length,
+    ...(failure ? { error: failure.message } : {}),
+  };
+  return { summary, failure };
+}

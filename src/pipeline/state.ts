@@ -1,0 +1,161 @@
+/**
+ * Checkpoints under <output>/.state, one JSON file per step, always written
+ * atomically and only after the data they describe. And the lock that keeps two
+ * runs off one output folder.
+ */
+import { link, mkdir, readFile, rm, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { RunError } from '../errors.js';
+import { temporaryPath, writeFileAtomic } from '../util/fs.js';
+
+export const STATE_FOLDER = '.state';
+
+export interface StepRecord {
+  /** How the step's last run ended. */
+  status: 'succeeded' | 'failed' | 'running';
+  finished_at: string | undefined;
+  /** The step's own checkpoint (offsets, finished units, learned limits). */
+  checkpoint: Record<string, unknown>;
+}
+
+export class StateStore {
+  readonly folder: string;
+
+  constructor(output: string) {
+    this.folder = join(output, STATE_FOLDER);
+  }
+
+  #file(stepId: string): string {
+    return join(this.folder, `${stepId}.json`);
+  }
+
+  async read(stepId: string): Promise<StepRecord | undefined> {
+    const file = this.#file(stepId);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new RunError(`Cannot read the state file ${file}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    try {
+      const record = JSON.parse(text) as unknown;
+      if (
+        typeof record !== 'object' ||
+        record === null ||
+        typeof (record as Partial<StepRecord>).checkpoint !== 'object'
+      ) {
+        throw new Error('not a step record');
+      }
+      return record as StepRecord;
+    } catch (error) {
+      throw new RunError(
+        `The state file ${file} is damaged (${(error as Error).message}); restore it, or start the step over with --reset ${stepId}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async write(stepId: string, record: StepRecord): Promise<void> {
+    await writeFileAtomic(this.#file(stepId), JSON.stringify(record, null, 2) + '\n');
+  }
+
+  async remove(stepId: string): Promise<void> {
+    await rm(this.#file(stepId), { force: true });
+  }
+
+  step(stepId: string, initial: StepRecord | undefined): StepState {
+    return new StepState(this, stepId, initial);
+  }
+}
+
+/** One step's checkpoint, as the step sees it. */
+export class StepState {
+  readonly #store: StateStore;
+  readonly #stepId: string;
+  #record: StepRecord;
+
+  constructor(store: StateStore, stepId: string, initial: StepRecord | undefined) {
+    this.#store = store;
+    this.#stepId = stepId;
+    this.#record = initial ?? { status: 'running', finished_at: undefined, checkpoint: {} };
+  }
+
+  get checkpoint(): Record<string, unknown> {
+    return this.#record.checkpoint;
+  }
+
+  /** Saves a new checkpoint atomically. Call only after the data it describes is durable. */
+  async save(checkpoint: Record<string, unknown>): Promise<void> {
+    this.#record = { ...this.#record, checkpoint };
+    await this.#store.write(this.#stepId, this.#record);
+  }
+
+  async finish(status: StepRecord['status']): Promise<void> {
+    this.#record = { ...this.#record, status, finished_at: new Date().toISOString() };
+    await this.#store.write(this.#stepId, this.#record);
+  }
+}
+
+interface LockInfo {
+  pid: number;
+  hostname: string;
+  started_at: string;
+  pipeline: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the output folder's lock, or fails with a clear error when a live run
+ * holds it. A lock left by a dead process on this host is taken over.
+ */
+export async function acquireLock(output: string, pipeline: string): Promise<() => Promise<void>> {
+  const folder = join(output, STATE_FOLDER);
+  await mkdir(folder, { recursive: true });
+  const lock = join(folder, 'lock');
+  const mine: LockInfo = {
+    pid: process.pid,
+    hostname: hostname(),
+    started_at: new Date().toISOString(),
+    pipeline,
+  };
+  const draft = temporaryPath(lock);
+  await writeFileAtomic(draft, JSON.stringify(mine) + '\n');
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await link(draft, lock); // atomic: fails if the lock exists
+        return async () => {
+          await unlink(lock).catch(() => undefined);
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const held = await readFile(lock, 'utf8').then(
+        (text) => JSON.parse(text) as LockInfo,
+        () => undefined,
+      );
+      if (held && (held.hostname !== mine.hostname || alive(held.pid))) {
+        throw new RunError(
+          `The output folder ${output} is in use by another road-etl run (pipeline ${held.pipeline}, pid ${held.pid} on ${held.hostname}, since ${held.started_at}); wait for it to finish`,
+        );
+      }
+      // Left by a process that is gone (or unreadable): take it over.
+      await unlink(lock).catch(() => undefined);
+    }
+    throw new RunError(`Could not take the lock ${lock}: another run keeps taking it`);
+  } finally {
+    await rm(draft, { force: true });
+  }
+}

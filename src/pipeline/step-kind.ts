@@ -1,0 +1,88 @@
+/**
+ * The seam between the engine and what a step does. A kind validates its own
+ * options (a zod schema), describes the work it would do (validate, --dry-run),
+ * and performs it (run). Kinds never call each other; the engine wires them.
+ */
+import type { z } from 'zod';
+import type { Database } from '../duckdb/database.js';
+import type { Logger } from '../log.js';
+import type { Progress } from '../progress.js';
+import type { FileRecord } from '../util/fs.js';
+import type { StepState } from './state.js';
+
+export interface BicycleUpstream {
+  url: string;
+  authUrl: string;
+  username: string;
+  password: string;
+  clientId: string;
+}
+
+export interface Upstream {
+  bicycle: BicycleUpstream | undefined;
+  signs: { url: string } | undefined;
+}
+
+/** What a kind may look at when it checks or describes its options: nothing is written. */
+export interface PlanContext {
+  stepId: string;
+  /** Absolute output folder (may not exist yet). */
+  output: string;
+  /** Absolute folder of the SQL files. */
+  sqlDir: string;
+  /** The step's checkpoint from an earlier run, if any (read only). */
+  checkpoint: Record<string, unknown> | undefined;
+}
+
+export interface StepContext extends PlanContext {
+  state: StepState;
+  upstream: Upstream;
+  log: Logger;
+  progress: Progress;
+  signal: AbortSignal;
+  /** The run's DuckDB, with a view for every dataset of the output folder as it is now. */
+  database(): Promise<Database>;
+  /** Records a file this step wrote (for the manifest); path absolute. */
+  recordFile(path: string): Promise<FileRecord>;
+}
+
+export interface ExportRecord extends FileRecord {
+  format: string;
+  rows: number;
+}
+
+export interface StepOutcome {
+  rowsIn: number;
+  rowsOut: number;
+  /** Exports written by the step (listed apart in the manifest). */
+  exports?: ExportRecord[];
+  /** Anything else worth keeping in the manifest (gaps passed, limits learned, ...). */
+  notes?: Record<string, unknown>;
+}
+
+export interface StepKind<Options = unknown> {
+  kind: string;
+  description: string;
+  options: z.ZodType<Options>;
+  /** The upstream the kind talks to, if any. */
+  source?: 'bicycle' | 'signs';
+  /** Option names holding SQL text: ${...} is refused there (use $name and params). */
+  sqlOptions?: readonly string[];
+  /** Datasets (relative folders) the kind writes, for --select's reuse message. */
+  outputs?(options: Options): string[];
+  /** Static checks beyond the schema: [option path, message] pairs. */
+  check?(
+    options: Options,
+    context: PlanContext,
+  ): Promise<[string[], string][]> | [string[], string][];
+  /** Lines that say what the step would do. */
+  describe(options: Options, context: PlanContext): Promise<string[]> | string[];
+  run(options: Options, context: StepContext): Promise<StepOutcome>;
+  /** Forgets the step's work (--reset): its checkpoint is removed by the engine, its data here. */
+  reset?(options: Options, context: StepContext): Promise<void>;
+}
+
+/** Identity helper that types a step kind's declaration. */
+export function defineStepKind<Options>(kind: StepKind<Options>): StepKind<Options> {
+  return kind;
+}

@@ -1,0 +1,188 @@
+/**
+ * Extracts from a DuckDB query to a file: CSV (RFC 4180, formula cells
+ * neutralised), GeoJSON (RFC 7946 FeatureCollection of points) or Parquet
+ * (zstd). Each is written under a temporary name, fsynced and renamed, and
+ * streamed by DuckDB (or, for GeoJSON, chunk by chunk), so memory does not grow
+ * with the number of rows.
+ */
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { DuckDBValue } from '@duckdb/node-api';
+import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { commitFile, temporaryPath } from '../util/fs.js';
+
+export type ExportFormat = 'csv' | 'geojson' | 'parquet';
+
+export interface ExportSource {
+  /** A SELECT (or a table name already quoted into one). */
+  sql: string;
+  params: Record<string, DuckDBValue>;
+}
+
+export interface GeometryColumns {
+  longitude: string;
+  latitude: string;
+  /** Column whose value becomes the feature id. */
+  id: string | undefined;
+}
+
+export interface ExportResult {
+  rows: number;
+  /** GeoJSON: features without a valid position (geometry null). */
+  withoutGeometry?: number;
+}
+
+interface Column {
+  name: string;
+  type: string;
+}
+
+/** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
+export const FORMULA_PREFIXES = ['=', '+', '-', '@', '\t', '\r'] as const;
+
+async function describe(db: Database, source: ExportSource): Promise<Column[]> {
+  const rows = await db.all(`DESCRIBE ${source.sql}`, source.params);
+  return rows.map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+}
+
+function isText(type: string): boolean {
+  return type === 'VARCHAR' || type.startsWith('ENUM');
+}
+
+function isNested(type: string): boolean {
+  return type.endsWith('[]') || /^(STRUCT|MAP|UNION)\(/.test(type) || /\[\d+\]$/.test(type);
+}
+
+/** A cell that starts like a formula gets a leading apostrophe, which spreadsheets show as text. */
+function neutralised(expression: string): string {
+  const prefixes = FORMULA_PREFIXES.map((p) => quotedString(p)).join(', ');
+  return `CASE WHEN left(${expression}, 1) IN (${prefixes}) THEN '''' || ${expression} ELSE ${expression} END`;
+}
+
+async function withTemporary(
+  path: string,
+  write: (temporary: string) => Promise<ExportResult>,
+): Promise<ExportResult> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = temporaryPath(path);
+  try {
+    const result = await write(temporary);
+    await commitFile(temporary, path);
+    return result;
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+export async function exportCsv(
+  db: Database,
+  source: ExportSource,
+  path: string,
+): Promise<ExportResult> {
+  const columns = await describe(db, source);
+  const projection = columns.map(({ name, type }) => {
+    const column = quotedIdentifier(name);
+    if (isText(type)) return `${neutralised(column)} AS ${column}`;
+    if (isNested(type) || type === 'JSON')
+      return `${neutralised(`to_json(${column})::VARCHAR`)} AS ${column}`;
+    return column;
+  });
+  return withTemporary(path, async (temporary) => {
+    const rows = await db.copy(
+      `COPY (SELECT ${projection.join(', ')} FROM ${source.sql}) TO ${quotedString(temporary)} ` +
+        `(FORMAT csv, HEADER true, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n')`,
+      source.params,
+    );
+    return { rows };
+  });
+}
+
+export async function exportParquet(
+  db: Database,
+  source: ExportSource,
+  path: string,
+): Promise<ExportResult> {
+  return withTemporary(path, async (temporary) => ({
+    rows: await db.copy(
+      `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      source.params,
+    ),
+  }));
+}
+
+/** A JSON value expression for a column: timestamps as ISO 8601 UTC text, the rest as DuckDB's JSON does it. */
+function jsonValue(column: Column): string {
+  const ref = quotedIdentifier(column.name);
+  if (column.type === 'TIMESTAMP' || column.type.startsWith('TIMESTAMP_'))
+    return `strftime(${ref}, '%Y-%m-%dT%H:%M:%SZ')`;
+  if (column.type === 'TIMESTAMP WITH TIME ZONE')
+    return `strftime(timezone('UTC', ${ref}), '%Y-%m-%dT%H:%M:%SZ')`;
+  return ref;
+}
+
+export async function exportGeoJson(
+  db: Database,
+  source: ExportSource,
+  path: string,
+  geometry: GeometryColumns,
+): Promise<ExportResult> {
+  const columns = await describe(db, source);
+  for (const name of [
+    geometry.longitude,
+    geometry.latitude,
+    ...(geometry.id ? [geometry.id] : []),
+  ]) {
+    if (!columns.some((c) => c.name === name)) {
+      throw new Error(
+        `the source has no column ${name} (it has: ${columns.map((c) => c.name).join(', ')})`,
+      );
+    }
+  }
+  const lon = `TRY_CAST(${quotedIdentifier(geometry.longitude)} AS DOUBLE)`;
+  const lat = `TRY_CAST(${quotedIdentifier(geometry.latitude)} AS DOUBLE)`;
+  const valid = `(${lon} BETWEEN -180 AND 180 AND ${lat} BETWEEN -90 AND 90)`;
+  const properties = columns
+    .filter((c) => c.name !== geometry.longitude && c.name !== geometry.latitude)
+    .map((c) => `${quotedString(c.name)}, ${jsonValue(c)}`);
+  const feature =
+    `json_object('type', 'Feature', ` +
+    (geometry.id ? `'id', ${quotedIdentifier(geometry.id)}, ` : '') +
+    `'geometry', CASE WHEN ${valid} THEN json_object('type', 'Point', 'coordinates', json_array(${lon}, ${lat})) END, ` +
+    `'properties', ${properties.length > 0 ? `json_object(${properties.join(', ')})` : `'{}'::JSON`})::VARCHAR`;
+  const sql = `SELECT ${feature} AS feature, coalesce(${valid}, false) AS located FROM ${source.sql}`;
+
+  return withTemporary(path, async (temporary) => {
+    const out = createWriteStream(temporary, { flags: 'wx' });
+    const failed = once(out, 'error').then(([error]) => {
+      throw error as Error;
+    });
+    failed.catch(() => undefined); // raced below; never left unhandled
+    const write = async (text: string): Promise<void> => {
+      if (!out.write(text)) await Promise.race([once(out, 'drain'), failed]);
+    };
+    let rows = 0;
+    let withoutGeometry = 0;
+    try {
+      await write('{"type":"FeatureCollection","features":[');
+      const result = await db.connection.stream(sql, source.params);
+      for await (const chunk of result.yieldRows()) {
+        let text = '';
+        for (const [featureText, located] of chunk) {
+          text += (rows === 0 ? '\n' : ',\n') + String(featureText);
+          rows++;
+          if (located !== true) withoutGeometry++;
+        }
+        await write(text);
+      }
+      await write('\n]}\n');
+      out.end();
+      await Promise.race([once(out, 'finish'), failed]);
+    } finally {
+      out.destroy();
+    }
+    return { rows, withoutGeometry };
+  });
+}

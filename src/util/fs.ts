@@ -1,0 +1,111 @@
+/** Durable file operations: a file is either wholly there or not at all. */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** A temporary name beside `path`: hidden, and not ending like the final name (so globs skip it). */
+export function temporaryPath(path: string): string {
+  return join(
+    dirname(path),
+    `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+}
+
+export function isTemporaryName(name: string): boolean {
+  return /^\..+\.tmp-\d+-[0-9a-f]{8}$/.test(name);
+}
+
+async function fsyncPath(path: string, flags = 'r'): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Moves a finished temporary file to its final name durably: fsync the file,
+ * rename (atomic on one file system), fsync the folder so the rename survives a crash.
+ */
+export async function commitFile(temporary: string, path: string): Promise<void> {
+  await fsyncPath(temporary);
+  await rename(temporary, path);
+  await fsyncPath(dirname(path));
+}
+
+/** Writes data to path atomically (write, fsync, rename, fsync the folder). */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = temporaryPath(path);
+  try {
+    const handle = await open(temporary, 'wx');
+    try {
+      await handle.writeFile(data);
+    } finally {
+      await handle.close();
+    }
+    await commitFile(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export interface FileRecord {
+  /** Path relative to the output folder, with forward slashes. */
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+export async function describeFile(path: string, relativeTo: string): Promise<FileRecord> {
+  const info = await stat(path);
+  return {
+    path: path
+      .slice(relativeTo.length + 1)
+      .split('\\')
+      .join('/'),
+    bytes: info.size,
+    sha256: await sha256File(path),
+  };
+}
+
+/** Removes temporary files that a killed run left behind, below root (skipping nothing else). */
+export async function removeTemporaryFiles(root: string): Promise<string[]> {
+  const removed: string[] = [];
+  async function walk(folder: string): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (isTemporaryName(entry.name)) {
+        await rm(path, { force: true });
+        removed.push(path);
+      }
+    }
+  }
+  await walk(root);
+  return removed;
+}
+
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
