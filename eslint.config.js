@@ -35,6 +35,7 @@ export default tseslint.config(
     plugins: { vitest },
     rules: {
       ...vitest.configs.recommended.rules,
+      'vitest/valid-expect': ['error', { maxArgs: 2 }],
       '@typescript-eslint/no-floating-promises': 'off',
     },
   },

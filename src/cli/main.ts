@@ -5,6 +5,7 @@ import { EXIT_BAD_INPUT, EXIT_FAILED, InputError, RoadEtlError, UsageError } fro
 import { redactor } from '../log.js';
 import { queryCommand } from './query.js';
 import { runCommand } from './run.js';
+import { schemaCommand } from './schema.js';
 import { simulateCommand } from './simulate.js';
 import { validateCommand } from './validate.js';
 
@@ -18,6 +19,7 @@ export async function main(argv: string[]): Promise<number> {
     .command(validateCommand)
     .command(simulateCommand)
     .command(queryCommand)
+    .command(schemaCommand)
     .demandCommand(1, 'Name a command: run, validate, simulate or query.')
     .strict()
     .recommendCommands()

@@ -95,7 +95,7 @@ export async function loadDefinition(
     return {
       loaded: undefined,
       problems: doc.errors.map(
-        (e) => `${file}:${e.linePos?.[0].line ?? '?'}: invalid YAML: ${e.message.split('\n')[0]}`,
+        (e) => `${file}:${lines.linePos(e.pos[0]).line}: invalid YAML: ${e.message.split('\n')[0]}`,
       ),
     };
   }

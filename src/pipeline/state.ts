@@ -142,10 +142,9 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      const held = await readFile(lock, 'utf8').then(
-        (text) => JSON.parse(text) as LockInfo,
-        () => undefined,
-      );
+      const held = await readFile(lock, 'utf8')
+        .then((text) => JSON.parse(text) as LockInfo)
+        .catch(() => undefined);
       if (held && (held.hostname !== mine.hostname || alive(held.pid))) {
         throw new RunError(
           `The output folder ${output} is in use by another road-etl run (pipeline ${held.pipeline}, pid ${held.pid} on ${held.hostname}, since ${held.started_at}); wait for it to finish`,

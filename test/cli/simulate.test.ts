@@ -79,7 +79,8 @@ describe('road-etl --help', () => {
   it('lists the commands', async () => {
     const result = await runCli(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['simulate']) expect(result.stdout).toContain(`road-etl ${command}`);
+    for (const command of ['run', 'validate', 'simulate', 'query'])
+      expect(result.stdout).toContain(`road-etl ${command}`);
   });
 
   it('refuses an unknown command with exit 2', async () => {

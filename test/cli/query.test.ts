@@ -1,0 +1,121 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { parseRfc4180 } from '../helpers/csv.js';
+import { testDir, writeParquet } from '../helpers/tmp.js';
+
+async function outputWithData(): Promise<string> {
+  const dir = await testDir();
+  await writeParquet(
+    join(dir, 'signs', 'events', 'publication_date=2024-01-01', 'a.parquet'),
+    `SELECT range AS id, 'C' || range AS rvv_code FROM range(3)`,
+  );
+  await writeParquet(
+    join(dir, 'signs', 'events', 'publication_date=2024-01-02', 'b.parquet'),
+    `SELECT 10 + range AS id, 'D,1' AS rvv_code FROM range(2)`,
+  );
+  await writeParquet(
+    join(dir, 'derived', 'summary', 'data.parquet'),
+    `SELECT 'x' AS k, 9007199254740993::BIGINT AS big, 1.25::DECIMAL(5,2) AS d`,
+  );
+  return dir;
+}
+
+describe('road-etl query', () => {
+  it('sees every dataset and derived table as a view', async () => {
+    const dir = await outputWithData();
+    const result = await runCli([
+      'query',
+      'SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1',
+      '--output',
+      dir,
+      '--format',
+      'csv',
+    ]);
+    expect(result.code).toBe(0);
+    expect(parseRfc4180(result.stdout)).toEqual([['view_name'], ['signs_events'], ['summary']]);
+  });
+
+  it('prints CSV with hive partition columns, quoting where needed', async () => {
+    const dir = await outputWithData();
+    const result = await runCli([
+      'query',
+      'SELECT id, rvv_code, publication_date FROM signs_events ORDER BY id',
+      '--output',
+      dir,
+      '--format',
+      'csv',
+    ]);
+    expect(parseRfc4180(result.stdout)).toEqual([
+      ['id', 'rvv_code', 'publication_date'],
+      ['0', 'C0', '2024-01-01'],
+      ['1', 'C1', '2024-01-01'],
+      ['2', 'C2', '2024-01-01'],
+      ['10', 'D,1', '2024-01-02'],
+      ['11', 'D,1', '2024-01-02'],
+    ]);
+  });
+
+  it('prints JSON and JSON lines, numbers as numbers where exact', async () => {
+    const dir = await outputWithData();
+    const json = await runCli([
+      'query',
+      'SELECT id, rvv_code FROM signs_events WHERE id < 2 ORDER BY id',
+      '--output',
+      dir,
+      '--format',
+      'json',
+    ]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { id: 0, rvv_code: 'C0' },
+      { id: 1, rvv_code: 'C1' },
+    ]);
+    const lines = await runCli([
+      'query',
+      'SELECT * FROM summary',
+      '--output',
+      dir,
+      '--format',
+      'jsonl',
+    ]);
+    expect(
+      lines.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([{ k: 'x', big: '9007199254740993', d: 1.25 }]);
+    const empty = await runCli([
+      'query',
+      'SELECT * FROM summary WHERE false',
+      '--output',
+      dir,
+      '--format',
+      'json',
+    ]);
+    expect(JSON.parse(empty.stdout)).toEqual([]);
+  });
+
+  it('prints a table, cutting it at --max-rows', async () => {
+    const dir = await outputWithData();
+    const result = await runCli([
+      'query',
+      'SELECT id FROM signs_events ORDER BY id',
+      '--output',
+      dir,
+      '--max-rows',
+      '2',
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('│ 0  │');
+    expect(result.stdout).toContain('│ 1  │');
+    expect(result.stdout).not.toContain('│ 10 │');
+    expect(result.stdout).toContain('5 rows (3 not shown');
+  });
+
+  it("exits 2 with DuckDB's message for bad SQL", async () => {
+    const dir = await outputWithData();
+    const result = await runCli(['query', 'SELECT * FROM no_such_table', '--output', dir]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/road-etl: query: .*no_such_table/);
+  });
+});

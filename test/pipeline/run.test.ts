@@ -1,0 +1,283 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.js';
+import type { Manifest } from '../../src/pipeline/manifest.js';
+import { runCli } from '../helpers/cli.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { duck, testDir, writeFiles, writeParquet } from '../helpers/tmp.js';
+
+const SQL = {
+  'totals.sql': `CREATE TABLE totals AS SELECT kind, sum(amount)::BIGINT AS total, count(*) AS n FROM items WHERE amount >= $min GROUP BY kind;\n`,
+  'double.sql': `CREATE TABLE doubled AS SELECT kind, total * 2 AS total FROM totals;\nCREATE TEMP TABLE scratch AS SELECT 1;\n`,
+};
+
+const PIPELINE = `name: chain
+params:
+  min: { type: integer, default: 0 }
+steps:
+  - { id: export_doubled, kind: export, needs: [doubled], options: { table: doubled, path: exports/doubled.csv } }
+  - { id: doubled, kind: sql, needs: [totals], options: { file: double.sql, outputs: [doubled] } }
+  - { id: totals, kind: sql, options: { file: totals.sql, params: { min: "\${params.min}" }, outputs: [totals] } }
+  - { id: export_totals, kind: export, needs: [totals], options: { table: totals, path: exports/totals.parquet } }
+`;
+
+async function withItems(): Promise<string> {
+  const dir = await testDir();
+  await writeParquet(
+    join(dir, 'output', 'items', 'kind=a', 'part.parquet'),
+    `SELECT 'x' || range AS name, range AS amount FROM range(10)`,
+  );
+  await writeParquet(
+    join(dir, 'output', 'items', 'kind=b', 'part.parquet'),
+    `SELECT 'y' || range AS name, range * 10 AS amount FROM range(5)`,
+  );
+  return dir;
+}
+
+function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+describe('running a pipeline', () => {
+  it('runs steps after what they need, in written order otherwise, with hive partitions as columns', async () => {
+    const dir = await withItems();
+    const { summary, failure, output } = await runDefinition(dir, PIPELINE, SQL, {
+      params: { min: '3' },
+    });
+    expect(failure).toBeUndefined();
+    expect(summary.steps.map((s) => s.id)).toEqual([
+      'totals',
+      'doubled',
+      'export_doubled',
+      'export_totals',
+    ]);
+    const totals = await duck(
+      `SELECT kind, total::VARCHAR AS total, n FROM read_parquet('${join(output, 'derived/totals/data.parquet')}') ORDER BY kind`,
+    );
+    // a: 3..9 -> 42 over 7 rows; b: 0,10,20,30,40 -> 100 over 4 rows (>= 3)
+    expect(totals).toEqual([
+      { kind: 'a', total: '42', n: '7' },
+      { kind: 'b', total: '100', n: '4' },
+    ]);
+    const csv = await readFile(join(output, 'exports/doubled.csv'), 'utf8');
+    expect(csv.split('\r\n').slice(1).filter(Boolean).sort()).toEqual(['a,84', 'b,200']);
+    expect(existsSync(join(output, 'derived/scratch'))).toBe(false);
+  });
+
+  it('writes a manifest with params, step statuses, rows, and every file with its size and sha256', async () => {
+    const dir = await withItems();
+    const { output, summary } = await runDefinition(dir, PIPELINE, SQL);
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    expect(manifest).toMatchObject({
+      manifest_version: 1,
+      pipeline: 'chain',
+      params: { min: 0 },
+      status: 'succeeded',
+    });
+    expect(Date.parse(manifest.finished_at)).toBeGreaterThanOrEqual(
+      Date.parse(manifest.started_at),
+    );
+    expect(manifest.steps.map((s) => [s.id, s.status, s.rows_in, s.rows_out])).toEqual([
+      ['totals', 'succeeded', 15, 2],
+      ['doubled', 'succeeded', 2, 2],
+      ['export_doubled', 'succeeded', 2, 2],
+      ['export_totals', 'succeeded', 2, 2],
+    ]);
+    for (const step of manifest.steps) {
+      expect(step.files.length).toBeGreaterThan(0);
+      for (const file of step.files) {
+        const bytes = await readFile(join(output, file.path));
+        expect(file.bytes).toBe(bytes.length);
+        expect(file.sha256).toBe(sha256(bytes));
+      }
+    }
+    expect(manifest.exports.map((e) => [e.path, e.format, e.rows])).toEqual([
+      ['exports/doubled.csv', 'csv', 2],
+      ['exports/totals.parquet', 'parquet', 2],
+    ]);
+    expect(summary).toMatchObject({ status: 'succeeded', rows_out: 8, exports: 2 });
+  });
+
+  it('runs only --select steps, reusing the output of earlier runs, and refuses when that output is missing', async () => {
+    const dir = await withItems();
+    await expect(runDefinition(dir, PIPELINE, SQL, { select: ['doubled'] })).rejects.toThrow(
+      /step doubled needs totals, which has not run successfully in .*; select it too/,
+    );
+    expect(existsSync(join(dir, 'output', '.state'))).toBe(false);
+    await runDefinition(dir, PIPELINE, SQL);
+    const again = await runDefinition(dir, PIPELINE, SQL, {
+      select: ['doubled', 'export_doubled'],
+    });
+    expect(again.failure).toBeUndefined();
+    expect(again.summary.steps.map((s) => s.id)).toEqual(['doubled', 'export_doubled']);
+    expect(
+      again.logger.events.filter((e) => e.event === 'step.reused').map((e) => e.message),
+    ).toEqual(['doubled reuses the output of totals from an earlier run']);
+  });
+
+  it('refuses --select and --reset of steps that are not there', async () => {
+    const dir = await withItems();
+    await expect(runDefinition(dir, PIPELINE, SQL, { select: ['nope'] })).rejects.toThrow(
+      InputError,
+    );
+    await expect(
+      runDefinition(dir, PIPELINE, SQL, { select: ['totals'], reset: ['doubled'] }),
+    ).rejects.toThrow(/--reset: doubled is not among the steps that run/);
+  });
+
+  it('stops at a failing step: later steps are skipped, finished ones kept, the manifest says why', async () => {
+    const dir = await withItems();
+    const broken = {
+      ...SQL,
+      'double.sql': 'CREATE TABLE doubled AS SELECT no_such_column FROM totals;\n',
+    };
+    const { failure, output } = await runDefinition(dir, PIPELINE, broken);
+    expect(failure?.message).toMatch(/^sql\/double\.sql, statement 1: .*no_such_column/);
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    expect(manifest.status).toBe('failed');
+    expect(manifest.steps.map((s) => s.status)).toEqual([
+      'succeeded',
+      'failed',
+      'skipped',
+      'skipped',
+    ]);
+    expect(manifest.steps[1]!.error).toMatch(/no_such_column/);
+    expect(existsSync(join(output, 'derived/totals/data.parquet'))).toBe(true);
+    expect(existsSync(join(output, 'derived/doubled'))).toBe(false);
+  });
+
+  it('refuses a SQL file that uses a $param the step does not give, and one that does not create its outputs', async () => {
+    const dir = await withItems();
+    const missingParam = `name: p\nsteps:\n  - { id: t, kind: sql, options: { file: totals.sql, outputs: [totals] } }\n`;
+    expect((await runDefinition(dir, missingParam, SQL)).failure?.message).toMatch(
+      /statement 1: uses \$min, which the step's params do not give/,
+    );
+    const dir2 = await withItems();
+    const wrongOutput = `name: p\nsteps:\n  - { id: t, kind: sql, options: { file: totals.sql, params: { min: 0 }, outputs: [totals, extra] } }\n`;
+    expect((await runDefinition(dir2, wrongOutput, SQL)).failure?.message).toMatch(
+      /did not create extra \(declared in outputs\)/,
+    );
+  });
+
+  it('binds params as values: SQL in a param is data, not code', async () => {
+    const dir = await withItems();
+    const yaml = `name: p\nparams:\n  kind: { type: string, default: "a'; DROP TABLE x; --" }\nsteps:\n  - { id: t, kind: sql, options: { file: pick.sql, params: { kind: "\${params.kind}" }, outputs: [picked] } }\n`;
+    const { failure, output } = await runDefinition(dir, yaml, {
+      'pick.sql':
+        'CREATE TABLE picked AS SELECT $kind AS asked, count(*) AS n FROM items WHERE kind = $kind;\n',
+    });
+    expect(failure).toBeUndefined();
+    expect(
+      await duck(`SELECT * FROM read_parquet('${join(output, 'derived/picked/data.parquet')}')`),
+    ).toEqual([{ asked: "a'; DROP TABLE x; --", n: '0' }]);
+  });
+
+  it('replaces a derived table on rerun instead of adding to it', async () => {
+    const dir = await withItems();
+    await runDefinition(dir, PIPELINE, SQL);
+    await runDefinition(dir, PIPELINE, SQL);
+    const files = await readdir(join(dir, 'output', 'derived', 'totals'));
+    expect(files).toEqual(['data.parquet']);
+    expect(
+      await duck(
+        `SELECT count(*) AS n FROM read_parquet('${join(dir, 'output', 'derived/totals/data.parquet')}')`,
+      ),
+    ).toEqual([{ n: '2' }]);
+  });
+});
+
+describe('road-etl run (CLI)', () => {
+  it('prints the plan with --dry-run and writes nothing', async () => {
+    const dir = await withItems();
+    await writeFiles(dir, {
+      'pipelines/p.yaml': PIPELINE,
+      'sql/totals.sql': SQL['totals.sql'],
+      'sql/double.sql': SQL['double.sql'],
+    });
+    const result = await runCli([
+      'run',
+      join(dir, 'pipelines/p.yaml'),
+      '--output',
+      join(dir, 'output'),
+      '--dry-run',
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /1\. totals \[sql\][\s\S]*2\. doubled \[sql\] \(after totals\)[\s\S]*3\. export_doubled/,
+    );
+    expect(existsSync(join(dir, 'output', '.state'))).toBe(false);
+    expect(existsSync(join(dir, 'output', 'manifest.json'))).toBe(false);
+  });
+
+  it('logs JSON lines on stderr when not on a terminal and ends stdout with a one-line JSON summary', async () => {
+    const dir = await withItems();
+    await writeFiles(dir, {
+      'pipelines/p.yaml': PIPELINE,
+      'sql/totals.sql': SQL['totals.sql'],
+      'sql/double.sql': SQL['double.sql'],
+    });
+    const result = await runCli([
+      'run',
+      join(dir, 'pipelines/p.yaml'),
+      '--output',
+      join(dir, 'output'),
+      '--param',
+      'min=1',
+    ]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    const summary = JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
+    expect(summary).toMatchObject({
+      status: 'succeeded',
+      pipeline: 'chain',
+      manifest: join(dir, 'output', 'manifest.json'),
+    });
+    const events = result.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: string; event: string; step?: string });
+    expect(events.filter((e) => e.event === 'step.end').map((e) => e.step)).toEqual([
+      'totals',
+      'doubled',
+      'export_doubled',
+      'export_totals',
+    ]);
+    expect(events.every((e) => typeof e.level === 'string')).toBe(true);
+  });
+
+  it('exits 1 with the summary still printed when a step fails', async () => {
+    const dir = await withItems();
+    await writeFiles(dir, {
+      'pipelines/p.yaml': PIPELINE,
+      'sql/totals.sql': 'CREATE TABLE totals AS SELECT * FROM nowhere;\n',
+      'sql/double.sql': SQL['double.sql'],
+    });
+    const result = await runCli([
+      'run',
+      join(dir, 'pipelines/p.yaml'),
+      '--output',
+      join(dir, 'output'),
+      '--log-format',
+      'text',
+    ]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/nowhere/) as string,
+    });
+    expect(result.stderr).toMatch(/road-etl: sql\/totals\.sql, statement 1: .*nowhere/);
+  });
+
+  it('--reset starts a step over', async () => {
+    const dir = await withItems();
+    await runDefinition(dir, PIPELINE, SQL);
+    const { logger, failure } = await runDefinition(dir, PIPELINE, SQL, { reset: ['totals'] });
+    expect(failure).toBeUndefined();
+    expect(
+      logger.events.some((e) => e.event === 'step.reset' && e.message.startsWith('totals')),
+    ).toBe(true);
+  });
+});

@@ -1,0 +1,123 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { RunError } from '../../src/errors.js';
+import { StateStore, acquireLock } from '../../src/pipeline/state.js';
+import { removeTemporaryFiles } from '../../src/util/fs.js';
+import { ROOT } from '../helpers/cli.js';
+import { testDir } from '../helpers/tmp.js';
+
+describe('the output lock', () => {
+  it('stops a second run on the same output folder with a clear error', async () => {
+    const dir = await testDir();
+    const release = await acquireLock(dir, 'first');
+    await expect(acquireLock(dir, 'second')).rejects.toThrow(
+      new RegExp(
+        `in use by another road-etl run \\(pipeline first, pid ${process.pid} on ${hostname()}`,
+      ),
+    );
+    await release();
+    const again = await acquireLock(dir, 'second');
+    await again();
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const dir = await testDir();
+    const child = spawn(process.execPath, ['-e', '']);
+    await once(child, 'exit');
+    await acquireLock(dir, 'x').then((release) => release());
+    await writeFile(
+      join(dir, '.state', 'lock'),
+      JSON.stringify({
+        pid: child.pid,
+        hostname: hostname(),
+        started_at: 'then',
+        pipeline: 'dead',
+      }),
+    );
+    const release = await acquireLock(dir, 'alive');
+    expect(JSON.parse(await readFile(join(dir, '.state', 'lock'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      pipeline: 'alive',
+    });
+    await release();
+  });
+
+  it('takes over a lock file that is empty or damaged', async () => {
+    const dir = await testDir();
+    await acquireLock(dir, 'x').then((release) => release());
+    await writeFile(join(dir, '.state', 'lock'), '');
+    const release = await acquireLock(dir, 'next');
+    expect(JSON.parse(await readFile(join(dir, '.state', 'lock'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      pipeline: 'next',
+    });
+    await release();
+  });
+});
+
+describe('checkpoints', () => {
+  it('round-trips a step record', async () => {
+    const dir = await testDir();
+    const store = new StateStore(dir);
+    expect(await store.read('s')).toBeUndefined();
+    const state = store.step('s', undefined);
+    await state.save({ offset: '2024-01-01T00:00:00.000Z', seen: ['a'] });
+    await state.finish('succeeded');
+    expect(await store.read('s')).toMatchObject({
+      status: 'succeeded',
+      checkpoint: { offset: '2024-01-01T00:00:00.000Z', seen: ['a'] },
+    });
+  });
+
+  it('refuses a damaged state file with a message that says what to do', async () => {
+    const dir = await testDir();
+    const store = new StateStore(dir);
+    await store.step('events', undefined).save({ offset: 1 });
+    await writeFile(join(dir, '.state', 'events.json'), '{"status": "succ');
+    const error = await store.read('events').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunError);
+    expect((error as Error).message).toMatch(
+      /state file .*events\.json is damaged .*--reset events/,
+    );
+  });
+
+  it('is never half-written, however often the writer is killed', async () => {
+    const dir = await testDir();
+    // A writer that saves ever larger checkpoints as fast as it can.
+    const script = `
+      import { StateStore } from './dist/pipeline/state.js';
+      const state = new StateStore(${JSON.stringify(dir)}).step('s', undefined);
+      for (let i = 0; ; i++) await state.save({ i, padding: 'x'.repeat(1000 + (i % 50) * 1000) });
+    `;
+    const seen: { i: number; padding: number }[] = [];
+    for (let round = 0; round < 6; round++) {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: ROOT,
+        stdio: 'inherit',
+      });
+      const exited = once(child, 'exit');
+      await sleep(150 + Math.random() * 250);
+      child.kill('SIGKILL');
+      const [code, signal] = (await exited) as [number | null, string | null];
+      expect(signal, `the writer stopped by itself with code ${code}`).toBe('SIGKILL');
+      // A damaged file would make read() throw.
+      const record = await new StateStore(dir).read('s');
+      if (record)
+        seen.push({
+          i: record.checkpoint['i'] as number,
+          padding: (record.checkpoint['padding'] as string).length,
+        });
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.map((s) => s.padding)).toEqual(seen.map((s) => 1000 + (s.i % 50) * 1000));
+    const leftovers = (await readdir(join(dir, '.state'))).filter((n) => n.startsWith('.'));
+    const removed = await removeTemporaryFiles(dir);
+    expect(removed.length).toBe(leftovers.length);
+    expect((await readdir(join(dir, '.state'))).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+});

@@ -1,0 +1,166 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FORMULA_PREFIXES } from '../../src/sinks/exports.js';
+import { parseRfc4180 } from '../helpers/csv.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { duck, writeParquet } from '../helpers/tmp.js';
+
+/** A table with every kind of awkward value an export meets. */
+const FIXTURE = `SELECT * FROM (VALUES
+  (1, 'plain', 4.9, 52.37, TIMESTAMP '2024-03-31 01:00:00', DATE '2024-03-31', ['a', 'b'], -5, true, NULL),
+  (2, 'comma, "quote"', 5.1, 52.1, TIMESTAMP '2024-10-27 02:30:00', DATE '2024-10-27', [], 0, false, 'x'),
+  (3, '=SUM(A1:A2)', 6.5, 53.2, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', ['=1'], 7, NULL, 'y'),
+  (4, '+31 6 1234', 3.6, 51.5, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, -1, true, NULL),
+  (5, '-minus', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (6, '@home', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (7, chr(9) || 'tab first', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (8, 'line' || chr(10) || 'break' || chr(13) || chr(10) || 'crlf', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (9, '', NULL, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (10, 'café ☕ Ã©', 200.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (11, NULL, 4.0, -91.0, NULL, NULL, NULL, NULL, NULL, NULL)
+) t(id, text, longitude, latitude, ts, day, tags, amount, flag, note)`;
+
+const PIPELINE = `name: exports
+steps:
+  - { id: csv, kind: export, options: { table: things, path: exports/things.csv } }
+  - { id: geojson, kind: export, options: { table: things, path: exports/things.geojson, geometry: { id: id } } }
+  - { id: parquet, kind: export, options: { table: things, path: exports/things.parquet } }
+  - id: subset
+    kind: export
+    options: { query: "SELECT id, text FROM things WHERE id >= $min", params: { min: 9 }, path: exports/subset.csv }
+`;
+
+const dir = await (async () => {
+  const { mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  return mkdtemp(join(tmpdir(), 'road-etl-exports-'));
+})();
+afterAll(() => rm(dir, { recursive: true, force: true }));
+await writeParquet(join(dir, 'output', 'things', 'part-0.parquet'), FIXTURE);
+const run = await runDefinition(dir, PIPELINE);
+const source = await duck(
+  `SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') ORDER BY id`,
+);
+
+describe('export to CSV', () => {
+  const file = join(dir, 'output', 'exports', 'things.csv');
+
+  it('writes RFC 4180: a header, CRLF records, quoted fields with doubled quotes; text as in the table but formulas neutralised', async () => {
+    expect(run.failure).toBeUndefined();
+    const records = parseRfc4180(await readFile(file, 'utf8'));
+    expect(records[0]).toEqual([
+      'id',
+      'text',
+      'longitude',
+      'latitude',
+      'ts',
+      'day',
+      'tags',
+      'amount',
+      'flag',
+      'note',
+    ]);
+    expect(records).toHaveLength(source.length + 1);
+    records.slice(1).forEach((record, i) => {
+      expect(record).toHaveLength(10);
+      const text = source[i]!['text'] as string | null;
+      const expected =
+        text === null ? '' : FORMULA_PREFIXES.some((p) => text.startsWith(p)) ? `'${text}` : text;
+      expect(record[1]).toBe(expected);
+    });
+  });
+
+  it('round-trips through DuckDB, with formula cells neutralised and nothing else changed', async () => {
+    const back = await duck(
+      `SELECT * FROM read_csv('${file}', header = true, all_varchar = true, allow_quoted_nulls = false) ORDER BY id::INTEGER`,
+    );
+    expect(back).toHaveLength(source.length);
+    back.forEach((row, i) => {
+      const original = source[i]!;
+      const text = original['text'] as string | null;
+      const expected =
+        text !== null && FORMULA_PREFIXES.some((p) => text.startsWith(p)) ? `'${text}` : text;
+      expect(row['text']).toBe(expected);
+      expect(row['amount']).toBe(
+        original['amount'] === null ? null : String(original['amount'] as number),
+      );
+      expect(row['ts']).toBe(original['ts']);
+      expect(row['note']).toBe(original['note']);
+      expect(row['tags']).toBe(original['tags'] === null ? null : JSON.stringify(original['tags']));
+    });
+    const neutralised = back
+      .filter((r) => String(r['text']).startsWith("'"))
+      .map((r) => Number(r['id']));
+    expect(neutralised).toEqual([3, 4, 5, 6, 7]);
+  });
+
+  it('keeps the empty string apart from NULL', async () => {
+    const text = await readFile(file, 'utf8');
+    expect(text).toContain('\r\n9,"",');
+    expect(text).toMatch(/\r\n11,,/);
+  });
+
+  it('binds query params instead of pasting them', async () => {
+    const back = await duck(
+      `SELECT id FROM read_csv('${join(dir, 'output', 'exports', 'subset.csv')}', header = true) ORDER BY id`,
+    );
+    expect(back.map((r) => Number(r['id']))).toEqual([9, 10, 11]);
+  });
+});
+
+describe('export to GeoJSON', () => {
+  it('writes an RFC 7946 FeatureCollection of points in [longitude, latitude], properties typed as in the table', async () => {
+    const collection = JSON.parse(
+      await readFile(join(dir, 'output', 'exports', 'things.geojson'), 'utf8'),
+    ) as {
+      type: string;
+      features: {
+        type: string;
+        id: unknown;
+        geometry: { type: string; coordinates: number[] } | null;
+        properties: Record<string, unknown>;
+      }[];
+    };
+    expect(collection.type).toBe('FeatureCollection');
+    expect(Object.keys(collection)).toEqual(['type', 'features']);
+    expect(JSON.stringify(collection)).not.toContain('"crs"');
+    expect(collection.features).toHaveLength(source.length);
+    collection.features.forEach((feature, i) => {
+      const row = source[i]!;
+      expect(feature.type).toBe('Feature');
+      expect(feature.id).toBe(row['id']);
+      // DuckDB hands decimals over as text: compare as numbers.
+      const lon = row['longitude'] === null ? null : Number(row['longitude'] as string);
+      const lat = row['latitude'] === null ? null : Number(row['latitude'] as string);
+      const valid = lon !== null && lat !== null && Math.abs(lon) <= 180 && Math.abs(lat) <= 90;
+      expect(feature.geometry).toEqual(valid ? { type: 'Point', coordinates: [lon, lat] } : null);
+      const expected = { ...row };
+      delete expected['longitude'];
+      delete expected['latitude'];
+      expected['ts'] = row['ts'] === null ? null : `${(row['ts'] as string).replace(' ', 'T')}Z`;
+      expected['amount'] = row['amount'] === null ? null : Number(row['amount']);
+      expect(feature.properties).toEqual(expected);
+    });
+    expect(collection.features[2]!.properties['text']).toBe('=SUM(A1:A2)');
+  });
+
+  it('counts the features without a valid position in the manifest notes', () => {
+    const step = run.logger.events.find((e) => e.event === 'export.no_geometry');
+    expect(step?.message).toMatch(/^3 of 11 features/);
+  });
+});
+
+describe('export to Parquet', () => {
+  it('writes the table unchanged, zstd-compressed', async () => {
+    const path = join(dir, 'output', 'exports', 'things.parquet');
+    const diff = await duck(
+      `SELECT count(*) AS n FROM ((SELECT * FROM read_parquet('${path}') EXCEPT ALL SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}'))
+       UNION ALL (SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') EXCEPT ALL SELECT * FROM read_parquet('${path}')))`,
+    );
+    expect(Number(diff[0]!['n'])).toBe(0);
+    const codecs = await duck(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`);
+    expect(codecs.map((c) => c['compression'])).toEqual(['ZSTD']);
+  });
+});
