@@ -27,10 +27,19 @@ export type Row = Record<string, unknown>;
 export class Database {
   readonly #instance: DuckDBInstance;
   readonly connection: DuckDBConnection;
+  readonly #owner: boolean;
 
-  private constructor(instance: DuckDBInstance, connection: DuckDBConnection) {
+  private constructor(instance: DuckDBInstance, connection: DuckDBConnection, owner: boolean) {
     this.#instance = instance;
     this.connection = connection;
+    this.#owner = owner;
+  }
+
+  /** Another connection to the same database, for work that runs at the same time. */
+  async fork(): Promise<Database> {
+    const connection = await this.#instance.connect();
+    await connection.run(`SET TimeZone = 'UTC'`);
+    return new Database(this.#instance, connection, false);
   }
 
   static async open(options: DatabaseOptions = {}): Promise<Database> {
@@ -42,7 +51,9 @@ export class Database {
     if (options.threads !== undefined) config['threads'] = String(options.threads);
     if (options.tempDirectory !== undefined) config['temp_directory'] = options.tempDirectory;
     const instance = await DuckDBInstance.create(':memory:', config);
-    return new Database(instance, await instance.connect());
+    const connection = await instance.connect();
+    await connection.run(`SET TimeZone = 'UTC'`);
+    return new Database(instance, connection, true);
   }
 
   /** Runs one statement; resolves to its rows as JSON-friendly objects. */
@@ -61,8 +72,9 @@ export class Database {
     return Number(rows[0]?.['Count'] ?? 0);
   }
 
+  /** Closes this connection (and the database, for the connection that opened it). */
   close(): void {
     this.connection.closeSync();
-    this.#instance.closeSync();
+    if (this.#owner) this.#instance.closeSync();
   }
 }

@@ -1,0 +1,309 @@
+/**
+ * HTTP for the upstream APIs: a keep-alive connection pool, a deadline per
+ * request, and bounded retries with exponential backoff and jitter where a retry
+ * can help (network errors, 5xx, 429 with Retry-After, bodies cut short or not
+ * the JSON that was promised). What cannot be helped fails with the endpoint,
+ * the status and an excerpt of the body.
+ */
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createGunzip } from 'node:zlib';
+import { Agent, request, type Dispatcher } from 'undici';
+import { UpstreamError, excerptOf } from '../errors.js';
+import type { Logger } from '../log.js';
+import { VERSION } from '../version.js';
+
+export interface HttpClientOptions {
+  /** Deadline of one attempt (headers and body), ms. Default 60000. */
+  timeoutMs?: number;
+  /** Attempts after the first one. Default 5. */
+  retries?: number;
+  /** First backoff, ms; doubles each attempt, with full jitter. Default 500. */
+  backoffMs?: number;
+  /** Longest backoff, ms (also caps Retry-After). Default 30000. */
+  maxBackoffMs?: number;
+  /** Connections kept open per origin. Default 16. */
+  connections?: number;
+  logger?: Logger | undefined;
+}
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | undefined;
+  /** Statuses returned to the caller instead of failing (e.g. 400, 401). */
+  pass?: readonly number[];
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
+/** A failure worth another attempt; carries what the last attempt saw. */
+class RetryableError extends Error {
+  override name = 'RetryableError';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly body: string,
+    readonly retryAfterMs: number | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+function retryAfter(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function describeNetworkError(error: unknown): string {
+  const e = error as { code?: string; message?: string; cause?: { code?: string } };
+  return [e.code ?? e.cause?.code, e.message].filter(Boolean).join(': ');
+}
+
+/** A URL short enough for a message (long road-section-id lists get cut). */
+function shortUrl(url: string): string {
+  return url.length > 300 ? `${url.slice(0, 300)}…` : url;
+}
+
+export class HttpClient {
+  readonly #dispatcher: Dispatcher;
+  readonly #options: Required<Omit<HttpClientOptions, 'logger'>>;
+  readonly #logger: Logger | undefined;
+  /** Requests sent (attempts), for progress and tests. */
+  requests = 0;
+
+  constructor(options: HttpClientOptions = {}) {
+    this.#options = {
+      timeoutMs: options.timeoutMs ?? 60_000,
+      retries: options.retries ?? 5,
+      backoffMs: options.backoffMs ?? 500,
+      maxBackoffMs: options.maxBackoffMs ?? 30_000,
+      connections: options.connections ?? 16,
+    };
+    this.#logger = options.logger;
+    this.#dispatcher = new Agent({
+      connections: this.#options.connections,
+      keepAliveTimeout: 30_000,
+      headersTimeout: this.#options.timeoutMs,
+      bodyTimeout: this.#options.timeoutMs,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+
+  /**
+   * Sends a request, retrying where that can help, and returns the whole body.
+   * check() may refuse a 200 body (not JSON, cut short): that is retried too.
+   */
+  async send(
+    req: HttpRequest,
+    check?: (response: HttpResponse) => string | undefined,
+  ): Promise<HttpResponse> {
+    return this.#withRetries(req, async (signal) => {
+      const response = await this.#attempt(req, signal);
+      const text = (): string => response.body.toString('utf8');
+      if (response.status >= 200 && response.status < 300) {
+        const problem = check?.(response);
+        if (problem) throw new RetryableError(problem, response.status, text(), undefined);
+        return response;
+      }
+      if (req.pass?.includes(response.status)) return response;
+      if (RETRY_STATUSES.has(response.status)) {
+        throw new RetryableError(
+          `Upstream answered ${response.status}`,
+          response.status,
+          text(),
+          retryAfter(response.headers['retry-after']),
+        );
+      }
+      throw new UpstreamError('Request failed', {
+        method: req.method,
+        url: shortUrl(req.url),
+        status: response.status,
+        body: text(),
+      });
+    });
+  }
+
+  /** Sends a request and parses a JSON body; a body that is not JSON is retried (it was cut short or is an error page). */
+  async json<T>(
+    req: HttpRequest,
+    validate?: (value: unknown) => string | undefined,
+  ): Promise<{ status: number; value: T; headers: HttpResponse['headers'] }> {
+    let parsed: unknown;
+    const response = await this.send(
+      { ...req, headers: { accept: 'application/json', ...req.headers } },
+      (r) => {
+        const type = String(r.headers['content-type'] ?? '');
+        if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
+        try {
+          parsed = JSON.parse(r.body.toString('utf8'));
+        } catch (error) {
+          return `the body is not valid JSON (${(error as Error).message})`;
+        }
+        return validate?.(parsed);
+      },
+    );
+    if (response.status < 200 || response.status >= 300) {
+      try {
+        parsed = JSON.parse(response.body.toString('utf8'));
+      } catch {
+        parsed = undefined;
+      }
+    }
+    return { status: response.status, value: parsed as T, headers: response.headers };
+  }
+
+  /**
+   * Streams a response body to a file (gunzipped when the server compressed it),
+   * retrying from the start on failure. Resolves to the response headers.
+   */
+  async download(req: HttpRequest, path: string): Promise<HttpResponse['headers']> {
+    return this.#withRetries(
+      req,
+      async (signal) => {
+        this.requests++;
+        const response = await request(req.url, {
+          method: req.method,
+          headers: {
+            'user-agent': `road-etl/${VERSION}`,
+            'accept-encoding': 'gzip',
+            ...req.headers,
+          },
+          dispatcher: this.#dispatcher,
+          signal,
+          // A big download may take long as a whole; the deadline is on silence, not on length.
+          bodyTimeout: this.#options.timeoutMs,
+        }).catch((error: unknown) => {
+          throw new RetryableError(
+            `Network error: ${describeNetworkError(error)}`,
+            undefined,
+            '',
+            undefined,
+            { cause: error },
+          );
+        });
+        if (response.statusCode !== 200) {
+          const body = await response.body.text().catch(() => '');
+          if (RETRY_STATUSES.has(response.statusCode)) {
+            throw new RetryableError(
+              `Upstream answered ${response.statusCode}`,
+              response.statusCode,
+              body,
+              retryAfter(response.headers['retry-after']),
+            );
+          }
+          throw new UpstreamError('Download failed', {
+            method: req.method,
+            url: shortUrl(req.url),
+            status: response.statusCode,
+            body,
+          });
+        }
+        const gzip = String(response.headers['content-encoding'] ?? '').includes('gzip');
+        try {
+          if (gzip) await pipeline(response.body, createGunzip(), createWriteStream(path));
+          else await pipeline(response.body, createWriteStream(path));
+        } catch (error) {
+          await rm(path, { force: true });
+          throw new RetryableError(
+            `The download broke off: ${describeNetworkError(error)}`,
+            200,
+            '',
+            undefined,
+            { cause: error },
+          );
+        }
+        return response.headers;
+      },
+      false,
+    );
+  }
+
+  async #attempt(req: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
+    this.requests++;
+    try {
+      const response = await request(req.url, {
+        method: req.method,
+        headers: { 'user-agent': `road-etl/${VERSION}`, ...req.headers },
+        body: req.body ?? null,
+        dispatcher: this.#dispatcher,
+        signal,
+      });
+      const body = Buffer.from(await response.body.arrayBuffer());
+      return { status: response.statusCode, headers: response.headers, body };
+    } catch (error) {
+      if (signal.aborted && req.signal?.aborted) throw error;
+      throw new RetryableError(
+        `Network error: ${describeNetworkError(error)}`,
+        undefined,
+        '',
+        undefined,
+        { cause: error },
+      );
+    }
+  }
+
+  async #withRetries<T>(
+    req: HttpRequest,
+    attempt: (signal: AbortSignal) => Promise<T>,
+    whole = true,
+  ): Promise<T> {
+    const { retries, backoffMs, maxBackoffMs, timeoutMs } = this.#options;
+    let last: RetryableError | undefined;
+    for (let n = 0; n <= retries; n++) {
+      req.signal?.throwIfAborted();
+      // A download has no deadline as a whole: undici's timeouts catch a stall.
+      const deadline = whole ? AbortSignal.timeout(timeoutMs) : new AbortController().signal;
+      const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+      try {
+        return await attempt(signal);
+      } catch (error) {
+        if (!(error instanceof RetryableError)) throw error;
+        last = error;
+        if (n === retries) break;
+        const backoff = Math.min(
+          maxBackoffMs,
+          error.retryAfterMs ?? Math.random() * backoffMs * 2 ** n,
+        );
+        this.#logger?.log(
+          'warn',
+          'http.retry',
+          `${req.method} ${shortUrl(req.url)}: ${error.message}; retrying in ${Math.round(backoff)} ms (attempt ${n + 2} of ${retries + 1})`,
+          {
+            status: error.status,
+            attempt: n + 1,
+            backoff_ms: Math.round(backoff),
+          },
+        );
+        await sleep(backoff, undefined, req.signal ? { signal: req.signal } : undefined);
+      }
+    }
+    throw new UpstreamError(
+      `Request failed after ${retries + 1} attempts (${last?.message ?? 'unknown error'})`,
+      {
+        method: req.method,
+        url: shortUrl(req.url),
+        status: last?.status,
+        body: excerptOf(last?.body ?? ''),
+      },
+      { cause: last },
+    );
+  }
+}

@@ -1,0 +1,80 @@
+/** The traffic-sign API (public): the event feed (4.5) and the current-state download (4.6). */
+import type { HttpClient, HttpResponse } from '../../http/client.js';
+
+export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
+export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
+
+export interface EventsQuery {
+  offset: string;
+  limit: number;
+  townCode?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface CurrentStateQuery {
+  format: 'json' | 'csv';
+  townCode?: string | undefined;
+  rvvCode?: string | undefined;
+  roadSectionIds?: readonly number[] | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+function checkEventsPage(value: unknown): string | undefined {
+  if (!Array.isArray(value))
+    return `expected a JSON array of events, got ${value === null ? 'null' : typeof value}`;
+  const bad = value.findIndex(
+    (item) => typeof item !== 'object' || item === null || Array.isArray(item),
+  );
+  return bad >= 0
+    ? `expected events (objects), but item ${bad} is ${JSON.stringify(value[bad])?.slice(0, 40) ?? 'undefined'}`
+    : undefined;
+}
+
+export class SignsClient {
+  readonly #http: HttpClient;
+  readonly #base: string;
+
+  constructor(http: HttpClient, baseUrl: string) {
+    this.#http = http;
+    this.#base = baseUrl.replace(/\/+$/, '');
+  }
+
+  eventsUrl(query: Omit<EventsQuery, 'signal'>): string {
+    const url = new URL(this.#base + EVENTS_PATH);
+    url.searchParams.set('offset', query.offset);
+    url.searchParams.set('limit', String(query.limit));
+    if (query.townCode) url.searchParams.set('town-code', query.townCode);
+    return url.toString();
+  }
+
+  /** One chunk of the feed: an array of event objects. */
+  async events(query: EventsQuery): Promise<Record<string, unknown>[]> {
+    const { value } = await this.#http.json<Record<string, unknown>[]>(
+      { method: 'GET', url: this.eventsUrl(query), signal: query.signal },
+      checkEventsPage,
+    );
+    return value;
+  }
+
+  /** Streams the current state to a file (decompressed); resolves to the response headers. */
+  async downloadCurrentState(
+    query: CurrentStateQuery,
+    path: string,
+  ): Promise<HttpResponse['headers']> {
+    const url = new URL(this.#base + CURRENT_STATE_PATH);
+    if (query.townCode) url.searchParams.set('town-code', query.townCode);
+    if (query.rvvCode) url.searchParams.set('rvv-code', query.rvvCode);
+    if (query.roadSectionIds && query.roadSectionIds.length > 0)
+      url.searchParams.set('road-section-ids', query.roadSectionIds.join(','));
+    if (query.format === 'csv') url.searchParams.set('content-type', 'csv');
+    return this.#http.download(
+      {
+        method: 'GET',
+        url: url.toString(),
+        headers: { accept: query.format === 'csv' ? 'text/csv' : 'application/json' },
+        signal: query.signal,
+      },
+      path,
+    );
+  }
+}

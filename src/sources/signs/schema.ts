@@ -1,0 +1,142 @@
+/**
+ * The flat, typed schema of traffic-sign events (DESIGN: nested fields joined
+ * with "_"), and the one lenient typing both the event feed and the current-state
+ * download go through: numbers from strings (a decimal comma too), dates as
+ * dd/MM/yyyy or ISO, "" as null, text_signs as a list. A value that cannot be
+ * typed becomes NULL and is named in typing_issues; a record whose id, type or
+ * publication_timestamp cannot be typed is quarantined with the reason. The
+ * record as received is kept whole in raw_event, so no upstream field is lost.
+ */
+import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
+
+type Kind = 'bigint' | 'double' | 'date' | 'timestamp' | 'text' | 'list';
+
+/** Upstream path -> kind, in the column order of the dataset. */
+export const SIGN_FIELDS: readonly (readonly [string, Kind])[] = [
+  ['id', 'bigint'],
+  ['type', 'text'],
+  ['schema_version', 'text'],
+  ['publication_timestamp', 'timestamp'],
+  ['validated', 'text'],
+  ['validated_on', 'date'],
+  ['user_id', 'bigint'],
+  ['organisation_id', 'bigint'],
+  ['rvv_code', 'text'],
+  ['text_signs', 'list'],
+  ['location.wgs84.latitude', 'double'],
+  ['location.wgs84.longitude', 'double'],
+  ['location.rd.x', 'double'],
+  ['location.rd.y', 'double'],
+  ['location.placement', 'text'],
+  ['location.side', 'text'],
+  ['location.road.name', 'text'],
+  ['location.road.type', 'text'],
+  ['location.road.number', 'bigint'],
+  ['location.road.wvk_id', 'bigint'],
+  ['location.county.name', 'text'],
+  ['location.county.code', 'text'],
+  ['location.county.townname', 'text'],
+  ['details.image', 'text'],
+  ['details.first_seen', 'date'],
+  ['details.last_seen', 'date'],
+  ['details.removed', 'date'],
+];
+
+export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
+
+export function columnName(path: string): string {
+  return path.replaceAll('.', '_');
+}
+
+const SQL_TYPES: Record<Kind, string> = {
+  bigint: 'BIGINT',
+  double: 'DOUBLE',
+  date: 'DATE',
+  timestamp: 'TIMESTAMP',
+  text: 'VARCHAR',
+  list: 'VARCHAR[]',
+};
+
+/** Columns of the typed dataset (without partition columns), with their DuckDB types. */
+export function typedColumns(extra: Record<string, string>): [string, string][] {
+  return [
+    ...SIGN_FIELDS.map(([path, kind]) => [columnName(path), SQL_TYPES[kind]] as [string, string]),
+    ...Object.entries(extra),
+    ['event_hash', 'VARCHAR'],
+    ['typing_issues', 'VARCHAR[]'],
+    ['raw_event', 'JSON'],
+  ];
+}
+
+/** How a field's text is found in the source row: nested JSON paths, or flat "a.b.c" keys (CSV). */
+export type Layout = 'nested' | 'flat';
+
+function jsonPath(path: string, layout: Layout): string {
+  return layout === 'nested' ? `$.${path}` : `$."${path}"`;
+}
+
+function typed(kind: Kind, text: string, json: string): string {
+  const blank = `(${text} IS NULL OR trim(${text}) = '')`;
+  switch (kind) {
+    case 'text':
+      return `CASE WHEN ${blank} THEN NULL ELSE ${text} END`;
+    case 'bigint':
+      return `TRY_CAST(trim(${text}) AS BIGINT)`;
+    case 'double':
+      return `TRY_CAST(replace(trim(${text}), ',', '.') AS DOUBLE)`;
+    case 'date':
+      return `CASE WHEN ${blank} THEN NULL
+        WHEN regexp_matches(trim(${text}), '^\\d{1,2}/\\d{1,2}/\\d{4}$') THEN TRY_STRPTIME(trim(${text}), '%d/%m/%Y')::DATE
+        ELSE TRY_CAST(left(trim(${text}), 10) AS DATE) END`;
+    case 'timestamp':
+      return `timezone('UTC', TRY_CAST(trim(${text}) AS TIMESTAMPTZ))`;
+    case 'list':
+      // null and "" -> NULL; a list -> its items as text; one other string -> [string]
+      return `CASE json_type(${json})
+        WHEN 'ARRAY' THEN json_extract_string(${json}, '$[*]')
+        WHEN 'VARCHAR' THEN CASE WHEN trim(${json} ->> '$') = '' THEN NULL ELSE [${json} ->> '$'] END
+        ELSE NULL END`;
+  }
+}
+
+/**
+ * A SELECT over `source` (which has a JSON column `raw` and may have `feed_index`
+ * and `event_hash`) that yields the typed columns plus `_problem`: why the record
+ * cannot be typed, or NULL.
+ */
+export function typingSelect(
+  source: string,
+  layout: Layout,
+  passThrough: readonly string[],
+): string {
+  const texts: string[] = [];
+  const values: string[] = [];
+  const issues: string[] = [];
+  for (const [path, kind] of SIGN_FIELDS) {
+    const name = columnName(path);
+    const text = `_t_${name}`;
+    const json =
+      layout === 'flat' && kind === 'list'
+        ? `TRY_CAST(${text} AS JSON)`
+        : `(raw -> ${quotedString(jsonPath(path, layout))})`;
+    texts.push(`raw ->> ${quotedString(jsonPath(path, layout))} AS ${text}`);
+    const value = typed(kind, text, json);
+    values.push(`${value} AS ${quotedIdentifier(name)}`);
+    if (kind !== 'text') {
+      issues.push(
+        `CASE WHEN ${text} IS NOT NULL AND trim(${text}) <> '' AND (${value}) IS NULL THEN ${quotedString(`${name}: ${kind === 'list' ? 'not a list' : `not a ${kind}`}`)} || ' (' || ${text} || ')' END`,
+      );
+    }
+  }
+  const problem = `CASE
+    WHEN TRY_CAST(trim(_t_id) AS BIGINT) IS NULL THEN 'id is not an integer: ' || coalesce(_t_id, 'missing')
+    WHEN (${typed('timestamp', '_t_publication_timestamp', '')}) IS NULL THEN 'publication_timestamp is not a timestamp: ' || coalesce(_t_publication_timestamp, 'missing')
+    WHEN _t_type IS NULL OR _t_type NOT IN (${EVENT_TYPES.map(quotedString).join(', ')}) THEN 'type is not created, updated or deleted: ' || coalesce(_t_type, 'missing')
+  END`;
+  const keep = passThrough.map(quotedIdentifier);
+  return `SELECT ${values.join(',\n  ')},
+  ${[...keep, ''].join(', ')}list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
+  raw AS raw_event,
+  ${problem} AS _problem
+FROM (SELECT *, ${texts.join(', ')} FROM ${source})`;
+}

@@ -1,0 +1,553 @@
+/**
+ * Step kind `signs.events`: the traffic-sign event feed into signs/events,
+ * exactly once. The first run backfills the history in parallel time ranges
+ * (a reader that finishes takes half of the largest range left); later runs
+ * continue from the end. Every unit of events is landed atomically before the
+ * checkpoint that covers it is saved.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import { RunError } from '../errors.js';
+import { HttpClient } from '../http/client.js';
+import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
+import { STATE_FOLDER } from '../pipeline/state.js';
+import { SignsClient } from '../sources/signs/client.js';
+import {
+  afterInstant,
+  contentHash,
+  offsetMs,
+  processPage,
+  toOffset,
+  type Cursor,
+  type TakenEvent,
+} from '../sources/signs/feed.js';
+import {
+  EVENTS_DATASET,
+  QUARANTINE_DATASET,
+  landUnit,
+  parseUnitFile,
+  removeUncommitted,
+  unitStem,
+  type FeedPosition,
+} from '../sources/signs/landing.js';
+
+const EPOCH = '1970-01-01T00:00:00.000Z';
+/** Ranges shorter than this are not split further. */
+const MIN_SPLIT_MS = 60_000;
+
+const timestamp = z
+  .string()
+  .refine(
+    (t) => toOffset(t) !== undefined && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/.test(t),
+    'must be a UTC timestamp like 2024-01-01T00:00:00Z',
+  );
+
+export const signsEventsOptions = z.strictObject({
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(100)
+    .describe('Events per request (1..100). Default 100.'),
+  town_code: z.string().min(1).optional().describe('Read only this town code (e.g. GM0363)'),
+  start: timestamp
+    .optional()
+    .describe('Where the first run starts. Default: the beginning of the feed.'),
+  concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(4)
+    .describe('Parallel readers during the backfill. Default 4.'),
+  unit_rows: z
+    .number()
+    .int()
+    .min(1)
+    .default(100_000)
+    .describe('Events landed per unit (file set). Default 100000.'),
+  unreachable: z
+    .enum(['fail', 'record'])
+    .default('fail')
+    .describe(
+      'An instant that even per-town reads cannot get through: fail (default), or record the gap and go on',
+    ),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe('Deadline per request. Default 60000.'),
+  retries: z.number().int().min(0).default(5).describe('Retries per request. Default 5.'),
+  backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
+});
+
+export type SignsEventsOptions = z.output<typeof signsEventsOptions>;
+
+interface RangeState {
+  start: string;
+  /** Exclusive end (the next range's start); null for the open range that follows the feed. */
+  end: string | null;
+  /** The committed cursor: everything before it is landed. */
+  cursor: Cursor;
+}
+
+export interface Gap {
+  instant: string;
+  town_code: string | null;
+  reason: string;
+}
+
+interface EventsCheckpoint {
+  version: 1;
+  town_code: string | null;
+  ranges: RangeState[];
+  towns: string[];
+  gaps: Gap[];
+  events: number;
+  quarantined: number;
+}
+
+const checkpointSchema = z.object({
+  version: z.literal(1),
+  town_code: z.string().nullable(),
+  ranges: z.array(
+    z.object({
+      start: z.string(),
+      end: z.string().nullable(),
+      cursor: z.object({ offset: z.string(), seen: z.array(z.string()) }),
+    }),
+  ),
+  towns: z.array(z.string()),
+  gaps: z.array(
+    z.object({ instant: z.string(), town_code: z.string().nullable(), reason: z.string() }),
+  ),
+  events: z.number(),
+  quarantined: z.number(),
+});
+
+function readCheckpoint(
+  stepId: string,
+  raw: Record<string, unknown> | undefined,
+): EventsCheckpoint | undefined {
+  if (!raw || Object.keys(raw).length === 0) return undefined;
+  const parsed = checkpointSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new RunError(
+      `The checkpoint of step ${stepId} is not one it can read (${parsed.error.issues[0]?.message ?? 'invalid'}); start over with --reset ${stepId}`,
+    );
+  }
+  return parsed.data as EventsCheckpoint;
+}
+
+function position(cursor: Cursor): FeedPosition {
+  return { ms: offsetMs(cursor.offset), index: cursor.seen.length };
+}
+
+/** A range as the readers work on it: the committed cursor and the live one, which runs ahead. */
+interface LiveRange {
+  state: RangeState;
+  live: Cursor;
+  claimed: boolean;
+  finished: boolean;
+}
+
+class EventsRun {
+  readonly #options: SignsEventsOptions;
+  readonly #context: StepContext;
+  readonly #client: SignsClient;
+  readonly #checkpoint: EventsCheckpoint;
+  readonly #ranges: LiveRange[];
+  readonly #towns: Set<string>;
+  #saving: Promise<void> = Promise.resolve();
+  readonly stats = {
+    events: 0,
+    landed: 0,
+    quarantined: 0,
+    pages: 0,
+    bursts: [] as { instant: string; events: number }[],
+  };
+
+  constructor(
+    options: SignsEventsOptions,
+    context: StepContext,
+    client: SignsClient,
+    checkpoint: EventsCheckpoint,
+  ) {
+    this.#options = options;
+    this.#context = context;
+    this.#client = client;
+    this.#checkpoint = checkpoint;
+    this.#ranges = checkpoint.ranges.map((state) => ({
+      state,
+      live: state.cursor,
+      claimed: false,
+      finished: false,
+    }));
+    this.#towns = new Set(checkpoint.towns);
+  }
+
+  get checkpoint(): EventsCheckpoint {
+    return this.#checkpoint;
+  }
+
+  /** Saves the checkpoint from the committed cursors; saves never overlap. */
+  save(): Promise<void> {
+    this.#checkpoint.ranges = this.#ranges.map((r) => r.state);
+    this.#checkpoint.towns = [...this.#towns].sort();
+    const snapshot = JSON.parse(JSON.stringify(this.#checkpoint)) as Record<string, unknown>;
+    this.#saving = this.#saving.then(() => this.#context.state.save(snapshot));
+    return this.#saving;
+  }
+
+  async run(): Promise<void> {
+    const total = this.#ranges.reduce((sum, r) => sum + this.#span(r), 0);
+    this.#context.progress.setTotal(Math.max(1, Math.round(total / 1000)));
+    const workers = Array.from({ length: this.#options.concurrency }, () => this.#worker());
+    const results = await Promise.allSettled(workers);
+    await this.#saving;
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  #span(range: LiveRange, now = Date.now()): number {
+    const end = range.state.end === null ? now : offsetMs(range.state.end);
+    return Math.max(0, end - offsetMs(range.live.offset));
+  }
+
+  async #worker(): Promise<void> {
+    for (;;) {
+      if (this.#context.signal.aborted) return;
+      const range = this.#ranges.find((r) => !r.claimed && !r.finished) ?? (await this.#split());
+      if (!range) return;
+      range.claimed = true;
+      try {
+        await this.#read(range);
+      } finally {
+        range.claimed = false;
+      }
+    }
+  }
+
+  /** Gives an idle reader the upper half of the largest range being read. */
+  async #split(): Promise<LiveRange | undefined> {
+    const now = Date.now();
+    const busy = this.#ranges.filter((r) => r.claimed && !r.finished);
+    const largest = busy.sort((a, b) => this.#span(b, now) - this.#span(a, now))[0];
+    if (!largest || this.#span(largest, now) < MIN_SPLIT_MS) return undefined;
+    const mid = new Date(
+      offsetMs(largest.live.offset) + Math.floor(this.#span(largest, now) / 2),
+    ).toISOString();
+    const cursor: Cursor = { offset: mid, seen: [] };
+    const part: LiveRange = {
+      state: { start: mid, end: largest.state.end, cursor },
+      live: cursor,
+      claimed: false,
+      finished: false,
+    };
+    largest.state.end = mid;
+    this.#ranges.splice(this.#ranges.indexOf(largest) + 1, 0, part);
+    await this.save();
+    return part;
+  }
+
+  async #read(range: LiveRange): Promise<void> {
+    const buffer: TakenEvent[] = [];
+    // Each reader lands through a connection of its own; they share one database.
+    let connection: Database | undefined;
+    const flush = async (): Promise<void> => {
+      if (buffer.length > 0) {
+        connection ??= await (await this.#context.database()).fork();
+        const db = connection;
+        const stem = unitStem(this.#context.stepId, position(range.state.cursor));
+        const staging = join(this.#context.output, STATE_FOLDER, 'staging');
+        const landed = await landUnit(db, this.#context.output, staging, stem, buffer);
+        for (const file of landed.files) await this.#context.recordFile(file);
+        this.stats.landed += landed.rows;
+        this.stats.quarantined += landed.quarantined;
+        this.#checkpoint.events += landed.rows;
+        this.#checkpoint.quarantined += landed.quarantined;
+        buffer.length = 0;
+      }
+      range.state.cursor = range.live;
+      await this.save();
+    };
+    try {
+      await this.#readPages(range, buffer, flush);
+    } finally {
+      connection?.close();
+    }
+  }
+
+  async #readPages(
+    range: LiveRange,
+    buffer: TakenEvent[],
+    flush: () => Promise<void>,
+  ): Promise<void> {
+    const { limit, town_code: townCode, unit_rows: unitRows } = this.#options;
+    const { signal, progress } = this.#context;
+    for (;;) {
+      if (signal.aborted) {
+        await flush(); // the unit in hand is finished, then the run stops
+        return;
+      }
+      const before = offsetMs(range.live.offset);
+      const page = await this.#client.events({
+        offset: range.live.offset,
+        limit,
+        townCode,
+        signal,
+      });
+      this.stats.pages++;
+      const end = range.state.end === null ? undefined : offsetMs(range.state.end);
+      const outcome = processPage(page, range.live, limit, end);
+      for (const event of outcome.taken) if (event.town) this.#towns.add(event.town);
+      buffer.push(...outcome.taken);
+      this.stats.events += outcome.taken.length;
+      range.live = outcome.next;
+      if (outcome.stuckAt) await this.#throughBurst(range, outcome.stuckAt, buffer);
+      progress.add({
+        rows: outcome.taken.length,
+        requests: 1,
+        done: Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
+      });
+      if (outcome.done) {
+        await flush();
+        range.finished = true;
+        if (range.state.end !== null) {
+          this.#ranges.splice(this.#ranges.indexOf(range), 1);
+          await this.save();
+        }
+        return;
+      }
+      if (buffer.length >= unitRows) await flush();
+    }
+  }
+
+  /**
+   * An instant with more events than a chunk holds: offset paging cannot get
+   * past it, so it is read per town code (every code seen so far). Events of it
+   * that even that cannot reach stop the run, or are recorded as a gap.
+   */
+  async #throughBurst(range: LiveRange, instant: string, buffer: TakenEvent[]): Promise<void> {
+    const { limit, town_code: only, unreachable } = this.#options;
+    const towns = only
+      ? [only]
+      : [...new Set([...this.#towns, ...(await this.#datasetTowns())])].sort();
+    const seen = new Set(range.live.seen);
+    let index = limit;
+    let found = 0;
+    for (const town of towns) {
+      const page = await this.#client.events({
+        offset: instant,
+        limit,
+        townCode: town,
+        signal: this.#context.signal,
+      });
+      this.stats.pages++;
+      const at = page.filter((e) => toOffset(e['publication_timestamp']) === instant);
+      for (const event of at) {
+        const text = JSON.stringify(event);
+        const hash = contentHash(text);
+        if (seen.has(hash)) continue;
+        seen.add(hash);
+        buffer.push({ instant, index: index++, hash, text, town });
+        found++;
+      }
+      if (page.length >= limit && at.length === page.length) {
+        const reason = `more than ${limit} events of town ${town} share the instant ${instant}; the feed cannot be paged past them`;
+        if (unreachable === 'fail') {
+          throw new RunError(
+            `signs.events: ${reason}. Events may be missing there: rerun with the option unreachable: record to pass the instant and record the gap in the manifest`,
+          );
+        }
+        this.#checkpoint.gaps.push({ instant, town_code: town, reason });
+        this.#context.log.log('warn', 'signs.gap', `Passing ${instant} with a gap: ${reason}`, {
+          instant,
+          town_code: town,
+        });
+      }
+    }
+    this.stats.events += found;
+    this.stats.bursts.push({ instant, events: seen.size });
+    this.#context.log.log(
+      'info',
+      'signs.burst',
+      `${instant} holds ${seen.size} events: read per town code (${towns.length} codes)`,
+      { instant, events: seen.size, towns: towns.length },
+    );
+    range.live = { offset: afterInstant(instant), seen: [] };
+  }
+
+  async #datasetTowns(): Promise<string[]> {
+    try {
+      const db = await this.#context.database();
+      const rows: string[] = [];
+      for (const view of ['signs_events', 'signs_snapshot']) {
+        const exists = await db.all(`SELECT 1 FROM duckdb_views() WHERE view_name = $name`, {
+          name: view,
+        });
+        if (exists.length === 0) continue;
+        for (const row of await db.all(
+          `SELECT DISTINCT location_county_code AS code FROM ${quotedIdentifier(view)} WHERE location_county_code IS NOT NULL`,
+        )) {
+          rows.push(String(row['code']));
+        }
+      }
+      return rows;
+    } catch {
+      return [];
+    }
+  }
+}
+
+/** Plans the first run: the history from the first event to now in time ranges, the last one open. */
+async function planRanges(
+  client: SignsClient,
+  options: SignsEventsOptions,
+  signal: AbortSignal,
+): Promise<RangeState[]> {
+  const start = toOffset(options.start ?? EPOCH)!;
+  const open: RangeState = { start, end: null, cursor: { offset: start, seen: [] } };
+  if (options.concurrency === 1) return [open];
+  const first = await client.events({
+    offset: start,
+    limit: 1,
+    townCode: options.town_code,
+    signal,
+  });
+  const firstAt = toOffset(first[0]?.['publication_timestamp']);
+  if (!firstAt) return [open];
+  const from = offsetMs(firstAt);
+  const now = Date.now();
+  if (now - from < MIN_SPLIT_MS * options.concurrency) return [open];
+  const bounds = Array.from({ length: options.concurrency - 1 }, (_, i) =>
+    new Date(from + Math.floor(((i + 1) * (now - from)) / options.concurrency)).toISOString(),
+  );
+  const starts = [start, ...bounds];
+  return starts.map((s, i) => ({
+    start: s,
+    end: bounds[i] ?? null,
+    cursor: { offset: s, seen: [] },
+  }));
+}
+
+async function removeStepFiles(output: string, stepId: string): Promise<void> {
+  const folders = [join(output, QUARANTINE_DATASET)];
+  for (const entry of await readdir(join(output, EVENTS_DATASET)).catch(() => []))
+    folders.push(join(output, EVENTS_DATASET, entry));
+  for (const folder of folders) {
+    for (const name of await readdir(folder).catch(() => [])) {
+      if (parseUnitFile(stepId, name)) await rm(join(folder, name), { force: true });
+    }
+  }
+}
+
+export const signsEventsStep = defineStepKind<SignsEventsOptions>({
+  kind: 'signs.events',
+  description: 'Read the traffic-sign event feed into signs/events (exactly once, resumable)',
+  options: signsEventsOptions,
+  source: 'signs',
+  outputs: () => [EVENTS_DATASET, QUARANTINE_DATASET],
+  describe(options, context) {
+    const checkpoint = (() => {
+      try {
+        return readCheckpoint(context.stepId, context.checkpoint);
+      } catch {
+        return undefined;
+      }
+    })();
+    const filter = options.town_code ? `, town-code ${options.town_code}` : '';
+    if (!checkpoint) {
+      return [
+        `reads the event feed from ${options.start ?? 'its beginning'} (limit ${options.limit}${filter})`,
+        options.concurrency > 1
+          ? `first run: backfills the history in ${options.concurrency} parallel time ranges, then follows the feed`
+          : 'first run: reads the history with one reader',
+      ];
+    }
+    const lines = checkpoint.ranges.map(
+      (r) =>
+        `${r.end === null ? 'continues' : 'backfill range'} from ${r.cursor.offset}${r.end ? ` to ${r.end}` : ''}`,
+    );
+    return [
+      `reads the event feed (limit ${options.limit}${filter}); ${checkpoint.events.toLocaleString('en')} events landed so far`,
+      ...lines,
+    ];
+  },
+  async reset(_options, context) {
+    await removeStepFiles(context.output, context.stepId);
+  },
+  async run(options, context) {
+    const upstream = context.upstream.signs;
+    if (!upstream) throw new RunError('signs.events: no signs upstream configured');
+    const http = new HttpClient({
+      timeoutMs: options.timeout_ms,
+      retries: options.retries,
+      backoffMs: options.backoff_ms,
+      logger: context.log,
+    });
+    const client = new SignsClient(http, upstream.url);
+    try {
+      let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
+      if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
+        throw new RunError(
+          `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
+        );
+      }
+      if (!checkpoint) {
+        checkpoint = {
+          version: 1,
+          town_code: options.town_code ?? null,
+          ranges: await planRanges(client, options, context.signal),
+          towns: [],
+          gaps: [],
+          events: 0,
+          quarantined: 0,
+        };
+      } else {
+        const removed = await removeUncommitted(
+          context.output,
+          context.stepId,
+          checkpoint.ranges.map((r) => ({
+            committed: position(r.cursor),
+            endMs: r.end === null ? undefined : offsetMs(r.end),
+          })),
+        );
+        if (removed > 0)
+          context.log.log(
+            'info',
+            'signs.cleanup',
+            `Removed ${removed} file(s) of units an interrupted run had not recorded`,
+            { files: removed },
+          );
+      }
+      const run = new EventsRun(options, context, client, checkpoint);
+      await run.save();
+      await run.run();
+      const { stats } = run;
+      context.log.log(
+        'info',
+        'signs.events',
+        `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
+        { ...stats, bursts: stats.bursts.length },
+      );
+      return {
+        rowsIn: stats.events,
+        rowsOut: stats.landed,
+        notes: {
+          requests: http.requests,
+          quarantined: stats.quarantined,
+          ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
+          ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
+          feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
+        },
+      };
+    } finally {
+      await http.close();
+    }
+  },
+});
