@@ -142,10 +142,10 @@ export class HttpClient {
   }
 
   /** Sends a request and parses a JSON body; a body that is not JSON is retried (it was cut short or is an error page). */
-  async json<T>(
+  async json(
     req: HttpRequest,
     validate?: (value: unknown) => string | undefined,
-  ): Promise<{ status: number; value: T; headers: HttpResponse['headers'] }> {
+  ): Promise<{ status: number; value: unknown; headers: HttpResponse['headers'] }> {
     let parsed: unknown;
     const response = await this.send(
       { ...req, headers: { accept: 'application/json', ...req.headers } },
@@ -167,7 +167,7 @@ export class HttpClient {
         parsed = undefined;
       }
     }
-    return { status: response.status, value: parsed as T, headers: response.headers };
+    return { status: response.status, value: parsed, headers: response.headers };
   }
 
   /**

@@ -26,7 +26,7 @@ function checkEventsPage(value: unknown): string | undefined {
     (item) => typeof item !== 'object' || item === null || Array.isArray(item),
   );
   return bad >= 0
-    ? `expected events (objects), but item ${bad} is ${JSON.stringify(value[bad])?.slice(0, 40) ?? 'undefined'}`
+    ? `expected events (objects), but item ${bad} is ${(JSON.stringify(value[bad]) as string | undefined)?.slice(0, 40)}`
     : undefined;
 }
 
@@ -49,11 +49,11 @@ export class SignsClient {
 
   /** One chunk of the feed: an array of event objects. */
   async events(query: EventsQuery): Promise<Record<string, unknown>[]> {
-    const { value } = await this.#http.json<Record<string, unknown>[]>(
+    const { value } = await this.#http.json(
       { method: 'GET', url: this.eventsUrl(query), signal: query.signal },
       checkEventsPage,
     );
-    return value;
+    return value as Record<string, unknown>[];
   }
 
   /** Streams the current state to a file (decompressed); resolves to the response headers. */
