@@ -9,7 +9,15 @@
 --                     applied; at one instant an event wins over the snapshot row.
 
 CREATE TEMP TABLE snapshot_cutoff AS
-SELECT max(publication_timestamp) AS cutoff FROM signs_snapshot;
+SELECT
+    CASE
+        WHEN $mode NOT IN ('events', 'snapshot')
+            THEN error('signs_current_state.sql: mode must be events or snapshot, got ' || $mode)
+        WHEN $mode = 'snapshot' AND count(*) = 0
+            THEN error('signs_current_state.sql: mode snapshot needs signs/snapshot: run the signs.snapshot step first')
+    END AS guard,
+    max(publication_timestamp) AS cutoff
+FROM signs_snapshot;
 
 CREATE TEMP TABLE current_candidates AS
 SELECT * EXCLUDE (publication_date), 1 AS source_rank

@@ -71,3 +71,20 @@ export async function createDatasetViews(
     );
   }
 }
+
+/** Creates an empty view with the given columns where no dataset of that name exists yet. */
+export async function createPlaceholderViews(
+  db: Database,
+  views: Readonly<Record<string, readonly (readonly [string, string])[]>>,
+  existing: readonly Dataset[],
+): Promise<void> {
+  for (const [name, columns] of Object.entries(views)) {
+    if (existing.some((d) => d.name === name)) continue;
+    const select = columns
+      .map(([column, type]) => `CAST(NULL AS ${type}) AS ${quotedIdentifier(column)}`)
+      .join(', ');
+    await db.run(
+      `CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS SELECT ${select} WHERE false`,
+    );
+  }
+}

@@ -1,13 +1,13 @@
 /** Every step kind road-etl knows. Sources and sinks never import each other; they meet here. */
 import { exportStep } from '../steps/export-step.js';
 import { signsEventsStep } from '../steps/signs-events-step.js';
+import { signsSnapshotStep } from '../steps/signs-snapshot-step.js';
 import { sqlStep } from '../steps/sql-step.js';
 import type { StepKind } from './step-kind.js';
 
 // Kinds take their own options types; the engine handles them as unknown.
 export const STEP_KINDS: ReadonlyMap<string, StepKind> = new Map(
-  ([signsEventsStep, sqlStep, exportStep] as unknown as StepKind[]).map((kind) => [
-    kind.kind,
-    kind,
-  ]),
+  ([signsEventsStep, signsSnapshotStep, sqlStep, exportStep] as unknown as StepKind[]).map(
+    (kind) => [kind.kind, kind],
+  ),
 );

@@ -6,7 +6,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
-import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
+import {
+  createDatasetViews,
+  createPlaceholderViews,
+  discoverDatasets,
+} from '../duckdb/datasets.js';
 import { InputError, InterruptedError, explainIoError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Progress } from '../progress.js';
@@ -205,7 +209,11 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         });
         await database.run(`SET TimeZone = 'UTC'`);
       }
-      await createDatasetViews(database, await discoverDatasets(output));
+      const datasets = await discoverDatasets(output);
+      await createDatasetViews(database, datasets);
+      for (const step of pipeline.steps) {
+        if (step.kind.views) await createPlaceholderViews(database, step.kind.views, datasets);
+      }
       return database;
     };
 

@@ -70,6 +70,11 @@ export interface StepKind<Options = unknown> {
   sqlOptions?: readonly string[];
   /** Datasets (relative folders) the kind writes, for --select's reuse message. */
   outputs?(options: Options): string[];
+  /**
+   * Views (name -> columns and DuckDB types) of the datasets the kind writes, so
+   * that SQL can name them before the first extraction: empty until there is data.
+   */
+  views?: Readonly<Record<string, readonly (readonly [string, string])[]>>;
   /** Static checks beyond the schema: [option path, message] pairs. */
   check?(
     options: Options,

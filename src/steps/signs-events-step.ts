@@ -32,6 +32,7 @@ import {
   unitStem,
   type FeedPosition,
 } from '../sources/signs/landing.js';
+import { EVENTS_VIEW_COLUMNS } from '../sources/signs/schema.js';
 
 const EPOCH = '1970-01-01T00:00:00.000Z';
 /** Ranges shorter than this are not split further. */
@@ -314,10 +315,12 @@ class EventsRun {
         requests: 1,
         done: Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
       });
-      if (outcome.done) {
+      if (outcome.reachedEnd || outcome.exhausted) {
         await flush();
+        // Done for this run. A range is complete only when it has seen its end:
+        // one whose events simply ran out goes on from its cursor next run.
         range.finished = true;
-        if (range.state.end !== null) {
+        if (outcome.reachedEnd) {
           this.#ranges.splice(this.#ranges.indexOf(range), 1);
           await this.save();
         }
@@ -452,6 +455,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
   options: signsEventsOptions,
   source: 'signs',
   outputs: () => [EVENTS_DATASET, QUARANTINE_DATASET],
+  views: { signs_events: EVENTS_VIEW_COLUMNS },
   describe(options, context) {
     const checkpoint = (() => {
       try {

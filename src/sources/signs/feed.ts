@@ -30,8 +30,10 @@ export interface TakenEvent {
 export interface PageOutcome {
   taken: TakenEvent[];
   next: Cursor;
-  /** The feed has no more events for this reader (end of feed, or the range's end reached). */
-  done: boolean;
+  /** An event at or after the range's end was seen: the range is complete. */
+  reachedEnd: boolean;
+  /** The page was not full: there is nothing more to read now (the feed may grow later). */
+  exhausted: boolean;
   /** Set when the page is full of one instant that offset paging cannot get past. */
   stuckAt: string | undefined;
 }
@@ -84,7 +86,7 @@ export function processPage(
   let instant = cursor.offset;
   let seen = new Set(cursor.seen);
   let index = 0;
-  let done = page.length < limit;
+  let reachedEnd = false;
   let last: string | undefined;
   for (const item of page) {
     const record = (item && typeof item === 'object' ? item : {}) as Record<string, unknown>;
@@ -92,7 +94,7 @@ export function processPage(
     // (it is landed and quarantined by the typing, never used as an offset).
     const at = toOffset(record['publication_timestamp']) ?? last ?? instant;
     if (end !== undefined && offsetMs(at) >= end) {
-      done = true;
+      reachedEnd = true;
       break;
     }
     if (at !== instant) {
@@ -119,7 +121,8 @@ export function processPage(
   return {
     taken,
     next: { offset: instant, seen: [...seen] },
-    done,
-    stuckAt: oneInstant && !done ? cursor.offset : undefined,
+    reachedEnd,
+    exhausted: !full,
+    stuckAt: oneInstant && !reachedEnd ? cursor.offset : undefined,
   };
 }

@@ -140,3 +140,17 @@ export function typingSelect(
   ${problem} AS _problem
 FROM (SELECT *, ${texts.join(', ')} FROM ${source})`;
 }
+
+/** Columns of the signs_events view (partition column included). */
+export const EVENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
+  ...typedColumns({}).slice(0, SIGN_FIELDS.length),
+  ['feed_index', 'INTEGER'],
+  ...typedColumns({}).slice(SIGN_FIELDS.length),
+  ['publication_date', 'DATE'],
+];
+
+/** Columns of the signs_snapshot view. */
+export const SNAPSHOT_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
+  ...typedColumns({}),
+  ['snapshot_moment', 'TIMESTAMP'],
+];

@@ -1,0 +1,150 @@
+/**
+ * Step kind `signs.snapshot`: the monthly current-state download (4.6), streamed
+ * to disk (never held in memory: the national file is hundreds of MB), typed by
+ * DuckDB with the same typing as the event feed, and written as
+ * signs/snapshot/data.parquet, replacing the previous one.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { quotedString } from '../duckdb/database.js';
+import { RunError } from '../errors.js';
+import { HttpClient } from '../http/client.js';
+import { defineStepKind } from '../pipeline/step-kind.js';
+import { STATE_FOLDER } from '../pipeline/state.js';
+import { SignsClient } from '../sources/signs/client.js';
+import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
+import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
+import { commitFile, temporaryPath } from '../util/fs.js';
+
+export const SNAPSHOT_DATASET = join('signs', 'snapshot');
+
+export const signsSnapshotOptions = z.strictObject({
+  format: z
+    .enum(['json', 'csv'])
+    .default('json')
+    .describe('Download as JSON (default) or CSV; both gzip-compressed on the wire'),
+  town_code: z.string().min(1).optional().describe('Only this town code'),
+  rvv_code: z.string().min(1).optional().describe('Only signs with this RVV code'),
+  road_section_ids: z
+    .array(z.number().int().nonnegative())
+    .optional()
+    .describe('Only these road sections (wvk_id)'),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(120_000)
+    .describe('Longest silence during the download. Default 120000.'),
+  retries: z.number().int().min(0).default(3).describe('Retries of the whole download. Default 3.'),
+});
+
+export type SignsSnapshotOptions = z.output<typeof signsSnapshotOptions>;
+
+export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
+  kind: 'signs.snapshot',
+  description: 'Download the traffic-sign current state into signs/snapshot',
+  options: signsSnapshotOptions,
+  source: 'signs',
+  outputs: () => [SNAPSHOT_DATASET],
+  views: { signs_snapshot: SNAPSHOT_VIEW_COLUMNS },
+  describe(options) {
+    const filters = [
+      options.town_code && `town-code ${options.town_code}`,
+      options.rvv_code && `rvv-code ${options.rvv_code}`,
+      options.road_section_ids && `${options.road_section_ids.length} road sections`,
+    ].filter(Boolean);
+    return [
+      `downloads the current state as ${options.format}${filters.length ? ` (${filters.join(', ')})` : ''} into ${SNAPSHOT_DATASET}`,
+    ];
+  },
+  async reset(_options, context) {
+    await rm(join(context.output, SNAPSHOT_DATASET), { recursive: true, force: true });
+  },
+  async run(options, context) {
+    const upstream = context.upstream.signs;
+    if (!upstream) throw new RunError('signs.snapshot: no signs upstream configured');
+    const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
+    const http = new HttpClient({
+      timeoutMs: options.timeout_ms,
+      retries: options.retries,
+      logger: context.log,
+    });
+    try {
+      const download = join(staging, `current-state.${options.format}`);
+      const headers = await new SignsClient(http, upstream.url).downloadCurrentState(
+        {
+          format: options.format,
+          townCode: options.town_code,
+          rvvCode: options.rvv_code,
+          roadSectionIds: options.road_section_ids,
+          signal: context.signal,
+        },
+        download,
+      );
+      context.progress.add({ requests: http.requests });
+      const lastModified = Date.parse(String(headers['last-modified'] ?? ''));
+      const moment = Number.isNaN(lastModified)
+        ? 'NULL::TIMESTAMP'
+        : `TIMESTAMP ${quotedString(new Date(lastModified).toISOString().slice(0, 23).replace('T', ' '))}`;
+      const source =
+        options.format === 'json'
+          ? `(SELECT json AS raw, md5(json::VARCHAR) AS event_hash FROM read_json_objects(${quotedString(download)}, format = 'array'))`
+          : `(SELECT to_json(c) AS raw, md5(to_json(c)::VARCHAR) AS event_hash FROM read_csv(${quotedString(download)}, all_varchar = true, header = true, strict_mode = true) c)`;
+      const db = await context.database();
+      try {
+        await db.run(
+          `CREATE OR REPLACE TEMP TABLE snapshot_typed AS ${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])}`,
+        );
+      } catch (error) {
+        throw new RunError(
+          `signs.snapshot: the ${options.format.toUpperCase()} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
+          { cause: error },
+        );
+      }
+      const target = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
+      await mkdir(join(context.output, SNAPSHOT_DATASET), { recursive: true });
+      const temporary = temporaryPath(target);
+      const rows = await db.copy(
+        `COPY (SELECT * EXCLUDE (_problem), coalesce(${moment}, max(publication_timestamp) OVER ()) AS snapshot_moment
+               FROM snapshot_typed WHERE _problem IS NULL ORDER BY id)
+         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+      await commitFile(temporary, target);
+      await context.recordFile(target);
+      const quarantineTarget = join(
+        context.output,
+        QUARANTINE_DATASET,
+        `${context.stepId}.parquet`,
+      );
+      const quarantineTemporary = temporaryPath(quarantineTarget);
+      await mkdir(join(context.output, QUARANTINE_DATASET), { recursive: true });
+      const quarantined = await db.copy(
+        `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
+               FROM snapshot_typed WHERE _problem IS NOT NULL)
+         TO ${quotedString(quarantineTemporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+      if (quarantined > 0) {
+        await commitFile(quarantineTemporary, quarantineTarget);
+        await context.recordFile(quarantineTarget);
+      } else {
+        await rm(quarantineTemporary, { force: true });
+        await rm(quarantineTarget, { force: true });
+      }
+      await db.run('DROP TABLE snapshot_typed');
+      return {
+        rowsIn: rows + quarantined,
+        rowsOut: rows,
+        notes: {
+          quarantined,
+          snapshot_moment: Number.isNaN(lastModified) ? null : new Date(lastModified).toISOString(),
+        },
+      };
+    } finally {
+      await http.close();
+      await rm(staging, { recursive: true, force: true });
+    }
+  },
+});

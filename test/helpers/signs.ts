@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { Simulator } from '../../src/simulator/index.js';
+import { duck } from './tmp.js';
+
+export function md5(text: string): string {
+  return createHash('md5').update(text).digest('hex');
+}
+
+/** Ground truth: content hashes of the simulator's distinct events, in feed order. */
+export function truthEventHashes(simulator: Simulator, townCode?: string): string[] {
+  return [...simulator.world.distinctEvents(townCode)].map((e) => md5(JSON.stringify(e)));
+}
+
+/** Ground truth: content hashes of the current state (as of `at`, default the simulator's now). */
+export function truthStateHashes(simulator: Simulator, at?: number): string[] {
+  return [...simulator.world.currentState(at)].map((e) => md5(JSON.stringify(e))).sort();
+}
+
+const glob = (output: string, dataset: string) =>
+  `'${join(output, dataset).replaceAll("'", "''")}/**/*.parquet'`;
+
+/** Hashes of everything landed (events and quarantine), in feed order. */
+export async function landedEventHashes(output: string): Promise<string[]> {
+  const events = await duck(
+    `SELECT event_hash FROM read_parquet(${glob(output, 'signs/events')}, hive_partitioning = true) ORDER BY publication_timestamp, feed_index`,
+  );
+  return events.map((r) => String(r['event_hash']));
+}
+
+export async function quarantinedHashes(output: string): Promise<string[]> {
+  const rows = await duck(
+    `SELECT event_hash FROM read_parquet(${glob(output, 'signs/quarantine')}) ORDER BY event_hash`,
+  ).catch(() => []);
+  return rows.map((r) => String(r['event_hash']));
+}
+
+export async function tableHashes(output: string, table: string): Promise<string[]> {
+  const rows = await duck(
+    `SELECT event_hash FROM read_parquet('${join(output, 'derived', table, 'data.parquet')}') ORDER BY event_hash`,
+  );
+  return rows.map((r) => String(r['event_hash']));
+}
+
+export function signsPipeline(options: Record<string, unknown> = {}, extraSteps = ''): string {
+  return `name: signs_test
+source:
+  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }
+steps:
+  - id: signs_events
+    kind: signs.events
+    options: ${JSON.stringify({ backoff_ms: 1, ...options })}
+${extraSteps}`;
+}

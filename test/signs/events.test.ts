@@ -1,0 +1,234 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/pipeline/manifest.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import {
+  landedEventHashes,
+  quarantinedHashes,
+  signsPipeline,
+  truthEventHashes,
+} from '../helpers/signs.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { testDir } from '../helpers/tmp.js';
+
+const sorted = (values: string[]) => [...values].sort();
+
+const simulator = await useSimulator({ seed: 11, signs: { signs: 500 } });
+const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
+const truth = truthEventHashes(simulator);
+
+describe('signs.events against the simulator', () => {
+  it.each([
+    [100, 1],
+    [37, 4],
+    [7, 3],
+  ])(
+    'lands every distinct event exactly once, in feed order (limit %i, %i readers)',
+    async (limit, concurrency) => {
+      const dir = await testDir();
+      const { failure, output, summary } = await runDefinition(
+        dir,
+        signsPipeline({ limit, concurrency, unit_rows: 300 }),
+        {},
+        { env },
+      );
+      expect(failure).toBeUndefined();
+      const landed = await landedEventHashes(output);
+      expect(landed).toEqual(truth);
+      expect(summary.steps[0]!.rows_out).toBe(truth.length);
+    },
+  );
+
+  it('reads one town with town_code', async () => {
+    const dir = await testDir();
+    const { output } = await runDefinition(
+      dir,
+      signsPipeline({ town_code: 'GM0599', concurrency: 2 }),
+      {},
+      { env },
+    );
+    const expected = truthEventHashes(simulator, 'GM0599');
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await landedEventHashes(output)).toEqual(expected);
+  });
+
+  it('continues from its checkpoint: a second run adds only what was published since', async () => {
+    const growing = await useSimulator({
+      seed: 11,
+      signs: { signs: 500 },
+      now: '2024-06-01T00:00:00.000Z',
+    });
+    const dir = await testDir();
+    const first = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 3 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL } },
+    );
+    const early = truthEventHashes(growing);
+    expect(await landedEventHashes(first.output)).toEqual(early);
+    growing.world.setNow('2026-11-15T00:00:00.000Z');
+    const second = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 3 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(await landedEventHashes(second.output)).toEqual(truth);
+    expect(second.summary.steps[0]!.rows_out).toBe(truth.length - early.length);
+    const third = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 3 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(third.summary.steps[0]!.rows_out).toBe(0);
+  });
+
+  it('quarantines records that cannot be typed, with the reason, and loses none', async () => {
+    const messy = await useSimulator({ seed: 12, signs: { signs: 400, badRecordRate: 0.03 } });
+    const dir = await testDir();
+    const { output, summary } = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 2 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: messy.env.ROAD_ETL_SIGNS_URL } },
+    );
+    const all = truthEventHashes(messy);
+    const bad = [...messy.world.distinctEvents()].filter(
+      (e) => typeof e['id'] === 'string' && !/^\d+$/.test(e['id']),
+    );
+    expect(bad.length).toBeGreaterThan(5);
+    const quarantined = await quarantinedHashes(output);
+    expect(quarantined).toHaveLength(bad.length);
+    expect(sorted([...(await landedEventHashes(output)), ...quarantined])).toEqual(sorted(all));
+    expect(summary.steps[0]!.rows_out).toBe(all.length - bad.length);
+  });
+
+  it('comes through 500s, resets and truncated bodies with retries, to the same dataset', async () => {
+    const faulty = await useSimulator({
+      seed: 11,
+      signs: { signs: 500 },
+      faults: {
+        errorRate: 0.15,
+        resetRate: 0.05,
+        truncateRate: 0.05,
+        rateLimitRate: 0.05,
+        retryAfterSeconds: 0,
+        htmlRate: 0.03,
+      },
+    });
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 3, retries: 12 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: faulty.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(failure).toBeUndefined();
+    expect(await landedEventHashes(output)).toEqual(truth);
+    const kinds = new Set(faulty.requests.map((r) => r.fault).filter(Boolean));
+    expect(kinds).toEqual(new Set(['error', 'reset', 'truncate', 'rate-limit', 'html']));
+  });
+
+  it('fails with the endpoint, status and body when retries do not help', async () => {
+    const broken = await useSimulator({
+      seed: 11,
+      signs: { signs: 100 },
+      faults: { errorRate: 1 },
+    });
+    const dir = await testDir();
+    const { failure } = await runDefinition(
+      dir,
+      signsPipeline({ retries: 2 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: broken.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(failure?.message).toMatch(
+      /Request failed after 3 attempts \(Upstream answered 500\): GET http:\/\/127\.0\.0\.1:\d+\/signs\/api\/rest\/static-road-data\/traffic-signs\/v1\/events\?offset=.* with status 500: .*Simulated failure/,
+    );
+  });
+});
+
+describe('signs.events at an instant shared by more events than a chunk holds', () => {
+  it('reads the instant per town code and loses nothing', async () => {
+    const burst = await useSimulator({
+      seed: 5,
+      signs: { signs: 3000, rounds: 2, burst: { size: 250 } },
+    });
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 2, unit_rows: 2000 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: burst.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(failure).toBeUndefined();
+    expect(sorted(await landedEventHashes(output))).toEqual(sorted(truthEventHashes(burst)));
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const bursts = manifest.steps[0]!.notes?.['bursts'] as { instant: string; events: number }[];
+    expect(bursts.map((b) => b.instant)).toEqual([
+      new Date(burst.world.feed.burst!.time).toISOString(),
+    ]);
+  });
+
+  it('stops with an error naming the instant when even one town holds more than a chunk', async () => {
+    const burst = await useSimulator({
+      seed: 5,
+      signs: { signs: 8000, rounds: 1, burst: { size: 150, townCode: 'GM0363' } },
+    });
+    expect(burst.world.feed.burst!.size).toBe(150);
+    const instant = new Date(burst.world.feed.burst!.time).toISOString();
+    const dir = await testDir();
+    const { failure } = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 1 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: burst.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(failure?.message).toContain(
+      `more than 100 events of town GM0363 share the instant ${instant}`,
+    );
+    expect(failure?.message).toContain('unreachable: record');
+  });
+
+  it('with unreachable: record, passes the instant and records the gap in the manifest', async () => {
+    const burst = await useSimulator({
+      seed: 5,
+      signs: { signs: 8000, rounds: 1, burst: { size: 150, townCode: 'GM0363' } },
+    });
+    expect(burst.world.feed.burst!.size).toBe(150);
+    const instant = new Date(burst.world.feed.burst!.time).toISOString();
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 1, unreachable: 'record' }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: burst.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(failure).toBeUndefined();
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    expect(manifest.steps[0]!.notes?.['gaps']).toEqual([
+      {
+        instant,
+        town_code: 'GM0363',
+        reason: expect.stringContaining('more than 100 events') as string,
+      },
+    ]);
+    const landed = new Set(await landedEventHashes(output));
+    const missing = truthEventHashes(burst).filter((h) => !landed.has(h));
+    const atInstant = [...burst.world.distinctEvents()].filter(
+      (e) => e['publication_timestamp'] === instant,
+    );
+    // Everything is there but the events of the town beyond the first chunk at that instant.
+    const reachable = atInstant
+      .filter((e) => (e['location'] as { county: { code: string } }).county.code === 'GM0363')
+      .slice(0, 100).length;
+    expect(missing).toHaveLength(
+      atInstant.filter(
+        (e) => (e['location'] as { county: { code: string } }).county.code === 'GM0363',
+      ).length - reachable,
+    );
+  });
+});
