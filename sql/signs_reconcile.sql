@@ -25,7 +25,7 @@ SELECT
         WHEN e.id IS NULL THEN 'only_in_snapshot'
         ELSE 'fields_differ'
     END AS difference,
-    list_filter([
+    CASE WHEN e.id IS NULL OR s.id IS NULL THEN []::VARCHAR[] ELSE list_filter([
         CASE WHEN e.type IS DISTINCT FROM s.type THEN 'type' END,
         CASE WHEN e.publication_timestamp IS DISTINCT FROM s.publication_timestamp THEN 'publication_timestamp' END,
         CASE WHEN e.validated IS DISTINCT FROM s.validated THEN 'validated' END,
@@ -48,7 +48,7 @@ SELECT
         CASE WHEN e.details_first_seen IS DISTINCT FROM s.details_first_seen THEN 'details_first_seen' END,
         CASE WHEN e.details_last_seen IS DISTINCT FROM s.details_last_seen THEN 'details_last_seen' END,
         CASE WHEN e.details_removed IS DISTINCT FROM s.details_removed THEN 'details_removed' END
-    ], f -> f IS NOT NULL) AS differing_fields,
+    ], f -> f IS NOT NULL) END AS differing_fields,
     e.publication_timestamp AS events_publication_timestamp,
     s.publication_timestamp AS snapshot_publication_timestamp
 FROM state_from_events AS e

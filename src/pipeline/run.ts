@@ -18,6 +18,7 @@ import { describeFile, removeTemporaryFiles, type FileRecord } from '../util/fs.
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
+import { STEP_KINDS } from './registry.js';
 import { STATE_FOLDER, StateStore, acquireLock } from './state.js';
 import type { ExportRecord, PlanContext, StepContext, Upstream } from './step-kind.js';
 
@@ -211,8 +212,9 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       }
       const datasets = await discoverDatasets(output);
       await createDatasetViews(database, datasets);
-      for (const step of pipeline.steps) {
-        if (step.kind.views) await createPlaceholderViews(database, step.kind.views, datasets);
+      // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
+      for (const kind of STEP_KINDS.values()) {
+        if (kind.views) await createPlaceholderViews(database, kind.views, datasets);
       }
       return database;
     };

@@ -52,3 +52,35 @@ steps:
     options: ${JSON.stringify({ backoff_ms: 1, ...options })}
 ${extraSteps}`;
 }
+
+/** What identifies a sign's state, comparable between the simulator's payloads and the typed table. */
+export function stateKey(payload: Record<string, unknown>): string {
+  const location = payload['location'] as {
+    wgs84: { latitude: unknown };
+    road: { wvk_id: unknown };
+  };
+  return [
+    payload['id'],
+    payload['publication_timestamp'],
+    payload['type'],
+    payload['rvv_code'],
+    Number(location.wgs84.latitude),
+    Number(location.road.wvk_id),
+  ].join('|');
+}
+
+export function truthStateKeys(simulator: Simulator, at?: number): string[] {
+  return [...simulator.world.currentState(at)].map(stateKey).sort();
+}
+
+export async function tableStateKeys(output: string, table: string): Promise<string[]> {
+  const rows = await duck(
+    `SELECT id, strftime(publication_timestamp, '%Y-%m-%dT%H:%M:%S.%gZ') AS ts, type, rvv_code, location_wgs84_latitude AS lat, location_road_wvk_id AS wvk
+     FROM read_parquet('${join(output, 'derived', table, 'data.parquet')}')`,
+  );
+  return rows
+    .map((r) =>
+      [r['id'], r['ts'], r['type'], r['rvv_code'], Number(r['lat']), Number(r['wvk'])].join('|'),
+    )
+    .sort();
+}

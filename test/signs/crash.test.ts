@@ -1,0 +1,83 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { collect, runCli, startCli, ROOT } from '../helpers/cli.js';
+import {
+  landedEventHashes,
+  signsPipeline,
+  tableStateKeys,
+  truthEventHashes,
+  truthStateKeys,
+} from '../helpers/signs.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { testDir, writeFiles } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({ seed: 31, signs: { signs: 700 }, faults: { latencyMs: 3 } });
+const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
+
+const PIPELINE = signsPipeline(
+  { limit: 25, concurrency: 3, unit_rows: 150 },
+  `  - id: signs_current_state
+    kind: sql
+    needs: [signs_events]
+    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
+  - id: export_csv
+    kind: export
+    needs: [signs_current_state]
+    options: { query: "SELECT id, type, rvv_code FROM signs_current_state ORDER BY id", path: exports/state.csv }
+`,
+);
+
+async function setUp(): Promise<{ file: string; output: string }> {
+  const dir = await testDir();
+  await writeFiles(dir, {
+    'pipelines/p.yaml': PIPELINE,
+    'sql/signs_current_state.sql': await readFile(
+      join(ROOT, 'sql', 'signs_current_state.sql'),
+      'utf8',
+    ),
+  });
+  return { file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
+}
+
+describe('a run killed at any moment', () => {
+  it('gives exactly the ground truth after a rerun, however often it was killed (SIGKILL)', async () => {
+    const { file, output } = await setUp();
+    const kills: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const child = startCli(['run', file, '--output', output], { env });
+      const done = collect(child);
+      const after = 300 + Math.floor(Math.random() * 2500);
+      await sleep(after);
+      child.kill('SIGKILL');
+      const result = await done;
+      if (result.signal === 'SIGKILL') kills.push(after);
+    }
+    expect(kills.length).toBeGreaterThan(2);
+    const final = await runCli(['run', file, '--output', output], { env });
+    expect(final.code, final.stderr).toBe(0);
+    expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
+    expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
+    const csv = await readFile(join(output, 'exports/state.csv'), 'utf8');
+    expect(csv.trim().split('\r\n')).toHaveLength(truthStateKeys(simulator).length + 1);
+  });
+
+  it('stops cleanly on SIGTERM: finishes the unit in hand, exits 1, and a rerun completes', async () => {
+    const { file, output } = await setUp();
+    const child = startCli(['run', file, '--output', output], { env });
+    const done = collect(child);
+    await sleep(1200);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/SIGTERM received|Interrupted by SIGTERM/);
+    const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
+    expect(summary.status).toBe('interrupted');
+    expect(existsSync(join(output, '.state', 'lock'))).toBe(false);
+    const final = await runCli(['run', file, '--output', output], { env });
+    expect(final.code, final.stderr).toBe(0);
+    expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
+  });
+});
