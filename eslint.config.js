@@ -4,7 +4,16 @@ import vitest from '@vitest/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'output/**', 'coverage/**', 'bench/.data/**', '.scratch/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'output/**',
+      'coverage/**',
+      'bench/.data/**',
+      '.scratch/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
