@@ -1,0 +1,106 @@
+// Helpers for the benchmarks: a simulator in its own process, a road-etl run
+// with its peak memory, and the raw fetch-and-parse baseline.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'road-etl.js');
+
+/** Starts `road-etl simulate ARGS` in a child process; resolves once it prints its env lines. */
+export async function startSimulator(args) {
+  const child = spawn(process.execPath, [BIN, 'simulate', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let text = '';
+  while (text.split('\n').length <= 6) {
+    const [chunk] = await once(child.stdout, 'data');
+    text += chunk.toString();
+  }
+  const env = Object.fromEntries(
+    text
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/=(.*)/s).slice(0, 2)),
+  );
+  return {
+    env,
+    async stop() {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+function peakRss(pid) {
+  return readFile(`/proc/${pid}/status`, 'utf8').then(
+    (status) => Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024,
+    () => 0,
+  );
+}
+
+/** Runs a pipeline definition with the CLI; resolves to wall time, peak RSS and the manifest. */
+export async function runPipeline(yaml, env, { keep = false } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'road-etl-bench-'));
+  await writeFile(join(dir, 'p.yaml'), yaml.replaceAll('SQL_DIR', join(ROOT, 'sql')));
+  const output = join(dir, 'output');
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'run',
+      join(dir, 'p.yaml'),
+      '--output',
+      output,
+      '--log-format',
+      'json',
+      '--log-level',
+      'warn',
+    ],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  let rss = 0;
+  const timer = setInterval(async () => (rss = Math.max(rss, await peakRss(child.pid))), 100);
+  const [code] = await once(child, 'exit');
+  clearInterval(timer);
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`road-etl exited ${code}: ${stdout}`);
+  const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8'));
+  if (!keep) await rm(dir, { recursive: true, force: true });
+  return { ms, rss, manifest, dir };
+}
+
+/** The baseline: fetch every page of the feed in turn and JSON.parse it; nothing else. */
+export async function rawFeedLoop(signsUrl, limit = 100) {
+  const agent = new Agent({ connections: 1 });
+  const base = `${signsUrl}/api/rest/static-road-data/traffic-signs/v1/events`;
+  let offset = '1970-01-01T00:00:00.000Z';
+  let events = 0;
+  let pages = 0;
+  const started = performance.now();
+  for (;;) {
+    const response = await request(`${base}?offset=${encodeURIComponent(offset)}&limit=${limit}`, {
+      dispatcher: agent,
+    });
+    const page = JSON.parse(await response.body.text());
+    pages++;
+    events += page.length;
+    if (page.length < limit) break;
+    offset = page[page.length - 1].publication_timestamp;
+  }
+  await agent.close();
+  return { ms: performance.now() - started, events, pages };
+}
+
+export const mb = (bytes) => `${Math.round(bytes / 1024 / 1024)} MB`;
+export const rate = (count, ms) => Math.round((count / ms) * 1000);

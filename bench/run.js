@@ -1,0 +1,2 @@
+// Runs every benchmark: node bench/run.js (npm run bench).
+await import('./signs.js');

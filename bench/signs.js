@@ -1,0 +1,113 @@
+// Traffic-sign feed benchmarks (issue: traffic signs). Not part of `npm test`.
+//   node bench/signs.js [throughput] [latency] [memory] [current-state]
+import { mb, rate, rawFeedLoop, runPipeline, startSimulator } from './lib.js';
+
+const only = new Set(process.argv.slice(2));
+const want = (name) => only.size === 0 || only.has(name);
+const results = [];
+
+const eventsPipeline = (options) => `name: bench
+source:
+  signs: { url: '\${env.ROAD_ETL_SIGNS_URL}' }
+steps:
+  - { id: signs_events, kind: signs.events, options: ${JSON.stringify(options)} }
+`;
+
+function landed(manifest) {
+  return manifest.steps.find((s) => s.id === 'signs_events').rows_out;
+}
+
+if (want('throughput') || want('memory')) {
+  // ~1M events, no latency: the pipeline against the raw fetch-and-parse loop, same simulator, same run.
+  const sim = await startSimulator(['--scale', 'large', '--seed', '7']);
+  const raw = await rawFeedLoop(sim.env.ROAD_ETL_SIGNS_URL);
+  const one = await runPipeline(eventsPipeline({ concurrency: 1 }), sim.env);
+  const four = await runPipeline(eventsPipeline({ concurrency: 4 }), sim.env);
+  await sim.stop();
+  const rawRate = rate(raw.events, raw.ms);
+  const oneRate = rate(landed(one.manifest), one.ms);
+  const fourRate = rate(landed(four.manifest), four.ms);
+  results.push(
+    [
+      '1M events, no latency: raw fetch + JSON.parse loop (baseline)',
+      `${raw.events.toLocaleString('en')} events (with repeats) in ${(raw.ms / 1000).toFixed(1)} s = ${rawRate.toLocaleString('en')}/s`,
+      '1.00',
+    ],
+    [
+      '1M events, no latency: road-etl, 1 reader, end to end',
+      `${landed(one.manifest).toLocaleString('en')} events in ${(one.ms / 1000).toFixed(1)} s = ${oneRate.toLocaleString('en')}/s, peak RSS ${mb(one.rss)}`,
+      (oneRate / rawRate).toFixed(2),
+    ],
+    [
+      '1M events, no latency: road-etl, 4 readers, end to end',
+      `${(four.ms / 1000).toFixed(1)} s = ${fourRate.toLocaleString('en')}/s, peak RSS ${mb(four.rss)}`,
+      (fourRate / rawRate).toFixed(2),
+    ],
+  );
+  if (want('memory')) {
+    const big = await startSimulator(['--signs', '1000000', '--seed', '7']);
+    const three = await runPipeline(eventsPipeline({ concurrency: 1 }), big.env);
+    await big.stop();
+    results.push([
+      '3M events: road-etl, 1 reader (peak RSS against the 1M run)',
+      `${landed(three.manifest).toLocaleString('en')} events in ${(three.ms / 1000).toFixed(1)} s, peak RSS ${mb(three.rss)}`,
+      (three.rss / one.rss).toFixed(2),
+    ]);
+  }
+}
+
+if (want('latency')) {
+  // 50 ms per request: the parallel backfill against one reader.
+  const sim = await startSimulator(['--signs', '30000', '--seed', '7', '--latency-ms', '50']);
+  const one = await runPipeline(eventsPipeline({ concurrency: 1 }), sim.env);
+  const sharded = await runPipeline(eventsPipeline({ concurrency: 16 }), sim.env);
+  await sim.stop();
+  results.push(
+    [
+      '50 ms latency: one reader (baseline)',
+      `${landed(one.manifest).toLocaleString('en')} events in ${(one.ms / 1000).toFixed(1)} s`,
+      '1.00',
+    ],
+    [
+      '50 ms latency: backfill with 16 readers',
+      `${landed(sharded.manifest).toLocaleString('en')} events in ${(sharded.ms / 1000).toFixed(1)} s`,
+      `${(one.ms / sharded.ms).toFixed(1)}x faster`,
+    ],
+  );
+}
+
+if (want('current-state')) {
+  // The current state of 3 million signs, built by the SQL step from the landed events.
+  const sim = await startSimulator(['--scale', 'national', '--seed', '7']);
+  const run = await runPipeline(
+    `${eventsPipeline({ concurrency: 4 })}  - id: signs_current_state
+    kind: sql
+    needs: [signs_events]
+    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
+sql_dir: SQL_DIR
+`,
+    sim.env,
+  );
+  await sim.stop();
+  const extract = run.manifest.steps.find((s) => s.id === 'signs_events');
+  const state = run.manifest.steps.find((s) => s.id === 'signs_current_state');
+  results.push(
+    [
+      '3M signs: extract the feed (4 readers)',
+      `${extract.rows_out.toLocaleString('en')} events in ${(extract.duration_ms / 1000).toFixed(1)} s`,
+      '-',
+    ],
+    [
+      '3M signs: build the current state (sql step)',
+      `${state.rows_out.toLocaleString('en')} signs from ${state.rows_in.toLocaleString('en')} events in ${(state.duration_ms / 1000).toFixed(1)} s, run peak RSS ${mb(run.rss)}`,
+      '-',
+    ],
+  );
+}
+
+const table = [
+  '| measurement | result | ratio |',
+  '|---|---|---|',
+  ...results.map((r) => `| ${r.join(' | ')} |`),
+].join('\n');
+console.log(table);
