@@ -11,6 +11,7 @@ interface SimulateArgs {
   signs: number | undefined;
   locations: number | undefined;
   now: string | undefined;
+  'feed-start': string | undefined;
   'max-locations': number | undefined;
   'max-period-days': number | undefined;
   'end-exclusive': boolean;
@@ -52,6 +53,7 @@ export function simulatorInputFromArgs(args: SimulateArgs): SimulatorInput[] {
       },
       signs: {
         signs: args.signs,
+        feedStart: args['feed-start'],
         badRecordRate: args['bad-record-rate'],
         burst: { size: args['burst-size'], townCode: args['burst-town'] },
       },
@@ -86,6 +88,10 @@ export const simulateCommand: CommandModule<object, SimulateArgs> = {
       })
       .option('signs', { type: 'number', describe: 'Number of distinct traffic signs' })
       .option('locations', { type: 'number', describe: 'Number of bicycle counting locations' })
+      .option('feed-start', {
+        type: 'string',
+        describe: 'Start of the sign history (UTC ISO); default 2021-05-01T00:00:00.000Z',
+      })
       .option('now', {
         type: 'string',
         describe: "The simulator's clock (UTC ISO); default: end of the feed",

@@ -259,26 +259,35 @@ class EventsRun {
     const buffer: TakenEvent[] = [];
     // Each reader lands through a connection of its own; they share one database.
     let connection: Database | undefined;
-    const flush = async (): Promise<void> => {
-      if (buffer.length > 0) {
+    // One unit lands in the background while the reader fetches the next one.
+    let landing: Promise<void> = Promise.resolve();
+    const land = async (events: TakenEvent[], start: Cursor, end: Cursor): Promise<void> => {
+      if (events.length > 0) {
         connection ??= await (await this.#context.database()).fork();
-        const db = connection;
-        const stem = unitStem(this.#context.stepId, position(range.state.cursor));
+        const stem = unitStem(this.#context.stepId, position(start));
         const staging = join(this.#context.output, STATE_FOLDER, 'staging');
-        const landed = await landUnit(db, this.#context.output, staging, stem, buffer);
+        const landed = await landUnit(connection, this.#context.output, staging, stem, events);
         for (const file of landed.files) await this.#context.recordFile(file);
         this.stats.landed += landed.rows;
         this.stats.quarantined += landed.quarantined;
         this.#checkpoint.events += landed.rows;
         this.#checkpoint.quarantined += landed.quarantined;
-        buffer.length = 0;
       }
-      range.state.cursor = range.live;
+      // Only now, with the unit's files in place, does the checkpoint move past them.
+      range.state.cursor = end;
       await this.save();
+    };
+    const flush = async (wait: boolean): Promise<void> => {
+      await landing; // at most one unit in flight; its failure surfaces here
+      const events = buffer.splice(0, buffer.length);
+      landing = land(events, range.state.cursor, range.live);
+      landing.catch(() => undefined); // awaited later; never left unhandled
+      if (wait) await landing;
     };
     try {
       await this.#readPages(range, buffer, flush);
     } finally {
+      await landing.catch(() => undefined);
       connection?.close();
     }
   }
@@ -286,13 +295,13 @@ class EventsRun {
   async #readPages(
     range: LiveRange,
     buffer: TakenEvent[],
-    flush: () => Promise<void>,
+    flush: (wait: boolean) => Promise<void>,
   ): Promise<void> {
     const { limit, town_code: townCode, unit_rows: unitRows } = this.#options;
     const { signal, progress } = this.#context;
     for (;;) {
       if (signal.aborted) {
-        await flush(); // the unit in hand is finished, then the run stops
+        await flush(true); // the unit in hand is finished, then the run stops
         return;
       }
       const before = offsetMs(range.live.offset);
@@ -316,7 +325,7 @@ class EventsRun {
         done: Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
       });
       if (outcome.reachedEnd || outcome.exhausted) {
-        await flush();
+        await flush(true);
         // Done for this run. A range is complete only when it has seen its end:
         // one whose events simply ran out goes on from its cursor next run.
         range.finished = true;
@@ -326,7 +335,7 @@ class EventsRun {
         }
         return;
       }
-      if (buffer.length >= unitRows) await flush();
+      if (buffer.length >= unitRows) await flush(false);
     }
   }
 

@@ -104,41 +104,41 @@ function typed(kind: Kind, text: string, json: string): string {
  * and `event_hash`) that yields the typed columns plus `_problem`: why the record
  * cannot be typed, or NULL.
  */
-export function typingSelect(
-  source: string,
-  layout: Layout,
-  passThrough: readonly string[],
-): string {
+export function typingSelect(source: string, layout: Layout, passThrough: readonly string[]): string {
+  // One parse per record: every field's text comes out of a single multi-path extraction.
+  const paths = SIGN_FIELDS.map(([path]) => quotedString(jsonPath(path, layout)));
   const texts: string[] = [];
   const values: string[] = [];
   const issues: string[] = [];
-  for (const [path, kind] of SIGN_FIELDS) {
+  SIGN_FIELDS.forEach(([path, kind], i) => {
     const name = columnName(path);
     const text = `_t_${name}`;
+    texts.push(`_v[${i + 1}] AS ${text}`);
     const json =
-      layout === 'flat' && kind === 'list'
-        ? `TRY_CAST(${text} AS JSON)`
-        : `(raw -> ${quotedString(jsonPath(path, layout))})`;
-    texts.push(`raw ->> ${quotedString(jsonPath(path, layout))} AS ${text}`);
+      layout === 'flat' ? `TRY_CAST(${text} AS JSON)` : `(raw -> ${quotedString(jsonPath(path, layout))})`;
     const value = typed(kind, text, json);
     values.push(`${value} AS ${quotedIdentifier(name)}`);
     if (kind !== 'text') {
       issues.push(
-        `CASE WHEN ${text} IS NOT NULL AND trim(${text}) <> '' AND (${value}) IS NULL THEN ${quotedString(`${name}: ${kind === 'list' ? 'not a list' : `not a ${kind}`}`)} || ' (' || ${text} || ')' END`,
+        `CASE WHEN ${text} IS NOT NULL AND trim(${text}) <> '' AND ${quotedIdentifier(name)} IS NULL THEN ${quotedString(`${name}: ${kind === 'list' ? 'not a list' : `not a ${kind}`}`)} || ' (' || ${text} || ')' END`,
       );
     }
-  }
+  });
   const problem = `CASE
     WHEN TRY_CAST(trim(_t_id) AS BIGINT) IS NULL THEN 'id is not an integer: ' || coalesce(_t_id, 'missing')
     WHEN (${typed('timestamp', '_t_publication_timestamp', '')}) IS NULL THEN 'publication_timestamp is not a timestamp: ' || coalesce(_t_publication_timestamp, 'missing')
     WHEN _t_type IS NULL OR _t_type NOT IN (${EVENT_TYPES.map(quotedString).join(', ')}) THEN 'type is not created, updated or deleted: ' || coalesce(_t_type, 'missing')
   END`;
   const keep = passThrough.map(quotedIdentifier);
-  return `SELECT ${values.join(',\n  ')},
-  ${[...keep, ''].join(', ')}list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
+  const columns = SIGN_FIELDS.map(([path]) => quotedIdentifier(columnName(path)));
+  return `SELECT ${[...columns, ...keep].join(', ')},
+  list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
   raw AS raw_event,
   ${problem} AS _problem
-FROM (SELECT *, ${texts.join(', ')} FROM ${source})`;
+FROM (
+  SELECT *, ${values.join(',\n  ')}
+  FROM (SELECT *, ${texts.join(', ')} FROM (SELECT *, json_extract_string(raw, [${paths.join(', ')}]) AS _v FROM ${source}))
+)`;
 }
 
 /** Columns of the signs_events view (partition column included). */
