@@ -222,9 +222,10 @@ class EventsRun {
   async #worker(): Promise<void> {
     for (;;) {
       if (this.#context.signal.aborted) return;
-      const range = this.#ranges.find((r) => !r.claimed && !r.finished) ?? (await this.#split());
+      let range = this.#ranges.find((r) => !r.claimed && !r.finished);
+      if (range) range.claimed = true;
+      else range = await this.#split();
       if (!range) return;
-      range.claimed = true;
       try {
         await this.#read(range);
       } finally {
@@ -243,10 +244,11 @@ class EventsRun {
       offsetMs(largest.live.offset) + Math.floor(this.#span(largest, now) / 2),
     ).toISOString();
     const cursor: Cursor = { offset: mid, seen: [] };
+    // Claimed before it is visible: the save below yields, and another idle reader must not take it too.
     const part: LiveRange = {
       state: { start: mid, end: largest.state.end, cursor },
       live: cursor,
-      claimed: false,
+      claimed: true,
       finished: false,
     };
     largest.state.end = mid;

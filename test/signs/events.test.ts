@@ -40,6 +40,23 @@ describe('signs.events against the simulator', () => {
     },
   );
 
+  it('hands each range to one reader only, with many readers splitting ranges as they go idle', async () => {
+    const slow = await useSimulator({
+      seed: 13,
+      signs: { signs: 3000, feedStart: '2026-08-15T00:00:00.000Z' },
+      faults: { latencyMs: 20 },
+    });
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      signsPipeline({ concurrency: 16, unit_rows: 500 }),
+      {},
+      { env: { ROAD_ETL_SIGNS_URL: slow.env.ROAD_ETL_SIGNS_URL } },
+    );
+    expect(failure).toBeUndefined();
+    expect(await landedEventHashes(output)).toEqual(truthEventHashes(slow));
+  });
+
   it('reads one town with town_code', async () => {
     const dir = await testDir();
     const { output } = await runDefinition(

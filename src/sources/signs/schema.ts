@@ -104,7 +104,11 @@ function typed(kind: Kind, text: string, json: string): string {
  * and `event_hash`) that yields the typed columns plus `_problem`: why the record
  * cannot be typed, or NULL.
  */
-export function typingSelect(source: string, layout: Layout, passThrough: readonly string[]): string {
+export function typingSelect(
+  source: string,
+  layout: Layout,
+  passThrough: readonly string[],
+): string {
   // One parse per record: every field's text comes out of a single multi-path extraction.
   const paths = SIGN_FIELDS.map(([path]) => quotedString(jsonPath(path, layout)));
   const texts: string[] = [];
@@ -115,7 +119,9 @@ export function typingSelect(source: string, layout: Layout, passThrough: readon
     const text = `_t_${name}`;
     texts.push(`_v[${i + 1}] AS ${text}`);
     const json =
-      layout === 'flat' ? `TRY_CAST(${text} AS JSON)` : `(raw -> ${quotedString(jsonPath(path, layout))})`;
+      layout === 'flat'
+        ? `TRY_CAST(${text} AS JSON)`
+        : `(raw -> ${quotedString(jsonPath(path, layout))})`;
     const value = typed(kind, text, json);
     values.push(`${value} AS ${quotedIdentifier(name)}`);
     if (kind !== 'text') {
