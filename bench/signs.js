@@ -63,7 +63,16 @@ if (want('throughput') || want('memory')) {
 
 if (want('latency')) {
   // 50 ms per request: the parallel backfill against one reader.
-  const sim = await startSimulator(['--signs', '30000', '--seed', '7', '--latency-ms', '50', '--feed-start', '2026-08-15T00:00:00.000Z']);
+  const sim = await startSimulator([
+    '--signs',
+    '30000',
+    '--seed',
+    '7',
+    '--latency-ms',
+    '50',
+    '--feed-start',
+    '2026-08-15T00:00:00.000Z',
+  ]);
   const one = await runPipeline(eventsPipeline({ concurrency: 1 }), sim.env);
   const sharded = await runPipeline(eventsPipeline({ concurrency: 16 }), sim.env);
   await sim.stop();

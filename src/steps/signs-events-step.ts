@@ -37,6 +37,10 @@ import { EVENTS_VIEW_COLUMNS } from '../sources/signs/schema.js';
 const EPOCH = '1970-01-01T00:00:00.000Z';
 /** Ranges shorter than this are not split further. */
 const MIN_SPLIT_MS = 60_000;
+/** A range is split only when its estimated rest is worth this many requests of a new reader. */
+const MIN_SPLIT_PAGES = 8;
+/** The first run plans this many ranges per reader: a reader that finishes takes the next one. */
+const RANGES_PER_READER = 3;
 
 const timestamp = z
   .string()
@@ -154,6 +158,9 @@ interface LiveRange {
   live: Cursor;
   claimed: boolean;
   finished: boolean;
+  /** Events taken in this run, and the instant of the first, to estimate the work left. */
+  taken: number;
+  firstMs: number | undefined;
 }
 
 class EventsRun {
@@ -164,6 +171,8 @@ class EventsRun {
   readonly #ranges: LiveRange[];
   readonly #towns: Set<string>;
   #saving: Promise<void> = Promise.resolve();
+  /** Last units of finished ranges, landing while their readers move on. */
+  readonly #tails: Promise<void>[] = [];
   readonly stats = {
     events: 0,
     landed: 0,
@@ -187,6 +196,8 @@ class EventsRun {
       live: state.cursor,
       claimed: false,
       finished: false,
+      taken: 0,
+      firstMs: undefined,
     }));
     this.#towns = new Set(checkpoint.towns);
   }
@@ -208,7 +219,8 @@ class EventsRun {
     const total = this.#ranges.reduce((sum, r) => sum + this.#span(r), 0);
     this.#context.progress.setTotal(Math.max(1, Math.round(total / 1000)));
     const workers = Array.from({ length: this.#options.concurrency }, () => this.#worker());
-    const results = await Promise.allSettled(workers);
+    const results = await Promise.allSettled([...workers]);
+    results.push(...(await Promise.allSettled(this.#tails)));
     await this.#saving;
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -234,12 +246,26 @@ class EventsRun {
     }
   }
 
-  /** Gives an idle reader the upper half of the largest range being read. */
+  /** Events left in a range, estimated from what its reader has seen so far (Infinity before it has seen any). */
+  #estimatedRest(range: LiveRange, now: number): number {
+    const covered = range.firstMs === undefined ? 0 : offsetMs(range.live.offset) - range.firstMs;
+    if (covered <= 0) return Infinity;
+    return (range.taken / covered) * this.#span(range, now);
+  }
+
+  /** Gives an idle reader the upper half of the range with the most work left. */
   async #split(): Promise<LiveRange | undefined> {
     const now = Date.now();
-    const busy = this.#ranges.filter((r) => r.claimed && !r.finished);
-    const largest = busy.sort((a, b) => this.#span(b, now) - this.#span(a, now))[0];
+    // The open range follows the feed's tail, whose end is unknown: it is not split.
+    const busy = this.#ranges.filter((r) => r.claimed && !r.finished && r.state.end !== null);
+    const largest = busy.sort(
+      (a, b) =>
+        this.#estimatedRest(b, now) - this.#estimatedRest(a, now) ||
+        this.#span(b, now) - this.#span(a, now),
+    )[0];
     if (!largest || this.#span(largest, now) < MIN_SPLIT_MS) return undefined;
+    if (this.#estimatedRest(largest, now) < MIN_SPLIT_PAGES * 2 * this.#options.limit)
+      return undefined;
     const mid = new Date(
       offsetMs(largest.live.offset) + Math.floor(this.#span(largest, now) / 2),
     ).toISOString();
@@ -250,6 +276,8 @@ class EventsRun {
       live: cursor,
       claimed: true,
       finished: false,
+      taken: 0,
+      firstMs: undefined,
     };
     largest.state.end = mid;
     this.#ranges.splice(this.#ranges.indexOf(largest) + 1, 0, part);
@@ -265,6 +293,7 @@ class EventsRun {
     let landing: Promise<void> = Promise.resolve();
     const land = async (events: TakenEvent[], start: Cursor, end: Cursor): Promise<void> => {
       if (events.length > 0) {
+        const t0 = performance.now();
         connection ??= await (await this.#context.database()).fork();
         const stem = unitStem(this.#context.stepId, position(start));
         const staging = join(this.#context.output, STATE_FOLDER, 'staging');
@@ -274,6 +303,16 @@ class EventsRun {
         this.stats.quarantined += landed.quarantined;
         this.#checkpoint.events += landed.rows;
         this.#checkpoint.quarantined += landed.quarantined;
+        this.#context.log.log(
+          'debug',
+          'signs.unit',
+          `landed ${landed.rows} events in ${landed.files.length} files (${Math.round(performance.now() - t0)} ms)`,
+          {
+            rows: landed.rows,
+            files: landed.files.length,
+            ms: Math.round(performance.now() - t0),
+          },
+        );
       }
       // Only now, with the unit's files in place, does the checkpoint move past them.
       range.state.cursor = end;
@@ -286,25 +325,39 @@ class EventsRun {
       landing.catch(() => undefined); // awaited later; never left unhandled
       if (wait) await landing;
     };
+    let complete: boolean;
     try {
-      await this.#readPages(range, buffer, flush);
-    } finally {
+      complete = await this.#readPages(range, buffer, flush);
+    } catch (error) {
       await landing.catch(() => undefined);
       connection?.close();
+      throw error;
     }
+    // The range's last unit lands in the background; the reader takes other work.
+    // A range leaves the checkpoint only once its last unit is in place.
+    const tail = landing
+      .then(async () => {
+        if (complete) {
+          this.#ranges.splice(this.#ranges.indexOf(range), 1);
+          await this.save();
+        }
+      })
+      .finally(() => connection?.close());
+    tail.catch(() => undefined); // awaited by run()
+    this.#tails.push(tail);
   }
 
   async #readPages(
     range: LiveRange,
     buffer: TakenEvent[],
     flush: (wait: boolean) => Promise<void>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { limit, town_code: townCode, unit_rows: unitRows } = this.#options;
     const { signal, progress } = this.#context;
     for (;;) {
       if (signal.aborted) {
         await flush(true); // the unit in hand is finished, then the run stops
-        return;
+        return false;
       }
       const before = offsetMs(range.live.offset);
       const page = await this.#client.events({
@@ -319,6 +372,9 @@ class EventsRun {
       for (const event of outcome.taken) if (event.town) this.#towns.add(event.town);
       buffer.push(...outcome.taken);
       this.stats.events += outcome.taken.length;
+      range.taken += outcome.taken.length;
+      if (range.firstMs === undefined && outcome.taken[0])
+        range.firstMs = offsetMs(outcome.taken[0].instant);
       range.live = outcome.next;
       if (outcome.stuckAt) await this.#throughBurst(range, outcome.stuckAt, buffer);
       progress.add({
@@ -327,15 +383,11 @@ class EventsRun {
         done: Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
       });
       if (outcome.reachedEnd || outcome.exhausted) {
-        await flush(true);
+        await flush(false);
         // Done for this run. A range is complete only when it has seen its end:
         // one whose events simply ran out goes on from its cursor next run.
         range.finished = true;
-        if (outcome.reachedEnd) {
-          this.#ranges.splice(this.#ranges.indexOf(range), 1);
-          await this.save();
-        }
-        return;
+        return outcome.reachedEnd;
       }
       if (buffer.length >= unitRows) await flush(false);
     }
@@ -437,9 +489,13 @@ async function planRanges(
   if (!firstAt) return [open];
   const from = offsetMs(firstAt);
   const now = Date.now();
-  if (now - from < MIN_SPLIT_MS * options.concurrency) return [open];
-  const bounds = Array.from({ length: options.concurrency - 1 }, (_, i) =>
-    new Date(from + Math.floor(((i + 1) * (now - from)) / options.concurrency)).toISOString(),
+  const count = Math.min(
+    options.concurrency * RANGES_PER_READER,
+    Math.floor((now - from) / MIN_SPLIT_MS),
+  );
+  if (count < 2) return [open];
+  const bounds = Array.from({ length: count - 1 }, (_, i) =>
+    new Date(from + Math.floor(((i + 1) * (now - from)) / count)).toISOString(),
   );
   const starts = [start, ...bounds];
   return starts.map((s, i) => ({

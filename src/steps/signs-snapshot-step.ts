@@ -94,26 +94,12 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
           ? `(SELECT json AS raw, md5(json::VARCHAR) AS event_hash FROM read_json_objects(${quotedString(download)}, format = 'array'))`
           : `(SELECT to_json(c) AS raw, md5(to_json(c)::VARCHAR) AS event_hash FROM read_csv(${quotedString(download)}, all_varchar = true, header = true, strict_mode = true) c)`;
       const db = await context.database();
-      try {
-        await db.run(
-          `CREATE OR REPLACE TEMP TABLE snapshot_typed AS ${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])}`,
-        );
-      } catch (error) {
-        throw new RunError(
-          `signs.snapshot: the ${options.format.toUpperCase()} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
-          { cause: error },
-        );
-      }
+      // Streamed twice from the file (typed rows, then the untypeable ones): nothing
+      // is materialised, so memory stays flat whatever the size of the download.
+      const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
       const target = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
       await mkdir(join(context.output, SNAPSHOT_DATASET), { recursive: true });
       const temporary = temporaryPath(target);
-      const rows = await db.copy(
-        `COPY (SELECT * EXCLUDE (_problem), coalesce(${moment}, max(publication_timestamp) OVER ()) AS snapshot_moment
-               FROM snapshot_typed WHERE _problem IS NULL ORDER BY id)
-         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      await commitFile(temporary, target);
-      await context.recordFile(target);
       const quarantineTarget = join(
         context.output,
         QUARANTINE_DATASET,
@@ -121,11 +107,31 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       );
       const quarantineTemporary = temporaryPath(quarantineTarget);
       await mkdir(join(context.output, QUARANTINE_DATASET), { recursive: true });
-      const quarantined = await db.copy(
-        `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
-               FROM snapshot_typed WHERE _problem IS NOT NULL)
-         TO ${quotedString(quarantineTemporary)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
+      let rows: number;
+      let quarantined: number;
+      try {
+        const cutoff = Number.isNaN(lastModified)
+          ? `(SELECT max(publication_timestamp) FROM ${typed} WHERE _problem IS NULL)`
+          : moment;
+        rows = await db.copy(
+          `COPY (SELECT * EXCLUDE (_problem), ${cutoff} AS snapshot_moment FROM ${typed} WHERE _problem IS NULL)
+           TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+        );
+        quarantined = await db.copy(
+          `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
+                 FROM ${typed} WHERE _problem IS NOT NULL)
+           TO ${quotedString(quarantineTemporary)} (FORMAT parquet, COMPRESSION zstd)`,
+        );
+      } catch (error) {
+        await rm(temporary, { force: true });
+        await rm(quarantineTemporary, { force: true });
+        throw new RunError(
+          `signs.snapshot: the ${options.format.toUpperCase()} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
+          { cause: error },
+        );
+      }
+      await commitFile(temporary, target);
+      await context.recordFile(target);
       if (quarantined > 0) {
         await commitFile(quarantineTemporary, quarantineTarget);
         await context.recordFile(quarantineTarget);
@@ -133,7 +139,6 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         await rm(quarantineTemporary, { force: true });
         await rm(quarantineTarget, { force: true });
       }
-      await db.run('DROP TABLE snapshot_typed');
       return {
         rowsIn: rows + quarantined,
         rowsOut: rows,

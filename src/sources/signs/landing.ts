@@ -96,11 +96,17 @@ export async function landUnit(
     await commitFiles(moves);
     files.push(...moves.map(([, file]) => file));
     const quarantinePath = join(staging, 'quarantine.parquet');
-    const quarantined = await db.copy(
-      `COPY (SELECT _problem AS reason, raw_event, feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
+    const problems = Number(
+      (await db.all('SELECT count(*) AS n FROM unit WHERE _problem IS NOT NULL'))[0]?.['n'] ?? 0,
+    );
+    const quarantined =
+      problems === 0
+        ? 0
+        : await db.copy(
+            `COPY (SELECT _problem AS reason, raw_event, feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
              FROM unit WHERE _problem IS NOT NULL)
        TO ${quotedString(quarantinePath)} (FORMAT parquet, COMPRESSION zstd)`,
-    );
+          );
     if (quarantined > 0) {
       await mkdir(join(output, QUARANTINE_DATASET), { recursive: true });
       const file = join(output, QUARANTINE_DATASET, `${stem}.parquet`);
