@@ -38,6 +38,16 @@ export default tseslint.config(
   {
     files: ['bin/**/*.js', 'bench/**/*.js', 'eslint.config.js'],
     extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        performance: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+      },
+    },
   },
   {
     files: ['test/**/*.ts'],
