@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import type { Argv } from 'yargs';
 import { InputError } from '../errors.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
+import { buildPipeline, type Pipeline } from '../pipeline/build.js';
+import { StateStore } from '../pipeline/state.js';
 
 export interface CommonArgs {
   output: string;
@@ -68,4 +70,16 @@ export function commaList(values: readonly string[] | undefined): string[] | und
     .map((v) => v.trim())
     .filter((v) => v !== '');
   return items.length > 0 ? items : undefined;
+}
+
+/** Loads and checks the pipeline named on the command line, with its --param values. */
+export function pipelineFromArgs(
+  args: { pipeline: string; param: string[] },
+  output: string,
+): Promise<Pipeline> {
+  return buildPipeline(args.pipeline, {
+    params: parseParamArgs(args.param),
+    output,
+    state: new StateStore(output),
+  });
 }

@@ -1,14 +1,12 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
-import { buildPipeline } from '../pipeline/build.js';
 import { describePlan, runPipeline } from '../pipeline/run.js';
-import { StateStore } from '../pipeline/state.js';
 import { createProgress } from '../progress.js';
 import {
   commaList,
   loggerFor,
   outputFolder,
-  parseParamArgs,
+  pipelineFromArgs,
   withCommonOptions,
   withParamOption,
   type CommonArgs,
@@ -60,11 +58,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const output = outputFolder(args);
     const logger = loggerFor(args);
     const select = commaList(args.select);
-    const pipeline = await buildPipeline(args.pipeline, {
-      params: parseParamArgs(args.param),
-      output,
-      state: new StateStore(output),
-    });
+    const pipeline = await pipelineFromArgs(args, output);
     if (args['dry-run']) {
       const lines = await describePlan(pipeline, output, select);
       process.stdout.write(lines.join('\n') + '\n');

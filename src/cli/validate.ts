@@ -1,12 +1,10 @@
 /** `road-etl validate PIPELINE.yaml`: check a definition and print the plan; touch nothing. */
 import type { Argv, CommandModule } from 'yargs';
-import { buildPipeline } from '../pipeline/build.js';
 import { describePlan } from '../pipeline/run.js';
-import { StateStore } from '../pipeline/state.js';
 import {
   commaList,
   outputFolder,
-  parseParamArgs,
+  pipelineFromArgs,
   withCommonOptions,
   withParamOption,
   type CommonArgs,
@@ -35,11 +33,7 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
       }) as unknown as Argv<ValidateArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
-    const pipeline = await buildPipeline(args.pipeline, {
-      params: parseParamArgs(args.param),
-      output,
-      state: new StateStore(output),
-    });
+    const pipeline = await pipelineFromArgs(args, output);
     const lines = await describePlan(pipeline, output, commaList(args.select));
     process.stdout.write(`${lines.join('\n')}\nThe definition is valid.\n`);
   },

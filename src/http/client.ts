@@ -69,9 +69,11 @@ function retryAfter(header: string | string[] | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-function describeNetworkError(error: unknown): string {
+/** A failure of the connection or the transfer, worth another attempt. */
+function networkError(error: unknown, doing = 'Network error', status?: number): RetryableError {
   const e = error as { code?: string; message?: string; cause?: { code?: string } };
-  return [e.code ?? e.cause?.code, e.message].filter(Boolean).join(': ');
+  const what = [e.code ?? e.cause?.code, e.message].filter(Boolean).join(': ');
+  return new RetryableError(`${doing}: ${what}`, status, '', undefined, { cause: error });
 }
 
 /** A URL short enough for a message (long road-section-id lists get cut). */
@@ -191,13 +193,7 @@ export class HttpClient {
           // A big download may take long as a whole; the deadline is on silence, not on length.
           bodyTimeout: this.#options.timeoutMs,
         }).catch((error: unknown) => {
-          throw new RetryableError(
-            `Network error: ${describeNetworkError(error)}`,
-            undefined,
-            '',
-            undefined,
-            { cause: error },
-          );
+          throw networkError(error);
         });
         if (response.statusCode !== 200) {
           const body = await response.body.text().catch(() => '');
@@ -222,13 +218,7 @@ export class HttpClient {
           else await pipeline(response.body, createWriteStream(path));
         } catch (error) {
           await rm(path, { force: true });
-          throw new RetryableError(
-            `The download broke off: ${describeNetworkError(error)}`,
-            200,
-            '',
-            undefined,
-            { cause: error },
-          );
+          throw networkError(error, 'The download broke off', 200);
         }
         return response.headers;
       },
@@ -250,13 +240,7 @@ export class HttpClient {
       return { status: response.statusCode, headers: response.headers, body };
     } catch (error) {
       if (signal.aborted && req.signal?.aborted) throw error;
-      throw new RetryableError(
-        `Network error: ${describeNetworkError(error)}`,
-        undefined,
-        '',
-        undefined,
-        { cause: error },
-      );
+      throw networkError(error);
     }
   }
 
