@@ -72,8 +72,8 @@ export const signsEventsOptions = z.strictObject({
     .number()
     .int()
     .min(1)
-    .default(100_000)
-    .describe('Events landed per unit (file set). Default 100000.'),
+    .default(20_000)
+    .describe('Events landed per unit (file set). Default 20000.'),
   unreachable: z
     .enum(['fail', 'record'])
     .default('fail')
