@@ -77,7 +77,9 @@ export function createLogger(options: StreamLoggerOptions): Logger {
         );
       } else {
         const tag = level === 'info' ? '' : `${level}: `;
-        options.stream.write(`${tag}${safeMessage}\n`);
+        // On a terminal a progress line may be showing: clear it first.
+        const clear = options.stream.isTTY === true ? '\r\x1b[2K' : '';
+        options.stream.write(`${clear}${tag}${safeMessage}\n`);
       }
     },
   };
