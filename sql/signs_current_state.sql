@@ -7,6 +7,9 @@
 --                     events published since it was taken (4.6 rule 4). Events
 --                     from the snapshot's latest publication_timestamp on are
 --                     applied; at one instant an event wins over the snapshot row.
+--
+-- The latest event is chosen on narrow columns first; the wide rows (with the
+-- record as received) are read once, for the winners only.
 
 CREATE TEMP TABLE snapshot_cutoff AS
 SELECT
@@ -19,25 +22,30 @@ SELECT
     max(publication_timestamp) AS cutoff
 FROM signs_snapshot;
 
-CREATE TEMP TABLE current_candidates AS
-SELECT * EXCLUDE (publication_date), 1 AS source_rank
-FROM signs_events
-WHERE $mode = 'events'
-   OR ($mode = 'snapshot' AND publication_timestamp >= (SELECT cutoff FROM snapshot_cutoff))
-UNION ALL BY NAME
-SELECT * EXCLUDE (snapshot_moment), NULL::INTEGER AS feed_index, 0 AS source_rank
-FROM signs_snapshot
-WHERE $mode = 'snapshot';
+CREATE TEMP TABLE current_winners AS
+SELECT source_rank, event_hash
+FROM (
+    SELECT id, publication_timestamp, type, feed_index, event_hash, 1 AS source_rank
+    FROM signs_events
+    WHERE $mode = 'events'
+       OR ($mode = 'snapshot' AND publication_timestamp >= (SELECT cutoff FROM snapshot_cutoff))
+    UNION ALL
+    SELECT id, publication_timestamp, type, NULL AS feed_index, event_hash, 0 AS source_rank
+    FROM signs_snapshot
+    WHERE $mode = 'snapshot'
+)
+QUALIFY row_number() OVER (
+    PARTITION BY id
+    ORDER BY publication_timestamp DESC, source_rank DESC, feed_index DESC NULLS LAST
+) = 1
+   AND type <> 'deleted';
 
 CREATE OR REPLACE TABLE signs_current_state AS
-SELECT * EXCLUDE (source_rank, feed_index, latest)
-FROM (
-    SELECT *,
-           row_number() OVER (
-               PARTITION BY id
-               ORDER BY publication_timestamp DESC, source_rank DESC, feed_index DESC NULLS LAST
-           ) AS latest
-    FROM current_candidates
-)
-WHERE latest = 1 AND type <> 'deleted'
+SELECT * EXCLUDE (feed_index, publication_date)
+FROM signs_events
+WHERE event_hash IN (SELECT event_hash FROM current_winners WHERE source_rank = 1)
+UNION ALL BY NAME
+SELECT * EXCLUDE (snapshot_moment)
+FROM signs_snapshot
+WHERE event_hash IN (SELECT event_hash FROM current_winners WHERE source_rank = 0)
 ORDER BY id;
