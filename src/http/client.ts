@@ -176,7 +176,7 @@ export class HttpClient {
    * Streams a response body to a file (gunzipped when the server compressed it),
    * retrying from the start on failure. Resolves to the response headers.
    */
-  async download(req: HttpRequest, path: string): Promise<HttpResponse['headers']> {
+  async download(req: HttpRequest, path: string): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
     return this.#withRetries(
       req,
       async (signal) => {
@@ -195,6 +195,10 @@ export class HttpClient {
         }).catch((error: unknown) => {
           throw networkError(error);
         });
+        if (response.statusCode === 304) {
+          await response.body.dump();
+          return { headers: response.headers, notModified: true };
+        }
         if (response.statusCode !== 200) {
           const body = await response.body.text().catch(() => '');
           if (RETRY_STATUSES.has(response.statusCode)) {
@@ -220,7 +224,7 @@ export class HttpClient {
           await rm(path, { force: true });
           throw networkError(error, 'The download broke off', 200);
         }
-        return response.headers;
+        return { headers: response.headers, notModified: false };
       },
       false,
     );

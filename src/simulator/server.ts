@@ -505,6 +505,13 @@ export class Simulator {
         yield payload;
       }
     })();
+    // The snapshot changes monthly: a client that has it gets 304 Not Modified.
+    const since = Date.parse(req.headers['if-modified-since'] ?? '');
+    if (!Number.isNaN(since) && Math.floor(moment / 1000) * 1000 <= since) {
+      res.writeHead(304, { 'Last-Modified': new Date(moment).toUTCString() });
+      res.end();
+      return;
+    }
     const headers: Record<string, string> = {
       'Content-Type': csv ? 'text/csv; charset=utf-8' : 'application/json',
       'Last-Modified': new Date(moment).toUTCString(),

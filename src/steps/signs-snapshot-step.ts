@@ -15,7 +15,7 @@ import { STATE_FOLDER } from '../pipeline/state.js';
 import { SignsClient } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
 import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
-import { commitFile, temporaryPath } from '../util/fs.js';
+import { commitFile, exists, temporaryPath } from '../util/fs.js';
 
 export const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
@@ -30,6 +30,10 @@ export const signsSnapshotOptions = z.strictObject({
     .array(z.number().int().nonnegative())
     .optional()
     .describe('Only these road sections (wvk_id)'),
+  refresh: z
+    .enum(['if-modified', 'always'])
+    .default('if-modified')
+    .describe('Download only when the service has a newer snapshot (default), or always'),
   timeout_ms: z
     .number()
     .int()
@@ -74,17 +78,32 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
     });
     try {
       const download = join(staging, `current-state.${options.format}`);
-      const headers = await new SignsClient(http, upstream.url).downloadCurrentState(
+      // What the snapshot on disk was taken with: only the same request may skip the download.
+      const request = JSON.stringify([options.format, options.town_code, options.rvv_code, options.road_section_ids]);
+      const previous = context.checkpoint as { last_modified?: string; request?: string } | undefined;
+      const have =
+        options.refresh === 'if-modified' &&
+        previous?.request === request &&
+        previous.last_modified !== undefined &&
+        (await exists(join(context.output, SNAPSHOT_DATASET, 'data.parquet')));
+      const { headers, notModified } = await new SignsClient(http, upstream.url).downloadCurrentState(
         {
           format: options.format,
           townCode: options.town_code,
           rvvCode: options.rvv_code,
           roadSectionIds: options.road_section_ids,
+          ifModifiedSince: have ? previous.last_modified : undefined,
           signal: context.signal,
         },
         download,
       );
       context.progress.add({ requests: http.requests });
+      if (notModified) {
+        context.log.log('info', 'signs.snapshot', `The snapshot of ${previous?.last_modified ?? '?'} is still current: kept, not downloaded`, {
+          last_modified: previous?.last_modified,
+        });
+        return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true, snapshot_moment: previous?.last_modified ?? null } };
+      }
       const lastModified = Date.parse(String(headers['last-modified'] ?? ''));
       const moment = Number.isNaN(lastModified)
         ? 'NULL::TIMESTAMP'
@@ -139,6 +158,11 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         await rm(quarantineTemporary, { force: true });
         await rm(quarantineTarget, { force: true });
       }
+      const lastModifiedHeader = headers['last-modified'];
+      await context.state.save({
+        request,
+        ...(typeof lastModifiedHeader === 'string' ? { last_modified: lastModifiedHeader } : {}),
+      });
       return {
         rowsIn: rows + quarantined,
         rowsOut: rows,

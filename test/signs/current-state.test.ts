@@ -157,6 +157,41 @@ describe('the current state of every sign', () => {
   });
 });
 
+describe('signs.snapshot', () => {
+  it('downloads the monthly snapshot only when the service has a newer one', async () => {
+    const monthly = await useSimulator({
+      seed: 22,
+      signs: { signs: 300 },
+      now: '2026-10-20T00:00:00.000Z',
+    });
+    const dir = await testDir();
+    const yaml = `name: s\nsource:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\nsteps:\n  - { id: snap, kind: signs.snapshot }\n`;
+    const senv = { ROAD_ETL_SIGNS_URL: monthly.env.ROAD_ETL_SIGNS_URL };
+    const first = await runDefinition(dir, yaml, {}, { env: senv });
+    const file = join(first.output, 'signs/snapshot/data.parquet');
+    const count = async () =>
+      Number((await duck(`SELECT count(*) AS n FROM read_parquet('${file}')`))[0]!['n']);
+    expect(await count()).toBe(truthStateKeys(monthly, monthly.world.snapshotMoment).length);
+    const bytes = await readFile(file);
+
+    const second = await runDefinition(dir, yaml, {}, { env: senv });
+    expect(second.summary.steps[0]).toMatchObject({ status: 'succeeded', rows_out: 0 });
+    expect(
+      monthly.requests.filter((r) => r.route === 'current-state').map((r) => r.status),
+    ).toEqual([200, 304]);
+    expect((await readFile(file)).equals(bytes)).toBe(true);
+
+    monthly.world.setNow('2026-11-14T00:00:00.000Z');
+    const third = await runDefinition(dir, yaml, {}, { env: senv });
+    expect(third.summary.steps[0]!.rows_out).toBe(
+      truthStateKeys(monthly, monthly.world.snapshotMoment).length,
+    );
+    expect(
+      monthly.requests.filter((r) => r.route === 'current-state').map((r) => r.status),
+    ).toEqual([200, 304, 200]);
+  });
+});
+
 describe('signs_reconcile.sql', () => {
   it('lists signs only in one side and the fields that differ', async () => {
     const dir = await testDir();

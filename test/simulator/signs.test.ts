@@ -319,6 +319,17 @@ describe('simulator current state (4.6)', () => {
     expect(bySection).toEqual(snapshot.filter((e) => wanted.includes(wvk(e))));
   });
 
+  it('answers 304 Not Modified to If-Modified-Since at or after the snapshot moment', async () => {
+    const at = new Date(moment).toUTCString();
+    expect((await getRaw(simulator, CURRENT_STATE_PATH, { 'if-modified-since': at })).status).toBe(
+      304,
+    );
+    const before = new Date(moment - 86_400_000).toUTCString();
+    const fresh = await getRaw(simulator, CURRENT_STATE_PATH, { 'if-modified-since': before });
+    expect(fresh.status).toBe(200);
+    expect(JSON.parse(fresh.body.toString('utf8'))).toEqual(snapshot);
+  });
+
   it('refuses road-section-ids that are not ids', async () => {
     expect((await getRaw(simulator, `${CURRENT_STATE_PATH}?road-section-ids=12,abc`)).status).toBe(
       400,

@@ -16,6 +16,8 @@ export interface CurrentStateQuery {
   townCode?: string | undefined;
   rvvCode?: string | undefined;
   roadSectionIds?: readonly number[] | undefined;
+  /** An HTTP date: the download is skipped (notModified) when the snapshot is no newer. */
+  ifModifiedSince?: string | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -60,7 +62,7 @@ export class SignsClient {
   async downloadCurrentState(
     query: CurrentStateQuery,
     path: string,
-  ): Promise<HttpResponse['headers']> {
+  ): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
     const url = new URL(this.#base + CURRENT_STATE_PATH);
     if (query.townCode) url.searchParams.set('town-code', query.townCode);
     if (query.rvvCode) url.searchParams.set('rvv-code', query.rvvCode);
@@ -71,7 +73,10 @@ export class SignsClient {
       {
         method: 'GET',
         url: url.toString(),
-        headers: { accept: query.format === 'csv' ? 'text/csv' : 'application/json' },
+        headers: {
+          accept: query.format === 'csv' ? 'text/csv' : 'application/json',
+          ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
+        },
         signal: query.signal,
       },
       path,
