@@ -9,7 +9,8 @@
 --                     applied; at one instant an event wins over the snapshot row.
 --
 -- The latest event is chosen on narrow columns first; the wide rows (with the
--- record as received) are read once, for the winners only.
+-- record as received) are read once, for the winners only, and streamed into
+-- Parquet (the result is a view, so it is never held in memory as a whole).
 
 CREATE TEMP TABLE snapshot_cutoff AS
 SELECT
@@ -40,7 +41,7 @@ QUALIFY row_number() OVER (
 ) = 1
    AND type <> 'deleted';
 
-CREATE OR REPLACE TABLE signs_current_state AS
+CREATE OR REPLACE VIEW signs_current_state AS
 SELECT * EXCLUDE (feed_index, publication_date)
 FROM signs_events
 WHERE event_hash IN (SELECT event_hash FROM current_winners WHERE source_rank = 1)

@@ -176,7 +176,10 @@ export class HttpClient {
    * Streams a response body to a file (gunzipped when the server compressed it),
    * retrying from the start on failure. Resolves to the response headers.
    */
-  async download(req: HttpRequest, path: string): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
+  async download(
+    req: HttpRequest,
+    path: string,
+  ): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
     return this.#withRetries(
       req,
       async (signal) => {

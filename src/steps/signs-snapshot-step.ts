@@ -79,14 +79,23 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
     try {
       const download = join(staging, `current-state.${options.format}`);
       // What the snapshot on disk was taken with: only the same request may skip the download.
-      const request = JSON.stringify([options.format, options.town_code, options.rvv_code, options.road_section_ids]);
-      const previous = context.checkpoint as { last_modified?: string; request?: string } | undefined;
+      const request = JSON.stringify([
+        options.format,
+        options.town_code,
+        options.rvv_code,
+        options.road_section_ids,
+      ]);
+      const previous = context.checkpoint as
+        { last_modified?: string; request?: string } | undefined;
       const have =
         options.refresh === 'if-modified' &&
         previous?.request === request &&
         previous.last_modified !== undefined &&
         (await exists(join(context.output, SNAPSHOT_DATASET, 'data.parquet')));
-      const { headers, notModified } = await new SignsClient(http, upstream.url).downloadCurrentState(
+      const { headers, notModified } = await new SignsClient(
+        http,
+        upstream.url,
+      ).downloadCurrentState(
         {
           format: options.format,
           townCode: options.town_code,
@@ -99,10 +108,19 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       );
       context.progress.add({ requests: http.requests });
       if (notModified) {
-        context.log.log('info', 'signs.snapshot', `The snapshot of ${previous?.last_modified ?? '?'} is still current: kept, not downloaded`, {
-          last_modified: previous?.last_modified,
-        });
-        return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true, snapshot_moment: previous?.last_modified ?? null } };
+        context.log.log(
+          'info',
+          'signs.snapshot',
+          `The snapshot of ${previous?.last_modified ?? '?'} is still current: kept, not downloaded`,
+          {
+            last_modified: previous?.last_modified,
+          },
+        );
+        return {
+          rowsIn: 0,
+          rowsOut: 0,
+          notes: { unchanged: true, snapshot_moment: previous?.last_modified ?? null },
+        };
       }
       const lastModified = Date.parse(String(headers['last-modified'] ?? ''));
       const moment = Number.isNaN(lastModified)

@@ -28,7 +28,7 @@ export const sqlStepOptions = z.strictObject({
   outputs: z
     .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case'))
     .min(1, 'name at least one table the file creates')
-    .describe('Tables the file creates that are kept (as derived/<table>/data.parquet)'),
+    .describe('Tables (or views) the file creates that are kept (as derived/<name>/data.parquet)'),
 });
 
 export type SqlStepOptions = z.output<typeof sqlStepOptions>;
@@ -82,13 +82,19 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       }
       throw error;
     }
-    const created = new Set(
-      (
-        await db.all(
-          `SELECT table_name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
-        )
-      ).map((r) => String(r['table_name'])),
-    );
+    // An output may be a table or a view: a view is streamed into Parquet, never held in memory.
+    const created = new Map<string, 'TABLE' | 'VIEW'>();
+    for (const row of await db.all(
+      `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
+    )) {
+      created.set(String(row['name']), 'TABLE');
+    }
+    for (const row of await db.all(
+      `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
+    )) {
+      if (options.outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
+    }
+
     const missing = options.outputs.filter((t) => !created.has(t));
     if (missing.length > 0) {
       throw new RunError(
@@ -107,7 +113,7 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       );
       await commitFile(temporary, target);
       await context.recordFile(target);
-      await db.run(`DROP TABLE ${quotedIdentifier(table)}`);
+      await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
       await db.run(
         `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(folder)}`,
       );
