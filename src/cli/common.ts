@@ -26,6 +26,17 @@ export function withCommonOptions<T>(yargs: Argv<T>): Argv<T & CommonArgs> {
     }) as unknown as Argv<T & CommonArgs>;
 }
 
+/** The pipeline argument and its --param values, shared by run and validate. */
+export function withPipelineArguments<T>(
+  yargs: Argv<T>,
+): Argv<T & CommonArgs & { pipeline: string; param: string[] }> {
+  return withParamOption(withCommonOptions(yargs)).positional('pipeline', {
+    type: 'string',
+    demandOption: true,
+    describe: 'Pipeline definition (YAML)',
+  }) as unknown as Argv<T & CommonArgs & { pipeline: string; param: string[] }>;
+}
+
 export function withParamOption<T>(yargs: Argv<T>): Argv<T & { param: string[] }> {
   return yargs.option('param', {
     type: 'string',

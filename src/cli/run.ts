@@ -7,8 +7,7 @@ import {
   loggerFor,
   outputFolder,
   pipelineFromArgs,
-  withCommonOptions,
-  withParamOption,
+  withPipelineArguments,
   type CommonArgs,
 } from './common.js';
 
@@ -24,12 +23,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
   command: 'run <pipeline>',
   describe: 'Run a pipeline definition',
   builder: (yargs: Argv) =>
-    withParamOption(withCommonOptions(yargs))
-      .positional('pipeline', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Pipeline definition (YAML)',
-      })
+    withPipelineArguments(yargs)
       .option('select', {
         type: 'string',
         array: true,

@@ -5,8 +5,7 @@ import {
   commaList,
   outputFolder,
   pipelineFromArgs,
-  withCommonOptions,
-  withParamOption,
+  withPipelineArguments,
   type CommonArgs,
 } from './common.js';
 
@@ -20,17 +19,11 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
   command: 'validate <pipeline>',
   describe: 'Check a pipeline definition and print the plan (touches nothing)',
   builder: (yargs: Argv) =>
-    withParamOption(withCommonOptions(yargs))
-      .positional('pipeline', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Pipeline definition (YAML)',
-      })
-      .option('select', {
-        type: 'string',
-        array: true,
-        describe: 'Plan only these steps',
-      }) as unknown as Argv<ValidateArgs>,
+    withPipelineArguments(yargs).option('select', {
+      type: 'string',
+      array: true,
+      describe: 'Plan only these steps',
+    }) as unknown as Argv<ValidateArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
     const pipeline = await pipelineFromArgs(args, output);
