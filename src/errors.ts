@@ -4,7 +4,6 @@
  * run that failed (upstream or I/O trouble after retries).
  */
 
-export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_BAD_INPUT = 2;
 

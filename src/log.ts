@@ -101,5 +101,3 @@ export function createMemoryLogger(): Logger & { events: LogEvent[] } {
     },
   };
 }
-
-export const silentLogger: Logger = { interactive: false, log() {} };

@@ -4,11 +4,11 @@
  * functions as the served answers, but along another path (per sign, per
  * location) than the one the endpoints take (feed order, request batches).
  */
-import { HOUR_MS, startOfUtcMonth } from '../util/time.js';
+import { startOfUtcMonth } from '../util/time.js';
 import { BicycleWorld, type BicycleLocation, type MeasurementRow } from './bicycle/world.js';
 import type { SimulatorOptions } from './options.js';
 import { TOWNS } from './places.js';
-import { SignFeed } from './signs/feed.js';
+import { SignFeed, type FeedEvent } from './signs/feed.js';
 import { SignPayloads, type SignPayload } from './signs/payload.js';
 
 export class World {
@@ -51,17 +51,10 @@ export class World {
   }
 
   /** The payload of a feed event, exactly as served. */
-  payload(event: {
-    sign: number;
-    round: number;
-    part: 0 | 1 | 2;
-    type: string;
-    time: number;
-    duplicate: boolean;
-  }): SignPayload {
+  payload(event: FeedEvent): SignPayload {
     const { sign, round, part } = event;
     return this.payloads.build(
-      event as Parameters<SignPayloads['build']>[0],
+      event,
       this.feed.town(sign),
       this.feed.isBadRecord(sign, round, part),
     );
@@ -96,10 +89,5 @@ export class World {
       .map((id) => this.bicycle.byId(id))
       .filter((l): l is BicycleLocation => l !== undefined);
     return [...this.bicycle.rows(locations, startMs, endMs, this.#now)];
-  }
-
-  /** Hours of the half-open period, for callers that count rows. */
-  static hours(startMs: number, endMs: number): number {
-    return Math.max(0, Math.ceil((endMs - startMs) / HOUR_MS));
   }
 }

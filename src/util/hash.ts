@@ -41,16 +41,6 @@ export function choose<T>(items: readonly T[], a: number, b = 0, c = 0, d = 0): 
   return item;
 }
 
-/** Hashes a string to an integer (FNV-1a), to use strings as hash coordinates. */
-export function hashString(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
 /**
  * A keyed bijection on [0, size): a balanced Feistel network over the smallest
  * even number of bits that covers size, with cycle walking. Both directions are
