@@ -87,12 +87,15 @@ export function processPage(
   let seen = new Set(cursor.seen);
   let index = 0;
   let reachedEnd = false;
+  let allAtOffset = true;
   let last: string | undefined;
   for (const item of page) {
     const record = (item && typeof item === 'object' ? item : {}) as Record<string, unknown>;
     // A record without a usable timestamp keeps the place of the one before it
     // (it is landed and quarantined by the typing, never used as an offset).
-    const at = toOffset(record['publication_timestamp']) ?? last ?? instant;
+    const stamped = toOffset(record['publication_timestamp']);
+    if (stamped !== cursor.offset) allAtOffset = false;
+    const at = stamped ?? last ?? instant;
     if (end !== undefined && offsetMs(at) >= end) {
       reachedEnd = true;
       break;
@@ -111,13 +114,8 @@ export function processPage(
     taken.push({ instant: at, index: position, hash, text, town: townOf(record) });
   }
   const full = page.length >= limit;
-  const oneInstant =
-    full &&
-    page.every(
-      (item) =>
-        toOffset((item as Record<string, unknown> | null)?.['publication_timestamp']) ===
-        cursor.offset,
-    );
+  // A full page of nothing but the offset instant: offset paging cannot get past it.
+  const oneInstant = full && allAtOffset;
   return {
     taken,
     next: { offset: instant, seen: [...seen] },
