@@ -37,6 +37,20 @@ async function withItems(): Promise<string> {
   return dir;
 }
 
+/** The chain pipeline and its SQL on disk, over fresh items; sql overrides files. */
+async function chainOnDisk(
+  sql: Record<string, string> = {},
+): Promise<{ dir: string; file: string; output: string }> {
+  const dir = await withItems();
+  const files = { ...SQL, ...sql };
+  await writeFiles(dir, {
+    'pipelines/p.yaml': PIPELINE,
+    'sql/totals.sql': files['totals.sql']!,
+    'sql/double.sql': files['double.sql']!,
+  });
+  return { dir, file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
+}
+
 function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -191,19 +205,8 @@ describe('running a pipeline', () => {
 
 describe('road-etl run (CLI)', () => {
   it('prints the plan with --dry-run and writes nothing', async () => {
-    const dir = await withItems();
-    await writeFiles(dir, {
-      'pipelines/p.yaml': PIPELINE,
-      'sql/totals.sql': SQL['totals.sql'],
-      'sql/double.sql': SQL['double.sql'],
-    });
-    const result = await runCli([
-      'run',
-      join(dir, 'pipelines/p.yaml'),
-      '--output',
-      join(dir, 'output'),
-      '--dry-run',
-    ]);
+    const { dir, file, output } = await chainOnDisk();
+    const result = await runCli(['run', file, '--output', output, '--dry-run']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
       /1\. totals \[sql\][\s\S]*2\. doubled \[sql\] \(after totals\)[\s\S]*3\. export_doubled/,
@@ -213,20 +216,8 @@ describe('road-etl run (CLI)', () => {
   });
 
   it('logs JSON lines on stderr when not on a terminal and ends stdout with a one-line JSON summary', async () => {
-    const dir = await withItems();
-    await writeFiles(dir, {
-      'pipelines/p.yaml': PIPELINE,
-      'sql/totals.sql': SQL['totals.sql'],
-      'sql/double.sql': SQL['double.sql'],
-    });
-    const result = await runCli([
-      'run',
-      join(dir, 'pipelines/p.yaml'),
-      '--output',
-      join(dir, 'output'),
-      '--param',
-      'min=1',
-    ]);
+    const { dir, file, output } = await chainOnDisk();
+    const result = await runCli(['run', file, '--output', output, '--param', 'min=1']);
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split('\n');
     const summary = JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
@@ -249,20 +240,10 @@ describe('road-etl run (CLI)', () => {
   });
 
   it('exits 1 with the summary still printed when a step fails', async () => {
-    const dir = await withItems();
-    await writeFiles(dir, {
-      'pipelines/p.yaml': PIPELINE,
-      'sql/totals.sql': 'CREATE TABLE totals AS SELECT * FROM nowhere;\n',
-      'sql/double.sql': SQL['double.sql'],
+    const { file, output } = await chainOnDisk({
+      'totals.sql': 'CREATE TABLE totals AS SELECT * FROM nowhere;\n',
     });
-    const result = await runCli([
-      'run',
-      join(dir, 'pipelines/p.yaml'),
-      '--output',
-      join(dir, 'output'),
-      '--log-format',
-      'text',
-    ]);
+    const result = await runCli(['run', file, '--output', output, '--log-format', 'text']);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toMatchObject({
       status: 'failed',

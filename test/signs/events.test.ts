@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
 import type { Manifest } from '../../src/pipeline/manifest.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import {
@@ -14,8 +15,17 @@ import { testDir } from '../helpers/tmp.js';
 
 const sorted = (values: string[]) => [...values].sort();
 
+/** Runs signs.events with these options against a simulator, in a fresh folder. */
+async function runAgainst(sim: Simulator, options: Record<string, unknown>, dir?: string) {
+  return runDefinition(
+    dir ?? (await testDir()),
+    signsPipeline(options),
+    {},
+    { env: { ROAD_ETL_SIGNS_URL: sim.env.ROAD_ETL_SIGNS_URL } },
+  );
+}
+
 const simulator = await useSimulator({ seed: 11, signs: { signs: 500 } });
-const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
 const truth = truthEventHashes(simulator);
 
 describe('signs.events against the simulator', () => {
@@ -26,13 +36,11 @@ describe('signs.events against the simulator', () => {
   ])(
     'lands every distinct event exactly once, in feed order (limit %i, %i readers)',
     async (limit, concurrency) => {
-      const dir = await testDir();
-      const { failure, output, summary } = await runDefinition(
-        dir,
-        signsPipeline({ limit, concurrency, unit_rows: 300 }),
-        {},
-        { env },
-      );
+      const { failure, output, summary } = await runAgainst(simulator, {
+        limit,
+        concurrency,
+        unit_rows: 300,
+      });
       expect(failure).toBeUndefined();
       const landed = await landedEventHashes(output);
       expect(landed).toEqual(truth);
@@ -46,25 +54,13 @@ describe('signs.events against the simulator', () => {
       signs: { signs: 3000, feedStart: '2026-08-15T00:00:00.000Z' },
       faults: { latencyMs: 20 },
     });
-    const dir = await testDir();
-    const { failure, output } = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 16, unit_rows: 500 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: slow.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { failure, output } = await runAgainst(slow, { concurrency: 16, unit_rows: 500 });
     expect(failure).toBeUndefined();
     expect(await landedEventHashes(output)).toEqual(truthEventHashes(slow));
   });
 
   it('reads one town with town_code', async () => {
-    const dir = await testDir();
-    const { output } = await runDefinition(
-      dir,
-      signsPipeline({ town_code: 'GM0599', concurrency: 2 }),
-      {},
-      { env },
-    );
+    const { output } = await runAgainst(simulator, { town_code: 'GM0599', concurrency: 2 });
     const expected = truthEventHashes(simulator, 'GM0599');
     expect(expected.length).toBeGreaterThan(0);
     expect(await landedEventHashes(output)).toEqual(expected);
@@ -77,41 +73,20 @@ describe('signs.events against the simulator', () => {
       now: '2024-06-01T00:00:00.000Z',
     });
     const dir = await testDir();
-    const first = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 3 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const first = await runAgainst(growing, { concurrency: 3 }, dir);
     const early = truthEventHashes(growing);
     expect(await landedEventHashes(first.output)).toEqual(early);
     growing.world.setNow('2026-11-15T00:00:00.000Z');
-    const second = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 3 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const second = await runAgainst(growing, { concurrency: 3 }, dir);
     expect(await landedEventHashes(second.output)).toEqual(truth);
     expect(second.summary.steps[0]!.rows_out).toBe(truth.length - early.length);
-    const third = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 3 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const third = await runAgainst(growing, { concurrency: 3 }, dir);
     expect(third.summary.steps[0]!.rows_out).toBe(0);
   });
 
   it('quarantines records that cannot be typed, with the reason, and loses none', async () => {
     const messy = await useSimulator({ seed: 12, signs: { signs: 400, badRecordRate: 0.03 } });
-    const dir = await testDir();
-    const { output, summary } = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 2 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: messy.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { output, summary } = await runAgainst(messy, { concurrency: 2 });
     const all = truthEventHashes(messy);
     const bad = [...messy.world.distinctEvents()].filter(
       (e) => typeof e['id'] === 'string' && !/^\d+$/.test(e['id']),
@@ -136,13 +111,7 @@ describe('signs.events against the simulator', () => {
         htmlRate: 0.03,
       },
     });
-    const dir = await testDir();
-    const { failure, output } = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 3, retries: 12 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: faulty.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { failure, output } = await runAgainst(faulty, { concurrency: 3, retries: 12 });
     expect(failure).toBeUndefined();
     expect(await landedEventHashes(output)).toEqual(truth);
     const kinds = new Set(faulty.requests.map((r) => r.fault).filter(Boolean));
@@ -155,13 +124,7 @@ describe('signs.events against the simulator', () => {
       signs: { signs: 100 },
       faults: { errorRate: 1 },
     });
-    const dir = await testDir();
-    const { failure } = await runDefinition(
-      dir,
-      signsPipeline({ retries: 2 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: broken.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { failure } = await runAgainst(broken, { retries: 2 });
     expect(failure?.message).toMatch(
       /Request failed after 3 attempts \(Upstream answered 500\): GET http:\/\/127\.0\.0\.1:\d+\/signs\/api\/rest\/static-road-data\/traffic-signs\/v1\/events\?offset=.* with status 500: .*Simulated failure/,
     );
@@ -174,13 +137,7 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
       seed: 5,
       signs: { signs: 3000, rounds: 2, burst: { size: 250 } },
     });
-    const dir = await testDir();
-    const { failure, output } = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 2, unit_rows: 2000 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: burst.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { failure, output } = await runAgainst(burst, { concurrency: 2, unit_rows: 2000 });
     expect(failure).toBeUndefined();
     expect(sorted(await landedEventHashes(output))).toEqual(sorted(truthEventHashes(burst)));
     const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
@@ -197,13 +154,7 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
     });
     expect(burst.world.feed.burst!.size).toBe(150);
     const instant = new Date(burst.world.feed.burst!.time).toISOString();
-    const dir = await testDir();
-    const { failure } = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 1 }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: burst.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { failure } = await runAgainst(burst, { concurrency: 1 });
     expect(failure?.message).toContain(
       `more than 100 events of town GM0363 share the instant ${instant}`,
     );
@@ -217,13 +168,7 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
     });
     expect(burst.world.feed.burst!.size).toBe(150);
     const instant = new Date(burst.world.feed.burst!.time).toISOString();
-    const dir = await testDir();
-    const { failure, output } = await runDefinition(
-      dir,
-      signsPipeline({ concurrency: 1, unreachable: 'record' }),
-      {},
-      { env: { ROAD_ETL_SIGNS_URL: burst.env.ROAD_ETL_SIGNS_URL } },
-    );
+    const { failure, output } = await runAgainst(burst, { concurrency: 1, unreachable: 'record' });
     expect(failure).toBeUndefined();
     const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
     expect(manifest.steps[0]!.notes?.['gaps']).toEqual([
