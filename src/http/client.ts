@@ -147,7 +147,7 @@ export class HttpClient {
   async json(
     req: HttpRequest,
     validate?: (value: unknown) => string | undefined,
-  ): Promise<{ status: number; value: unknown; headers: HttpResponse['headers'] }> {
+  ): Promise<{ status: number; value: unknown; headers: HttpResponse['headers']; body: Buffer }> {
     let parsed: unknown;
     const response = await this.send(
       { ...req, headers: { accept: 'application/json', ...req.headers } },
@@ -169,7 +169,12 @@ export class HttpClient {
         parsed = undefined;
       }
     }
-    return { status: response.status, value: parsed, headers: response.headers };
+    return {
+      status: response.status,
+      value: parsed,
+      headers: response.headers,
+      body: response.body,
+    };
   }
 
   /**

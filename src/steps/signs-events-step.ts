@@ -21,7 +21,7 @@ import {
   processPage,
   toOffset,
   type Cursor,
-  type TakenEvent,
+  type TakenPage,
 } from '../sources/signs/feed.js';
 import {
   EVENTS_DATASET,
@@ -150,6 +150,12 @@ function readCheckpoint(
 
 function position(cursor: Cursor): FeedPosition {
   return { ms: offsetMs(cursor.offset), index: cursor.seen.length };
+}
+
+/** The pages of the unit being read, and the number of events taken from them. */
+interface Buffered {
+  pages: TakenPage[];
+  rows: number;
 }
 
 /** A range as the readers work on it: the committed cursor and the live one, which runs ahead. */
@@ -286,18 +292,18 @@ class EventsRun {
   }
 
   async #read(range: LiveRange): Promise<void> {
-    const buffer: TakenEvent[] = [];
+    const buffer: Buffered = { pages: [], rows: 0 };
     // Each reader lands through a connection of its own; they share one database.
     let connection: Database | undefined;
     // One unit lands in the background while the reader fetches the next one.
     let landing: Promise<void> = Promise.resolve();
-    const land = async (events: TakenEvent[], start: Cursor, end: Cursor): Promise<void> => {
-      if (events.length > 0) {
+    const land = async (pages: TakenPage[], start: Cursor, end: Cursor): Promise<void> => {
+      if (pages.some((page) => page.positions.length > 0)) {
         const t0 = performance.now();
         connection ??= await (await this.#context.database()).fork();
         const stem = unitStem(this.#context.stepId, position(start));
         const staging = join(this.#context.output, STATE_FOLDER, 'staging');
-        const landed = await landUnit(connection, this.#context.output, staging, stem, events);
+        const landed = await landUnit(connection, this.#context.output, staging, stem, pages);
         for (const file of landed.files) await this.#context.recordFile(file);
         this.stats.landed += landed.rows;
         this.stats.quarantined += landed.quarantined;
@@ -320,8 +326,10 @@ class EventsRun {
     };
     const flush = async (wait: boolean): Promise<void> => {
       await landing; // at most one unit in flight; its failure surfaces here
-      const events = buffer.splice(0, buffer.length);
-      landing = land(events, range.state.cursor, range.live);
+      const pages = buffer.pages;
+      buffer.pages = [];
+      buffer.rows = 0;
+      landing = land(pages, range.state.cursor, range.live);
       landing.catch(() => undefined); // awaited later; never left unhandled
       if (wait) await landing;
     };
@@ -349,7 +357,7 @@ class EventsRun {
 
   async #readPages(
     range: LiveRange,
-    buffer: TakenEvent[],
+    buffer: Buffered,
     flush: (wait: boolean) => Promise<void>,
   ): Promise<boolean> {
     const { limit, town_code: townCode, unit_rows: unitRows } = this.#options;
@@ -360,7 +368,7 @@ class EventsRun {
         return false;
       }
       const before = offsetMs(range.live.offset);
-      const page = await this.#client.events({
+      const { events: page, body } = await this.#client.events({
         offset: range.live.offset,
         limit,
         townCode,
@@ -368,17 +376,19 @@ class EventsRun {
       });
       this.stats.pages++;
       const end = range.state.end === null ? undefined : offsetMs(range.state.end);
-      const outcome = processPage(page, range.live, limit, end);
-      for (const event of outcome.taken) if (event.town) this.#towns.add(event.town);
-      buffer.push(...outcome.taken);
-      this.stats.events += outcome.taken.length;
-      range.taken += outcome.taken.length;
-      if (range.firstMs === undefined && outcome.taken[0])
-        range.firstMs = offsetMs(outcome.taken[0].instant);
+      const outcome = processPage(page, body, range.live, limit, end);
+      for (const town of outcome.towns) this.#towns.add(town);
+      const count = outcome.taken.positions.length;
+      buffer.pages.push(outcome.taken);
+      buffer.rows += count;
+      this.stats.events += count;
+      range.taken += count;
+      if (range.firstMs === undefined && outcome.firstInstant)
+        range.firstMs = offsetMs(outcome.firstInstant);
       range.live = outcome.next;
       if (outcome.stuckAt) await this.#throughBurst(range, outcome.stuckAt, buffer);
       progress.add({
-        rows: outcome.taken.length,
+        rows: count,
         requests: 1,
         done: Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
       });
@@ -389,7 +399,7 @@ class EventsRun {
         range.finished = true;
         return outcome.reachedEnd;
       }
-      if (buffer.length >= unitRows) await flush(false);
+      if (buffer.rows >= unitRows) await flush(false);
     }
   }
 
@@ -398,7 +408,7 @@ class EventsRun {
    * past it, so it is read per town code (every code seen so far). Events of it
    * that even that cannot reach stop the run, or are recorded as a gap.
    */
-  async #throughBurst(range: LiveRange, instant: string, buffer: TakenEvent[]): Promise<void> {
+  async #throughBurst(range: LiveRange, instant: string, buffer: Buffered): Promise<void> {
     const { limit, town_code: only, unreachable } = this.#options;
     const towns = only
       ? [only]
@@ -407,23 +417,28 @@ class EventsRun {
     let index = limit;
     let found = 0;
     for (const town of towns) {
-      const page = await this.#client.events({
+      const { events: page, body } = await this.#client.events({
         offset: instant,
         limit,
         townCode: town,
         signal: this.#context.signal,
       });
       this.stats.pages++;
-      const at = page.filter((e) => toOffset(e['publication_timestamp']) === instant);
-      for (const event of at) {
-        const text = JSON.stringify(event);
-        const hash = contentHash(text);
+      const taken: TakenPage = { body, positions: [], indexes: [] };
+      let atInstant = 0;
+      for (const [position, event] of page.entries()) {
+        if (toOffset(event['publication_timestamp']) !== instant) continue;
+        atInstant++;
+        const hash = contentHash(JSON.stringify(event));
         if (seen.has(hash)) continue;
         seen.add(hash);
-        buffer.push({ instant, index: index++, hash, text, town });
-        found++;
+        taken.positions.push(position);
+        taken.indexes.push(index++);
       }
-      if (page.length >= limit && at.length === page.length) {
+      buffer.pages.push(taken);
+      buffer.rows += taken.positions.length;
+      found += taken.positions.length;
+      if (page.length >= limit && atInstant === page.length) {
         const reason = `more than ${limit} events of town ${town} share the instant ${instant}; the feed cannot be paged past them`;
         if (unreachable === 'fail') {
           throw new RunError(
@@ -479,7 +494,7 @@ async function planRanges(
   const start = toOffset(options.start ?? EPOCH)!;
   const open: RangeState = { start, end: null, cursor: { offset: start, seen: [] } };
   if (options.concurrency === 1) return [open];
-  const first = await client.events({
+  const { events: first } = await client.events({
     offset: start,
     limit: 1,
     townCode: options.town_code,

@@ -49,13 +49,20 @@ export class SignsClient {
     return url.toString();
   }
 
-  /** One chunk of the feed: an array of event objects. */
-  async events(query: EventsQuery): Promise<Record<string, unknown>[]> {
-    const { value } = await this.#http.json(
+  /**
+   * One chunk of the feed: its event objects, and the body they were parsed
+   * from, on one line (a body with line breaks is written anew without them).
+   */
+  async events(query: EventsQuery): Promise<{ events: Record<string, unknown>[]; body: Buffer }> {
+    const { value, body } = await this.#http.json(
       { method: 'GET', url: this.eventsUrl(query), signal: query.signal },
       checkEventsPage,
     );
-    return value as Record<string, unknown>[];
+    const events = value as Record<string, unknown>[];
+    return {
+      events,
+      body: body.includes(0x0a) ? Buffer.from(JSON.stringify(events)) : body,
+    };
   }
 
   /** Streams the current state to a file (decompressed); resolves to the response headers. */

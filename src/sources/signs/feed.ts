@@ -15,20 +15,23 @@ export interface Cursor {
   seen: string[];
 }
 
-export interface TakenEvent {
-  /** publication_timestamp as received. */
-  instant: string;
-  /** Position of the event within its instant, in feed order. */
-  index: number;
-  hash: string;
-  /** The event re-serialised (content identity and what is landed). */
-  text: string;
-  /** county.code, to learn the town codes that exist. */
-  town: string | undefined;
+/**
+ * What is taken from one response: the body as received (landed as it is,
+ * DuckDB parses it again), the positions in it of the events taken and their
+ * feed_index (position within their instant).
+ */
+export interface TakenPage {
+  body: Buffer;
+  positions: number[];
+  indexes: number[];
 }
 
 export interface PageOutcome {
-  taken: TakenEvent[];
+  taken: TakenPage;
+  /** Instant of the first event taken. */
+  firstInstant: string | undefined;
+  /** county.code of the events taken, to learn the town codes that exist. */
+  towns: Set<string>;
   next: Cursor;
   /** An event at or after the range's end was seen: the range is complete. */
   reachedEnd: boolean;
@@ -72,53 +75,102 @@ function townOf(event: Record<string, unknown>): string | undefined {
   return typeof code === 'string' && code !== '' ? code : undefined;
 }
 
+function record(item: unknown): Record<string, unknown> {
+  return (item && typeof item === 'object' ? item : {}) as Record<string, unknown>;
+}
+
 /**
  * Takes what is new in one page requested at cursor.offset with `limit`.
  * `end` (ms, exclusive) stops a range reader at the next range's start.
+ *
+ * Events are compared by content only where a repeat is possible: at the
+ * offset instant (the repeats of the previous chunk), at the last instant (its
+ * hashes become the next cursor), and between events of one instant that share
+ * id and type. An instant strictly inside the page needs no hashing otherwise.
  */
 export function processPage(
   page: readonly unknown[],
+  body: Buffer,
   cursor: Cursor,
   limit: number,
   end?: number,
 ): PageOutcome {
-  const taken: TakenEvent[] = [];
-  let instant = cursor.offset;
-  let seen = new Set(cursor.seen);
-  let index = 0;
+  const instants: string[] = [];
   let reachedEnd = false;
   let allAtOffset = true;
   let last: string | undefined;
   for (const item of page) {
-    const record = (item && typeof item === 'object' ? item : {}) as Record<string, unknown>;
     // A record without a usable timestamp keeps the place of the one before it
     // (it is landed and quarantined by the typing, never used as an offset).
-    const stamped = toOffset(record['publication_timestamp']);
+    const stamped = toOffset(record(item)['publication_timestamp']);
     if (stamped !== cursor.offset) allAtOffset = false;
-    const at = stamped ?? last ?? instant;
+    const at = stamped ?? last ?? cursor.offset;
     if (end !== undefined && offsetMs(at) >= end) {
       reachedEnd = true;
       break;
     }
-    if (at !== instant) {
-      instant = at;
-      seen = new Set();
-      index = 0;
-    }
+    instants.push(at);
     last = at;
-    const text = JSON.stringify(item);
-    const hash = contentHash(text);
-    const position = index++;
-    if (seen.has(hash)) continue;
-    seen.add(hash);
-    taken.push({ instant: at, index: position, hash, text, town: townOf(record) });
+  }
+  const taken: TakenPage = { body, positions: [], indexes: [] };
+  const towns = new Set<string>();
+  const take = (position: number, index: number): void => {
+    taken.positions.push(position);
+    taken.indexes.push(index);
+    const town = townOf(record(page[position]));
+    if (town) towns.add(town);
+  };
+  const hashes = new Map<number, string>();
+  const hashOf = (position: number): string => {
+    let hash = hashes.get(position);
+    if (hash === undefined) {
+      hash = contentHash(JSON.stringify(page[position]));
+      hashes.set(position, hash);
+    }
+    return hash;
+  };
+  let next: Cursor = cursor;
+  for (let start = 0; start < instants.length;) {
+    const instant = instants[start]!;
+    let stop = start + 1;
+    while (stop < instants.length && instants[stop] === instant) stop++;
+    const continued = start === 0 && instant === cursor.offset;
+    const isLast = stop === instants.length;
+    if (continued || isLast) {
+      const seen = new Set(continued ? cursor.seen : []);
+      for (let at = start; at < stop; at++) {
+        const hash = hashOf(at);
+        if (seen.has(hash)) continue;
+        seen.add(hash);
+        take(at, at - start);
+      }
+      if (isLast) next = { offset: instant, seen: [...seen] };
+    } else {
+      // Identical events share id and type: only those are hashed and compared.
+      const byKey = new Map<string, number[]>();
+      for (let at = start; at < stop; at++) {
+        const event = record(page[at]);
+        const key = `${String(event['id'])}\u0000${String(event['type'])}`;
+        const same = byKey.get(key);
+        if (same) {
+          if (same.some((other) => hashOf(other) === hashOf(at))) continue;
+          same.push(at);
+        } else {
+          byKey.set(key, [at]);
+        }
+        take(at, at - start);
+      }
+    }
+    start = stop;
   }
   const full = page.length >= limit;
   // A full page of nothing but the offset instant: offset paging cannot get past it.
   const oneInstant = full && allAtOffset;
   return {
     taken,
-    next: { offset: instant, seen: [...seen] },
+    firstInstant: taken.positions.length > 0 ? instants[taken.positions[0]!] : undefined,
+    towns,
+    next,
     reachedEnd,
     exhausted: !full,
     stuckAt: oneInstant && !reachedEnd ? cursor.offset : undefined,

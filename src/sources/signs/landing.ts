@@ -1,5 +1,7 @@
 /**
- * Lands a unit of events: NDJSON staging file -> DuckDB typing -> Parquet files
+ * Lands a unit of events: the response bodies as received, with the positions
+ * and feed_index of the events taken from each, in an NDJSON staging file ->
+ * DuckDB (parsing, content hash, typing) -> Parquet files
  * under signs/events/publication_date=YYYY-MM-DD/, and untypeable records under
  * signs/quarantine/. Files are named after the unit's first feed position, so a
  * unit landed again after a crash replaces its files instead of adding to them.
@@ -10,7 +12,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, commitFiles } from '../../util/fs.js';
-import type { TakenEvent } from './feed.js';
+import type { TakenPage } from './feed.js';
 import { typingSelect } from './schema.js';
 
 export const EVENTS_DATASET = join('signs', 'events');
@@ -43,18 +45,34 @@ export interface LandedUnit {
   files: string[];
 }
 
-async function writeLines(path: string, events: readonly TakenEvent[]): Promise<void> {
+async function writeLines(path: string, pages: readonly TakenPage[]): Promise<void> {
   const out = createWriteStream(path);
-  let chunk = '';
-  for (const event of events) {
-    chunk += `{"feed_index":${event.index},"event_hash":"${event.hash}","raw":${event.text}}\n`;
-    if (chunk.length > 1 << 20) {
-      if (!out.write(chunk)) await once(out, 'drain');
-      chunk = '';
+  let chunk: Buffer[] = [];
+  let size = 0;
+  for (const page of pages) {
+    if (page.positions.length === 0) continue;
+    const head = Buffer.from(
+      `{"p":[${page.positions.join(',')}],"i":[${page.indexes.join(',')}],"page":`,
+    );
+    chunk.push(head, page.body, NEWLINE_CLOSE);
+    size += head.length + page.body.length + 2;
+    if (size > 1 << 20) {
+      if (!out.write(Buffer.concat(chunk))) await once(out, 'drain');
+      chunk = [];
+      size = 0;
     }
   }
-  out.end(chunk);
+  out.end(Buffer.concat(chunk));
   await once(out, 'finish');
+}
+
+const NEWLINE_CLOSE = Buffer.from('}\n');
+
+/** The staged events as rows: raw (one event), feed_index and event_hash (md5 of its JSON text). */
+function stagedEvents(lines: string): string {
+  return `(SELECT raw, feed_index, md5(raw::VARCHAR) AS event_hash FROM (
+    SELECT unnest(list_select(json_extract(page, '$[*]'), list_transform(p, x -> x + 1))) AS raw, unnest(i) AS feed_index
+    FROM read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {p: 'INTEGER[]', i: 'INTEGER[]', page: 'JSON'})))`;
 }
 
 /** Lands one unit; resolves to what was written (paths absolute). */
@@ -63,22 +81,20 @@ export async function landUnit(
   output: string,
   stagingRoot: string,
   stem: string,
-  events: readonly TakenEvent[],
+  pages: readonly TakenPage[],
 ): Promise<LandedUnit> {
   const staging = join(stagingRoot, stem);
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   try {
     const lines = join(staging, 'unit.ndjson');
-    await writeLines(lines, events);
-    const source = `read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {feed_index: 'INTEGER', event_hash: 'VARCHAR', raw: 'JSON'})`;
-    await db.run(
-      `CREATE OR REPLACE TEMP TABLE unit AS ${typingSelect(source, 'nested', ['feed_index', 'event_hash'])}`,
-    );
+    await writeLines(lines, pages);
+    const events = pages.reduce((sum, page) => sum + page.positions.length, 0);
+    const typed = `(${typingSelect(stagedEvents(lines), 'nested', ['feed_index', 'event_hash'])})`;
     const files: string[] = [];
     const parts = join(staging, 'parts');
     const rows = await db.copy(
-      `COPY (SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM unit WHERE _problem IS NULL)
+      `COPY (SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)
        TO ${quotedString(parts)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}')`,
     );
     const moves: [string, string][] = [];
@@ -93,27 +109,24 @@ export async function landUnit(
         ]);
       }
     }
-    await commitFiles(moves);
-    files.push(...moves.map(([, file]) => file));
+    // Records that cannot be typed are rare: they are read a second time only when there are some.
     const quarantinePath = join(staging, 'quarantine.parquet');
-    const problems = Number(
-      (await db.all('SELECT count(*) AS n FROM unit WHERE _problem IS NOT NULL'))[0]?.['n'] ?? 0,
-    );
     const quarantined =
-      problems === 0
+      rows === events
         ? 0
         : await db.copy(
             `COPY (SELECT _problem AS reason, raw_event, feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
-             FROM unit WHERE _problem IS NOT NULL)
+             FROM ${typed} WHERE _problem IS NOT NULL)
        TO ${quotedString(quarantinePath)} (FORMAT parquet, COMPRESSION zstd)`,
           );
+    await commitFiles(moves);
+    files.push(...moves.map(([, file]) => file));
     if (quarantined > 0) {
       await mkdir(join(output, QUARANTINE_DATASET), { recursive: true });
       const file = join(output, QUARANTINE_DATASET, `${stem}.parquet`);
       await commitFile(quarantinePath, file);
       files.push(file);
     }
-    await db.run('DROP TABLE unit');
     return { rows, quarantined, files };
   } finally {
     await rm(staging, { recursive: true, force: true });

@@ -1,0 +1,188 @@
+/**
+ * The measurement work as period windows x location batches, and the service's
+ * unpublished limits learned from its refusals. For each limit the largest
+ * size that worked and the smallest that failed are kept; the next size is the
+ * configured guess until something fails, then the middle of the gap (so a
+ * refusal halves at first and the search settles on the real limit).
+ */
+import { HOUR_MS } from '../../util/time.js';
+
+export interface Limit {
+  max_ok: number | null;
+  min_fail: number | null;
+}
+
+export interface LearnedLimits {
+  /** Locations per request. */
+  locations: Limit;
+  /** Hours per request. */
+  period_hours: Limit;
+}
+
+export function emptyLimits(): LearnedLimits {
+  return {
+    locations: { max_ok: null, min_fail: null },
+    period_hours: { max_ok: null, min_fail: null },
+  };
+}
+
+/** The size to use next for a limit, starting from `guess`. */
+export function nextSize(limit: Limit, guess: number): number {
+  const { max_ok: ok, min_fail: fail } = limit;
+  if (fail === null) return Math.max(guess, ok ?? 0);
+  if (ok === null) return Math.max(1, Math.min(guess, Math.floor(fail / 2)));
+  if (fail - ok <= 1) return ok;
+  return Math.floor((ok + fail) / 2);
+}
+
+export function recordSuccess(limit: Limit, size: number): void {
+  limit.max_ok = Math.max(limit.max_ok ?? 0, size);
+  if (limit.min_fail !== null && limit.min_fail <= size) limit.min_fail = null;
+}
+
+export function recordFailure(limit: Limit, size: number): void {
+  limit.min_fail = Math.min(limit.min_fail ?? Infinity, size);
+  // A limit that has come down since: what worked before no longer says anything.
+  if (limit.max_ok !== null && limit.max_ok >= size) limit.max_ok = null;
+}
+
+export type Refusal = 'locations' | 'period' | 'other';
+
+/** What a 400 refuses, from the service's message. */
+export function classifyRefusal(message: string): Refusal {
+  const text = message.toLowerCase();
+  if (/location/.test(text) && /(too many|maximum|max\b|limit|exceed|at most)/.test(text))
+    return 'locations';
+  if (/(period|time ?span|time ?range|interval|too long|days|duration)/.test(text)) return 'period';
+  return 'other';
+}
+
+/** A unit of measurement work: locations over [from, to) (ms, whole hours). */
+export interface Batch {
+  from: number;
+  to: number;
+  ids: string[];
+}
+
+/** A half-open interval in ms. */
+export type Interval = [number, number];
+
+/** What is left of [from, to) once the done intervals are taken out. */
+export function subtract(whole: Interval, done: readonly Interval[]): Interval[] {
+  let left: Interval[] = [whole];
+  for (const [a, b] of done) {
+    left = left.flatMap(([x, y]): Interval[] => {
+      if (b <= x || a >= y) return [[x, y]];
+      const parts: Interval[] = [];
+      if (a > x) parts.push([x, a]);
+      if (b < y) parts.push([b, y]);
+      return parts;
+    });
+  }
+  return left;
+}
+
+/**
+ * The work left: per location, the period less the batches already done;
+ * locations with the same work left are batched together. Batches are cut
+ * lazily, so that limits learned meanwhile apply to the rest.
+ */
+export class WorkPlan {
+  readonly #groups: { intervals: Interval[]; ids: string[] }[] = [];
+  /** Pieces split off refused batches, taken first. */
+  readonly #retry: Batch[] = [];
+  #group = 0;
+  #interval = 0;
+  #cursor: number | undefined;
+  #id = 0;
+
+  constructor(ids: readonly string[], period: Interval, done: readonly Batch[]) {
+    const byKey = new Map<string, { intervals: Interval[]; ids: string[] }>();
+    for (const id of ids) {
+      const intervals = subtract(
+        period,
+        done.filter((b) => b.ids.includes(id)).map((b): Interval => [b.from, b.to]),
+      );
+      if (intervals.length === 0) continue;
+      const key = JSON.stringify(intervals);
+      const group = byKey.get(key) ?? { intervals, ids: [] };
+      group.ids.push(id);
+      byKey.set(key, group);
+    }
+    this.#groups = [...byKey.values()];
+  }
+
+  /** Location-hours left to request (an upper bound of the rows). */
+  get hoursLeft(): number {
+    return this.#groups.reduce(
+      (sum, g) => sum + g.ids.length * g.intervals.reduce((s, [a, b]) => s + (b - a) / HOUR_MS, 0),
+      0,
+    );
+  }
+
+  /** Requests the rest needs at these sizes (for plans and progress). */
+  requestsLeft(batchSize: number, windowHours: number): number {
+    let count = this.#retry.length;
+    for (const g of this.#groups) {
+      const windows = g.intervals.reduce(
+        (s, [a, b]) => s + Math.ceil((b - a) / (windowHours * HOUR_MS)),
+        0,
+      );
+      count += windows * Math.ceil(g.ids.length / batchSize);
+    }
+    return count;
+  }
+
+  /** Puts a refused batch's pieces back, taken before anything else. */
+  requeue(batches: readonly Batch[]): void {
+    this.#retry.push(...batches);
+  }
+
+  /** The next batch at these sizes, or undefined when the plan is exhausted. */
+  next(batchSize: number, windowHours: number): Batch | undefined {
+    const retry = this.#retry.shift();
+    if (retry) return retry;
+    while (this.#group < this.#groups.length) {
+      const group = this.#groups[this.#group]!;
+      const interval = group.intervals[this.#interval];
+      if (!interval) {
+        this.#group++;
+        this.#interval = 0;
+        continue;
+      }
+      const from = this.#cursor ?? interval[0];
+      const to = Math.min(interval[1], from + windowHours * HOUR_MS);
+      const ids = group.ids.slice(this.#id, this.#id + batchSize);
+      this.#id += ids.length;
+      if (this.#id >= group.ids.length) {
+        this.#id = 0;
+        if (to >= interval[1]) {
+          this.#interval++;
+          this.#cursor = undefined;
+        } else {
+          this.#cursor = to;
+        }
+      } else {
+        this.#cursor = from;
+      }
+      return { from, to, ids };
+    }
+    return undefined;
+  }
+}
+
+/** Cuts a refused batch: its locations into pieces of `size`. */
+export function splitLocations(batch: Batch, size: number): Batch[] {
+  const out: Batch[] = [];
+  for (let i = 0; i < batch.ids.length; i += size)
+    out.push({ from: batch.from, to: batch.to, ids: batch.ids.slice(i, i + size) });
+  return out;
+}
+
+/** Cuts a refused batch: its period into windows of `hours`. */
+export function splitPeriod(batch: Batch, hours: number): Batch[] {
+  const out: Batch[] = [];
+  for (let from = batch.from; from < batch.to; from += hours * HOUR_MS)
+    out.push({ from, to: Math.min(batch.to, from + hours * HOUR_MS), ids: batch.ids });
+  return out;
+}

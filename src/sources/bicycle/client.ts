@@ -1,0 +1,132 @@
+/**
+ * The bicycle API (4.1-4.4): every request carries a bearer token; a 401 gets
+ * one new token and one retry. A 400 is returned to the caller with the
+ * service's message (the batching learns its limits from it).
+ */
+import { UpstreamError } from '../../errors.js';
+import type { HttpClient } from '../../http/client.js';
+import type { TokenSource } from './auth.js';
+
+export const MEASUREMENTS_PATH = '/api/explore/bicycle-data';
+export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
+
+export type Selection =
+  { locations: readonly string[] } | { prefixes: readonly string[] } | { polygon: unknown };
+
+export type MeasurementsAnswer =
+  { ok: true; body: Buffer; rows: unknown[] } | { ok: false; status: 400; message: string };
+
+/** The message of a 400 body, whatever its shape. */
+export function errorMessage(body: Buffer): string {
+  const text = body.toString('utf8').trim();
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed && typeof parsed === 'object') {
+      const fields = parsed as Record<string, unknown>;
+      for (const key of ['message', 'error_description', 'error', 'detail', 'title']) {
+        if (typeof fields[key] === 'string' && fields[key] !== '') return fields[key];
+      }
+    }
+    if (typeof parsed === 'string') return parsed;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.slice(0, 500);
+}
+
+export class BicycleClient {
+  readonly #http: HttpClient;
+  readonly #tokens: TokenSource;
+  readonly #base: string;
+
+  constructor(http: HttpClient, tokens: TokenSource, baseUrl: string) {
+    this.#http = http;
+    this.#tokens = tokens;
+    this.#base = baseUrl.replace(/\/+$/, '');
+  }
+
+  /** Sends with a bearer token; after a 401, once more with a new one. */
+  async #send(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+    check?: (value: unknown) => string | undefined,
+  ): Promise<{ status: number; value: unknown; body: Buffer }> {
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.#tokens.accessToken(signal);
+      const answer = await this.#http.json(
+        {
+          method,
+          url: this.#base + path,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body }),
+          signal,
+          pass: [400, 401],
+        },
+        check,
+      );
+      if (answer.status !== 401) return answer;
+      this.#tokens.invalidate(token);
+      if (attempt >= 1) {
+        throw new UpstreamError('Request refused after a new token', {
+          method,
+          url: this.#base + path,
+          status: 401,
+          body: answer.body.toString('utf8'),
+        });
+      }
+    }
+  }
+
+  /** 4.4: the catalog as a FeatureCollection. */
+  async locations(signal?: AbortSignal): Promise<{ body: Buffer; value: unknown }> {
+    const answer = await this.#send('GET', LOCATIONS_PATH, undefined, signal, (value) => {
+      const features = (value as { features?: unknown } | null)?.features;
+      return Array.isArray(features)
+        ? undefined
+        : 'expected a FeatureCollection with a features array';
+    });
+    if (answer.status !== 200) {
+      throw new UpstreamError('Request failed', {
+        method: 'GET',
+        url: this.#base + LOCATIONS_PATH,
+        status: answer.status,
+        body: answer.body.toString('utf8'),
+      });
+    }
+    return { body: answer.body, value: answer.value };
+  }
+
+  /** 4.1-4.3: measurements of a selection over [start, end] (timestamps `YYYY-MM-DDTHH:mm:ssZ`). */
+  async measurements(
+    selection: Selection,
+    startTime: string,
+    endTime: string,
+    signal?: AbortSignal,
+  ): Promise<MeasurementsAnswer> {
+    let path = MEASUREMENTS_PATH;
+    let fields: Record<string, unknown>;
+    if ('locations' in selection) fields = { locations: selection.locations };
+    else if ('prefixes' in selection) {
+      path += '/prefix';
+      fields = { prefixes: selection.prefixes };
+    } else {
+      path += '/geo';
+      fields = { locationPolygoon: selection.polygon };
+    }
+    const answer = await this.#send(
+      'POST',
+      path,
+      JSON.stringify({ startTime, endTime, ...fields }),
+      signal,
+      (value) => (Array.isArray(value) ? undefined : 'expected a JSON array of measurements'),
+    );
+    if (answer.status === 400)
+      return { ok: false, status: 400, message: errorMessage(answer.body) };
+    return { ok: true, body: answer.body, rows: answer.value as unknown[] };
+  }
+}

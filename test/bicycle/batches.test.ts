@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import {
+  WorkPlan,
+  classifyRefusal,
+  emptyLimits,
+  nextSize,
+  recordFailure,
+  recordSuccess,
+  splitLocations,
+  splitPeriod,
+  subtract,
+  type Batch,
+} from '../../src/sources/bicycle/batches.js';
+
+const H = 3_600_000;
+
+/** Drives the learning against a hidden limit; returns the sizes tried. */
+function search(hidden: number, guess: number, items = 40): { tried: number[]; settled: number } {
+  const limit = emptyLimits().locations;
+  const tried: number[] = [];
+  for (let i = 0; i < items; i++) {
+    const size = nextSize(limit, guess);
+    tried.push(size);
+    if (size <= hidden) recordSuccess(limit, size);
+    else recordFailure(limit, size);
+  }
+  return { tried, settled: nextSize(limit, guess) };
+}
+
+describe('limit learning', () => {
+  it.each([
+    [50, 100],
+    [50, 64],
+    [37, 1000],
+    [1, 8],
+    [250, 100],
+  ])('settles on the largest size that works (hidden %i, guess %i)', (hidden, guess) => {
+    const { tried, settled } = search(hidden, guess);
+    // a guess below the limit is kept (sizes are never raised past what was configured)
+    expect(settled).toBe(Math.min(hidden, guess));
+    // never more failures than a binary search needs
+    const failures = tried.filter((s) => s > hidden).length;
+    expect(failures).toBeLessThanOrEqual(Math.ceil(Math.log2(guess)) + 1);
+  });
+
+  it('halves at the first refusal, then searches the gap', () => {
+    const limit = emptyLimits().locations;
+    expect(nextSize(limit, 100)).toBe(100);
+    recordFailure(limit, 100);
+    expect(nextSize(limit, 100)).toBe(50);
+    recordSuccess(limit, 50);
+    expect(nextSize(limit, 100)).toBe(75);
+    recordFailure(limit, 75);
+    expect(nextSize(limit, 100)).toBe(62);
+  });
+
+  it('forgets a success that a later, smaller refusal contradicts', () => {
+    const limit = { max_ok: 50, min_fail: 51 };
+    recordFailure(limit, 40);
+    expect(limit).toEqual({ max_ok: null, min_fail: 40 });
+    expect(nextSize(limit, 100)).toBe(20);
+  });
+
+  it('classifies refusals by their message', () => {
+    expect(classifyRefusal('Too many locations requested (120)')).toBe('locations');
+    expect(classifyRefusal('Maximum number of locations exceeded')).toBe('locations');
+    expect(classifyRefusal('The requested period is too long')).toBe('period');
+    expect(classifyRefusal("Invalid prefix 'GAL': no locations exist for it")).toBe('other');
+    expect(classifyRefusal('endTime must be after startTime')).toBe('other');
+  });
+});
+
+describe('work plan', () => {
+  it('subtracts done intervals', () => {
+    expect(
+      subtract(
+        [0, 10],
+        [
+          [2, 4],
+          [6, 12],
+        ],
+      ),
+    ).toEqual([
+      [0, 2],
+      [4, 6],
+    ]);
+    expect(subtract([0, 10], [[0, 10]])).toEqual([]);
+  });
+
+  it('cuts the period into windows x batches and covers every location-hour once', () => {
+    const ids = Array.from({ length: 7 }, (_, i) => `L${i}`);
+    const plan = new WorkPlan(ids, [0, 10 * H], []);
+    expect(plan.requestsLeft(3, 4)).toBe(3 * 3);
+    const seen = new Map<string, number>();
+    for (let b = plan.next(3, 4); b; b = plan.next(3, 4)) {
+      expect(b.ids.length).toBeLessThanOrEqual(3);
+      expect(b.to - b.from).toBeLessThanOrEqual(4 * H);
+      for (const id of b.ids)
+        for (let h = b.from; h < b.to; h += H)
+          seen.set(`${id}@${h}`, (seen.get(`${id}@${h}`) ?? 0) + 1);
+    }
+    expect(seen.size).toBe(7 * 10);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('leaves out what a previous run finished, per location', () => {
+    const done: Batch[] = [{ from: 0, to: 5 * H, ids: ['A', 'B'] }];
+    const plan = new WorkPlan(['A', 'B', 'C'], [0, 10 * H], done);
+    expect(plan.hoursLeft).toBe(5 + 5 + 10);
+    const batches: Batch[] = [];
+    for (let b = plan.next(10, 100); b; b = plan.next(10, 100)) batches.push(b);
+    expect(batches).toEqual([
+      { from: 5 * H, to: 10 * H, ids: ['A', 'B'] },
+      { from: 0, to: 10 * H, ids: ['C'] },
+    ]);
+  });
+
+  it('takes requeued pieces first, and splits refused batches', () => {
+    const plan = new WorkPlan(['A', 'B', 'C'], [0, 4 * H], []);
+    const first = plan.next(3, 4)!;
+    plan.requeue(splitLocations(first, 2));
+    expect(plan.next(3, 4)).toEqual({ from: 0, to: 4 * H, ids: ['A', 'B'] });
+    expect(plan.next(3, 4)).toEqual({ from: 0, to: 4 * H, ids: ['C'] });
+    expect(plan.next(3, 4)).toBeUndefined();
+    expect(splitPeriod({ from: 0, to: 5 * H, ids: ['A'] }, 2)).toEqual([
+      { from: 0, to: 2 * H, ids: ['A'] },
+      { from: 2 * H, to: 4 * H, ids: ['A'] },
+      { from: 4 * H, to: 5 * H, ids: ['A'] },
+    ]);
+  });
+});
