@@ -1,4 +1,5 @@
 /** Every step kind road-etl knows. Sources and sinks never import each other; they meet here. */
+import { bicycleLocationsStep } from '../steps/bicycle-locations-step.js';
 import { exportStep } from '../steps/export-step.js';
 import { signsEventsStep } from '../steps/signs-events-step.js';
 import { signsSnapshotStep } from '../steps/signs-snapshot-step.js';
@@ -7,7 +8,13 @@ import type { StepKind } from './step-kind.js';
 
 // Kinds take their own options types; the engine handles them as unknown.
 export const STEP_KINDS: ReadonlyMap<string, StepKind> = new Map(
-  ([signsEventsStep, signsSnapshotStep, sqlStep, exportStep] as unknown as StepKind[]).map(
-    (kind) => [kind.kind, kind],
-  ),
+  (
+    [
+      bicycleLocationsStep,
+      signsEventsStep,
+      signsSnapshotStep,
+      sqlStep,
+      exportStep,
+    ] as unknown as StepKind[]
+  ).map((kind) => [kind.kind, kind]),
 );
