@@ -20,7 +20,12 @@ steps:
 describe('bicycle.locations', () => {
   it('lands the catalog: one row per location, flat, equal to the simulator', async () => {
     const dir = await testDir();
-    const { output, summary, failure } = await runDefinition(dir, PIPELINE, {}, { env: simulator.env });
+    const { output, summary, failure } = await runDefinition(
+      dir,
+      PIPELINE,
+      {},
+      { env: { ...simulator.env } },
+    );
     expect(summary.status, JSON.stringify(failure?.message)).toBe('succeeded');
     const rows = await duck(
       `SELECT location_id, authority, name, aliases, license_category, bearing, location_type,
