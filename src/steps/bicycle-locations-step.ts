@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedString } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
-import { HttpClient } from '../http/client.js';
+import { httpClientFor, requestOptions } from './http-options.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
@@ -19,14 +19,7 @@ import { commitFile, temporaryPath } from '../util/fs.js';
 export const LOCATIONS_DATASET = join('bicycle', 'locations');
 
 export const bicycleLocationsOptions = z.strictObject({
-  timeout_ms: z
-    .number()
-    .int()
-    .positive()
-    .default(120_000)
-    .describe('Deadline of the request. Default 120000.'),
-  retries: z.number().int().min(0).default(5).describe('Retries. Default 5.'),
-  backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
+  ...requestOptions(120_000),
 });
 
 export type BicycleLocationsOptions = z.output<typeof bicycleLocationsOptions>;
@@ -79,19 +72,15 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
   async run(options, context) {
     const upstream = context.upstream.bicycle;
     if (!upstream) throw new RunError('bicycle.locations: no bicycle upstream configured');
-    const http = new HttpClient({
-      timeoutMs: options.timeout_ms,
-      retries: options.retries,
-      backoffMs: options.backoff_ms,
-      logger: context.log,
-    });
+    const http = httpClientFor(options, context);
     const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
     await rm(staging, { recursive: true, force: true });
     await mkdir(staging, { recursive: true });
     try {
       const tokens = new TokenSource(http, upstream);
       const client = new BicycleClient(http, tokens, upstream.url);
-      const { body } = await client.locations(context.signal);
+      const { body, value } = await client.locations(context.signal);
+      const total = (value as { features: unknown[] }).features.length;
       context.progress.add({ requests: 1 });
       const file = join(staging, 'complete.json');
       await writeFile(file, body);
@@ -105,9 +94,6 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
         `COPY (SELECT ${COLUMNS.map(([name, type, expr]) => `CAST(${expr} AS ${type}) AS ${name}`).join(',\n ')}
                FROM ${features} WHERE f ->> '$.properties.id' IS NOT NULL ORDER BY location_id)
          TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      const total = Number(
-        (await db.all(`SELECT count(*) AS n FROM ${features}`))[0]?.['n'] ?? rows,
       );
       await commitFile(temporary, target);
       await context.recordFile(target);

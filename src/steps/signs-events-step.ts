@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
-import { HttpClient } from '../http/client.js';
+import { httpClientFor, requestOptions } from './http-options.js';
 import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
 import { SignsClient } from '../sources/signs/client.js';
@@ -80,14 +80,7 @@ export const signsEventsOptions = z.strictObject({
     .describe(
       'An instant that even per-town reads cannot get through: fail (default), or record the gap and go on',
     ),
-  timeout_ms: z
-    .number()
-    .int()
-    .positive()
-    .default(60_000)
-    .describe('Deadline per request. Default 60000.'),
-  retries: z.number().int().min(0).default(5).describe('Retries per request. Default 5.'),
-  backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
+  ...requestOptions(60_000),
 });
 
 export type SignsEventsOptions = z.output<typeof signsEventsOptions>;
@@ -152,10 +145,16 @@ function position(cursor: Cursor): FeedPosition {
   return { ms: offsetMs(cursor.offset), index: cursor.seen.length };
 }
 
-/** The pages of the unit being read, and the number of events taken from them. */
+/** The pages of the unit being read that events were taken from, and the number of those events. */
 interface Buffered {
   pages: TakenPage[];
   rows: number;
+}
+
+function addPage(buffer: Buffered, page: TakenPage): void {
+  if (page.positions.length === 0) return; // a page of repeats only: nothing to land
+  buffer.pages.push(page);
+  buffer.rows += page.positions.length;
 }
 
 /** A range as the readers work on it: the committed cursor and the live one, which runs ahead. */
@@ -298,7 +297,7 @@ class EventsRun {
     // One unit lands in the background while the reader fetches the next one.
     let landing: Promise<void> = Promise.resolve();
     const land = async (pages: TakenPage[], start: Cursor, end: Cursor): Promise<void> => {
-      if (pages.some((page) => page.positions.length > 0)) {
+      if (pages.length > 0) {
         const t0 = performance.now();
         connection ??= await (await this.#context.database()).fork();
         const stem = unitStem(this.#context.stepId, position(start));
@@ -379,8 +378,7 @@ class EventsRun {
       const outcome = processPage(page, body, range.live, limit, end);
       for (const town of outcome.towns) this.#towns.add(town);
       const count = outcome.taken.positions.length;
-      buffer.pages.push(outcome.taken);
-      buffer.rows += count;
+      addPage(buffer, outcome.taken);
       this.stats.events += count;
       range.taken += count;
       if (range.firstMs === undefined && outcome.firstInstant)
@@ -435,8 +433,7 @@ class EventsRun {
         taken.positions.push(position);
         taken.indexes.push(index++);
       }
-      buffer.pages.push(taken);
-      buffer.rows += taken.positions.length;
+      addPage(buffer, taken);
       found += taken.positions.length;
       if (page.length >= limit && atInstant === page.length) {
         const reason = `more than ${limit} events of town ${town} share the instant ${instant}; the feed cannot be paged past them`;
@@ -570,12 +567,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
   async run(options, context) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.events: no signs upstream configured');
-    const http = new HttpClient({
-      timeoutMs: options.timeout_ms,
-      retries: options.retries,
-      backoffMs: options.backoff_ms,
-      logger: context.log,
-    });
+    const http = httpClientFor(options, context);
     const client = new SignsClient(http, upstream.url);
     try {
       let checkpoint = readCheckpoint(context.stepId, context.checkpoint);

@@ -50,7 +50,6 @@ async function writeLines(path: string, pages: readonly TakenPage[]): Promise<vo
   let chunk: Buffer[] = [];
   let size = 0;
   for (const page of pages) {
-    if (page.positions.length === 0) continue;
     const head = Buffer.from(
       `{"p":[${page.positions.join(',')}],"i":[${page.indexes.join(',')}],"page":`,
     );
