@@ -5,6 +5,7 @@ import {
   emptyLimits,
   nextSize,
   recordFailure,
+  Sizer,
   recordSuccess,
   splitLocations,
   splitPeriod,
@@ -15,16 +16,21 @@ import {
 const H = 3_600_000;
 
 /** Drives the learning against a hidden limit; returns the sizes tried. */
-function search(hidden: number, guess: number, items = 40): { tried: number[]; settled: number } {
+function search(
+  hidden: number,
+  guess: number,
+  cap = Infinity,
+  items = 40,
+): { tried: number[]; settled: number } {
   const limit = emptyLimits().locations;
   const tried: number[] = [];
   for (let i = 0; i < items; i++) {
-    const size = nextSize(limit, guess);
+    const size = nextSize(limit, guess, cap);
     tried.push(size);
     if (size <= hidden) recordSuccess(limit, size);
     else recordFailure(limit, size);
   }
-  return { tried, settled: nextSize(limit, guess) };
+  return { tried, settled: nextSize(limit, guess, cap) };
 }
 
 describe('limit learning', () => {
@@ -36,11 +42,39 @@ describe('limit learning', () => {
     [250, 100],
   ])('settles on the largest size that works (hidden %i, guess %i)', (hidden, guess) => {
     const { tried, settled } = search(hidden, guess);
-    // a guess below the limit is kept (sizes are never raised past what was configured)
-    expect(settled).toBe(Math.min(hidden, guess));
-    // never more failures than a binary search needs
+    expect(settled).toBe(hidden);
+    // never more failures than a binary search over the range doubling reached needs
     const failures = tried.filter((s) => s > hidden).length;
-    expect(failures).toBeLessThanOrEqual(Math.ceil(Math.log2(guess)) + 1);
+    expect(failures).toBeLessThanOrEqual(Math.ceil(Math.log2(2 * Math.max(guess, hidden))) + 1);
+  });
+
+  it('grows past a guess that works, never above the cap', () => {
+    expect(search(1000, 100, 300).settled).toBe(300);
+    expect(search(1000, 100, 300).tried.every((s) => s <= 300)).toBe(true);
+    const limit = emptyLimits().period_hours;
+    expect(nextSize(limit, 744)).toBe(744);
+    recordSuccess(limit, 744);
+    expect(nextSize(limit, 744)).toBe(1488);
+    recordSuccess(limit, 24); // a short tail window says nothing new
+    expect(nextSize(limit, 744)).toBe(1488);
+  });
+
+  it('has one probe out at a time; the other requests use the size known to work', () => {
+    const limit = emptyLimits().locations;
+    const sizer = new Sizer(limit, 100);
+    expect(sizer.size(1000)).toBe(100);
+    expect(sizer.sent(100)).toBe(true);
+    expect(sizer.size(1000)).toBeUndefined(); // nothing known to work yet: wait
+    sizer.settled(100, false, true);
+    expect(sizer.size(1000)).toBe(50);
+    const probe = sizer.sent(50);
+    expect(sizer.size(1000)).toBeUndefined();
+    sizer.settled(50, true, probe);
+    expect(sizer.size(1000)).toBe(75); // the next probe
+    expect(sizer.sent(75)).toBe(true);
+    expect(sizer.size(1000)).toBe(50); // while it is out
+    expect(sizer.sent(50)).toBe(false);
+    expect(sizer.size(20)).toBe(20); // never above the cap
   });
 
   it('halves at the first refusal, then searches the gap', () => {
@@ -113,6 +147,21 @@ describe('work plan', () => {
       { from: 5 * H, to: 10 * H, ids: ['A', 'B'] },
       { from: 0, to: 10 * H, ids: ['C'] },
     ]);
+  });
+
+  it('keeps a window whole when the sizes change while its batches are cut', () => {
+    const ids = Array.from({ length: 6 }, (_, i) => `L${i}`);
+    const plan = new WorkPlan(ids, [0, 20 * H], []);
+    const seen = new Map<string, number>();
+    let round = 0;
+    for (let b = plan.next(2, 4); b; b = plan.next(2 + (round % 3), 3 + (round % 5))) {
+      round++;
+      for (const id of b.ids)
+        for (let h = b.from; h < b.to; h += H)
+          seen.set(`${id}@${h}`, (seen.get(`${id}@${h}`) ?? 0) + 1);
+    }
+    expect(seen.size).toBe(6 * 20);
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
   });
 
   it('takes requeued pieces first, and splits refused batches', () => {

@@ -1,9 +1,10 @@
 /**
  * The measurement work as period windows x location batches, and the service's
  * unpublished limits learned from its refusals. For each limit the largest
- * size that worked and the smallest that failed are kept; the next size is the
- * configured guess until something fails, then the middle of the gap (so a
- * refusal halves at first and the search settles on the real limit).
+ * size that worked and the smallest that failed are kept. The next size starts
+ * at the configured guess and doubles while nothing has failed; after a refusal
+ * it is the middle of the gap between what worked and what failed, so the
+ * search settles on the real limit in a few requests.
  */
 import { HOUR_MS } from '../../util/time.js';
 
@@ -26,13 +27,53 @@ export function emptyLimits(): LearnedLimits {
   };
 }
 
-/** The size to use next for a limit, starting from `guess`. */
-export function nextSize(limit: Limit, guess: number): number {
+/** The size to try next for a limit, from `guess`, never above `cap`. */
+export function nextSize(limit: Limit, guess: number, cap = Infinity): number {
   const { max_ok: ok, min_fail: fail } = limit;
-  if (fail === null) return Math.max(guess, ok ?? 0);
-  if (ok === null) return Math.max(1, Math.min(guess, Math.floor(fail / 2)));
-  if (fail - ok <= 1) return ok;
-  return Math.floor((ok + fail) / 2);
+  let size: number;
+  if (fail === null) size = ok === null || ok < guess ? guess : ok * 2;
+  else if (ok === null) size = Math.max(1, Math.min(guess, Math.floor(fail / 2)));
+  else if (fail - ok <= 1) size = ok;
+  else size = Math.floor((ok + fail) / 2);
+  return Math.max(1, Math.min(size, cap));
+}
+
+/**
+ * Sizes for concurrent requests: a size above what is known to work is a probe,
+ * and only one probe per limit is out at a time; the others use the size known
+ * to work, or wait when there is none yet.
+ */
+export class Sizer {
+  readonly #limit: Limit;
+  readonly #guess: number;
+  #probing = false;
+
+  constructor(limit: Limit, guess: number) {
+    this.#limit = limit;
+    this.#guess = guess;
+  }
+
+  /** The size for the next request, or undefined to wait for the probe out. */
+  size(cap: number): number | undefined {
+    const wanted = nextSize(this.#limit, this.#guess, cap);
+    const safe = this.#limit.max_ok;
+    if (safe !== null && wanted <= safe) return wanted;
+    if (!this.#probing) return wanted;
+    return safe === null ? undefined : Math.min(safe, cap);
+  }
+
+  /** Marks a request of this size as sent (a probe if above what is known to work). */
+  sent(size: number): boolean {
+    const probe = this.#limit.max_ok === null || size > this.#limit.max_ok;
+    if (probe) this.#probing = true;
+    return probe;
+  }
+
+  settled(size: number, ok: boolean | undefined, probe: boolean): void {
+    if (probe) this.#probing = false;
+    if (ok === true) recordSuccess(this.#limit, size);
+    else if (ok === false) recordFailure(this.#limit, size);
+  }
 }
 
 export function recordSuccess(limit: Limit, size: number): void {
@@ -94,6 +135,8 @@ export class WorkPlan {
   #group = 0;
   #interval = 0;
   #cursor: number | undefined;
+  /** End of the window being cut (fixed at its first batch, whatever sizes come later). */
+  #windowTo: number | undefined;
   #id = 0;
 
   constructor(ids: readonly string[], period: Interval, done: readonly Batch[]) {
@@ -151,11 +194,13 @@ export class WorkPlan {
         continue;
       }
       const from = this.#cursor ?? interval[0];
-      const to = Math.min(interval[1], from + windowHours * HOUR_MS);
+      const to = this.#windowTo ?? Math.min(interval[1], from + windowHours * HOUR_MS);
+      this.#windowTo = to;
       const ids = group.ids.slice(this.#id, this.#id + batchSize);
       this.#id += ids.length;
       if (this.#id >= group.ids.length) {
         this.#id = 0;
+        this.#windowTo = undefined;
         if (to >= interval[1]) {
           this.#interval++;
           this.#cursor = undefined;

@@ -1,0 +1,298 @@
+/**
+ * Measurements from response body to Parquet. A batch's body is typed by DuckDB
+ * into a staged file (rows of whole hours inside the batch's period, for the
+ * locations it named) and a staged quarantine file (rows that cannot be kept,
+ * with the reason). Once every batch of a run is staged, the commit rewrites each
+ * touched date partition as one file: the rows it held, less the run's
+ * locations x period, plus the staged rows. Applying a commit twice gives the
+ * same files, so a commit cut short by a crash is simply done again.
+ */
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { quotedIdentifier, quotedString, type Database } from '../../duckdb/database.js';
+import { commitFile, exists } from '../../util/fs.js';
+import { DAY_MS, HOUR_MS, formatIsoDate } from '../../util/time.js';
+
+export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
+export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
+/** The one file of a date partition. */
+export const PARTITION_FILE = 'data.parquet';
+
+/** Columns of bicycle/measurements (the date partition column comes from the path). */
+export const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
+  ['location_id', 'VARCHAR'],
+  ['measurement_hour', 'TIMESTAMP'],
+  ['measured_values', 'STRUCT(category VARCHAR, subcategory VARCHAR, value BIGINT)[]'],
+  ['measured_values_full', 'JSON'],
+  ['extra_fields', 'JSON'],
+  ['typing_issues', 'VARCHAR[]'],
+];
+
+export const MEASUREMENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
+  ...MEASUREMENT_COLUMNS,
+  ['date', 'DATE'],
+];
+
+const KNOWN_FIELDS = ['locationId', 'measurementHour', 'measuredValuesFull'];
+
+/** A count from the text of a leaf: whole numbers only (a fraction is an issue, never rounded). */
+const count = (text: string): string =>
+  `(CASE WHEN TRY_CAST(${text} AS DOUBLE) = trunc(TRY_CAST(${text} AS DOUBLE)) THEN TRY_CAST(TRY_CAST(${text} AS DOUBLE) AS BIGINT) END)`;
+
+/**
+ * Typed measurement rows of a body file (a JSON array), with `_problem` (why a
+ * row cannot be kept, or NULL) and `_boundary` (the hour at the period's end
+ * that a service reading endTime as inclusive sends: not this batch's).
+ */
+function typingSelect(
+  bodyFile: string,
+  ids: readonly string[],
+  from: number,
+  to: number,
+  dedupe: boolean,
+): string {
+  const requested = `[${ids.map(quotedString).join(', ')}]::VARCHAR[]`;
+  const fromSql = `make_timestamp(${from * 1000})`;
+  const toSql = `make_timestamp(${to * 1000})`;
+  const flat = `flatten(list_transform(map_entries(_map), c -> list_transform(map_entries(c.value), s -> {category: c.key, subcategory: s.key, text: s.value})))`;
+  return `
+SELECT *,
+  CASE
+    WHEN location_id IS NULL THEN 'locationId is missing'
+    WHEN measurement_hour IS NULL THEN 'measurementHour is not a timestamp: ' || coalesce(_hour_text, 'missing')
+    WHEN date_trunc('hour', measurement_hour) <> measurement_hour THEN 'measurementHour is not a whole hour: ' || _hour_text
+    WHEN NOT list_contains(${requested}, location_id) THEN 'locationId was not requested: ' || location_id
+    WHEN measurement_hour < ${fromSql} OR measurement_hour > ${toSql} THEN 'measurementHour is outside the requested period: ' || _hour_text
+    WHEN _duplicate > 1 THEN 'another row for the same location and hour came first'
+  END AS _problem,
+  measurement_hour = ${toSql} AS _boundary
+FROM (
+  SELECT
+    location_id,
+    measurement_hour,
+    list_transform(_flat, e -> {category: e.category, subcategory: e.subcategory, value: ${count('e.text')}}) AS measured_values,
+    measured_values_full,
+    CASE WHEN len(_keys) > 3 OR NOT list_has_all(${`[${KNOWN_FIELDS.map(quotedString).join(', ')}]`}, _keys)
+      THEN nullif(json_merge_patch(raw, '{${KNOWN_FIELDS.map((f) => `"${f}":null`).join(',')}}'), '{}') END AS extra_fields,
+    list_concat(
+      CASE WHEN measured_values_full IS NOT NULL AND json_type(measured_values_full) <> 'NULL' AND _map IS NULL
+        THEN ['measuredValuesFull is not an object of categories'] END,
+      CASE WHEN list_bool_or(list_transform(map_values(_map), x -> x IS NULL))
+        THEN list_transform(
+          list_filter(map_keys(_map), k -> json_type(measured_values_full -> ('$.' || to_json(k)::VARCHAR)) NOT IN ('OBJECT', 'NULL')),
+          k -> 'measuredValuesFull.' || k || ' is not an object of subcategories') END,
+      list_transform(list_filter(_flat, e -> e.text IS NOT NULL AND ${count('e.text')} IS NULL),
+        e -> e.category || '/' || e.subcategory || ' is not a count: ' || e.text)
+    ) AS typing_issues,
+    raw,
+    _hour_text,
+    ${dedupe ? 'row_number() OVER (PARTITION BY location_id, measurement_hour ORDER BY _n)' : '1'} AS _duplicate
+  FROM (
+    SELECT *, ${flat} AS _flat FROM (
+      SELECT *,
+        nullif(trim(_v[1]), '') AS location_id,
+        _v[2] AS _hour_text,
+        timezone('UTC', TRY_CAST(trim(_v[2]) AS TIMESTAMPTZ)) AS measurement_hour,
+        TRY_CAST(measured_values_full AS MAP(VARCHAR, MAP(VARCHAR, VARCHAR))) AS _map
+      FROM (
+        SELECT json AS raw, _n,
+          json_extract_string(json, ['$.locationId', '$.measurementHour']) AS _v,
+          json_extract(json, '$.measuredValuesFull') AS measured_values_full,
+          json_keys(json) AS _keys
+        FROM (SELECT json, ${dedupe ? 'row_number() OVER ()' : '0'} AS _n FROM read_json_objects(${quotedString(bodyFile)}, format = 'array'))
+      )
+    )
+  )
+)`;
+}
+
+export interface StagedBatch {
+  /** Rows kept. */
+  rows: number;
+  /** Rows quarantined. */
+  quarantined: number;
+  /** Rows for the hour at the period's end (an inclusive endTime): left to the next window. */
+  boundary: number;
+}
+
+/** A body DuckDB cannot read as a JSON array: worth asking for again. */
+export class UnreadableBodyError extends Error {
+  override name = 'UnreadableBodyError';
+}
+
+/**
+ * Types one batch's body into `<stem>.parquet` in the staging folder (written
+ * under a temporary name and renamed): every row with `_problem` and
+ * `_boundary`, the raw row kept only where there is a problem. The commit takes
+ * the rows without either; the quarantine, the rows with a problem.
+ */
+export async function stageBatch(
+  db: Database,
+  staging: string,
+  stem: string,
+  bodyFile: string,
+  batch: { from: number; to: number; ids: readonly string[] },
+): Promise<StagedBatch> {
+  const file = join(staging, `${stem}.parquet`);
+  const temporary = `${file}.tmp`;
+  // Two rows for one location and hour are rare: they are looked for only when a count says so.
+  for (const dedupe of [false, true]) {
+    const typed = typingSelect(bodyFile, batch.ids, batch.from, batch.to, dedupe);
+    try {
+      await db.run(
+        `COPY (SELECT ${STAGED_COLUMNS.join(', ')} FROM (${typed}))
+         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+    } catch (error) {
+      await rm(temporary, { force: true });
+      const message = (error as Error).message;
+      if (/^Invalid Input Error/.test(message) && /JSON/.test(message))
+        throw new UnreadableBodyError(`the body is not a JSON array of objects (${message})`);
+      throw error;
+    }
+    const [counts = {}] = await db.all(
+      `SELECT count(*) FILTER (WHERE _problem IS NULL AND NOT _boundary) AS rows,
+              count(*) FILTER (WHERE _problem IS NOT NULL) AS quarantined,
+              count(*) FILTER (WHERE _problem IS NULL AND _boundary) AS boundary,
+              count(DISTINCT (location_id, measurement_hour)) FILTER (WHERE _problem IS NULL AND NOT _boundary) AS distinct_rows
+       FROM read_parquet(${quotedString(temporary)})`,
+    );
+    const rows = Number(counts['rows'] ?? 0);
+    if (!dedupe && Number(counts['distinct_rows'] ?? 0) < rows) continue;
+    await commitFile(temporary, file);
+    return {
+      rows,
+      quarantined: Number(counts['quarantined'] ?? 0),
+      boundary: Number(counts['boundary'] ?? 0),
+    };
+  }
+  throw new Error('unreachable');
+}
+
+/** Columns of a staged batch file. */
+const STAGED_COLUMNS = [
+  ...MEASUREMENT_COLUMNS.map(([name]) => name),
+  '_problem',
+  '_boundary',
+  'CASE WHEN _problem IS NOT NULL THEN raw END AS raw_row',
+  'CASE WHEN _problem IS NOT NULL THEN _hour_text END AS measurement_hour_text',
+];
+
+/** Rows of staged files that belong in the dataset. */
+export function keptRows(files: readonly string[]): string {
+  return `(SELECT ${MEASUREMENT_COLUMNS.map(([name]) => name).join(', ')} FROM read_parquet([${files.map(quotedString).join(', ')}])
+    WHERE _problem IS NULL AND NOT _boundary)`;
+}
+
+/** Rows of staged files that go to the quarantine. */
+export function quarantinedRows(files: readonly string[]): string {
+  return `(SELECT _problem AS reason, raw_row, location_id, measurement_hour_text FROM read_parquet([${files.map(quotedString).join(', ')}])
+    WHERE _problem IS NOT NULL)`;
+}
+
+/** The UTC dates (ms of midnight) that [from, to) touches. */
+export function datesOf(from: number, to: number): number[] {
+  const dates: number[] = [];
+  for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) dates.push(day);
+  return dates;
+}
+
+export interface CommitInput {
+  output: string;
+  /** Scratch folder for the rewritten partitions. */
+  scratch: string;
+  /** Staged batch files (absolute), with the period each covers. */
+  staged: readonly { file: string; from: number; to: number }[];
+  /** The run's locations and period: the rows they name are replaced. */
+  ids: readonly string[];
+  from: number;
+  to: number;
+  /** Dates rewritten per DuckDB statement (bounds memory). Default 16. */
+  datesPerStatement?: number;
+}
+
+/**
+ * Rewrites every date partition the period touches: existing rows outside the
+ * run's locations x period, plus the staged rows. Each partition file is
+ * replaced by a rename; a partition left without rows is removed. Resolves to
+ * the rows the rewritten partitions hold and the files written.
+ */
+export async function commitPartitions(
+  db: Database,
+  input: CommitInput,
+): Promise<{ rows: number; files: string[]; removed: number }> {
+  const { output, scratch, staged, ids, from, to } = input;
+  const dataset = join(output, MEASUREMENTS_DATASET);
+  const dates = datesOf(from, to);
+  const step = input.datesPerStatement ?? 16;
+  const selected = `[${ids.map(quotedString).join(', ')}]::VARCHAR[]`;
+  const columns = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
+  const files: string[] = [];
+  let rows = 0;
+  let removed = 0;
+  for (let i = 0; i < dates.length; i += step) {
+    const group = dates.slice(i, i + step);
+    const groupFrom = group[0]!;
+    const groupTo = group.at(-1)! + DAY_MS;
+    const existing: string[] = [];
+    for (const day of group) {
+      const file = join(dataset, `date=${formatIsoDate(day)}`, PARTITION_FILE);
+      if (await exists(file)) existing.push(file);
+    }
+    const sources = staged.filter((s) => s.from < groupTo && s.to > groupFrom);
+    const parts: string[] = [];
+    if (existing.length > 0) {
+      parts.push(`SELECT ${columns} FROM read_parquet([${existing.map(quotedString).join(', ')}], hive_partitioning = false)
+        WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
+                   AND list_contains(${selected}, location_id))`);
+    }
+    if (sources.length > 0) {
+      parts.push(`SELECT ${columns} FROM ${keptRows(sources.map((s) => s.file))}
+        WHERE measurement_hour >= make_timestamp(${groupFrom * 1000}) AND measurement_hour < make_timestamp(${groupTo * 1000})`);
+    }
+    const out = join(scratch, `commit-${i}`);
+    await rm(out, { recursive: true, force: true });
+    const written =
+      parts.length === 0
+        ? 0
+        : await db.copy(
+            `COPY (SELECT *, CAST(measurement_hour AS DATE) AS date FROM (${parts.join('\nUNION ALL\n')})
+                   ORDER BY location_id, measurement_hour)
+             TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (date), FILENAME_PATTERN 'part_{i}')`,
+          );
+    rows += written;
+    const produced = new Set(written > 0 ? await readdir(out) : []);
+    for (const day of group) {
+      const folder = `date=${formatIsoDate(day)}`;
+      const target = join(dataset, folder, PARTITION_FILE);
+      if (produced.has(folder)) {
+        const names = (await readdir(join(out, folder))).sort();
+        if (names.length !== 1) {
+          // DuckDB split a partition: merge into the one file a partition holds.
+          const merged = join(out, `${folder}.parquet`);
+          await db.run(
+            `COPY (SELECT * FROM read_parquet(${quotedString(join(out, folder, '*.parquet'))}) ORDER BY location_id, measurement_hour)
+             TO ${quotedString(merged)} (FORMAT parquet, COMPRESSION zstd)`,
+          );
+          await mkdir(join(dataset, folder), { recursive: true });
+          await commitFile(merged, target);
+        } else {
+          await mkdir(join(dataset, folder), { recursive: true });
+          await commitFile(join(out, folder, names[0]!), target);
+        }
+        files.push(target);
+      } else if (await exists(target)) {
+        await rm(target, { force: true });
+        await rmdir(join(dataset, folder)).catch(() => undefined);
+        removed++;
+      }
+    }
+    await rm(out, { recursive: true, force: true });
+  }
+  return { rows, files, removed };
+}
+
+/** Hours in [from, to) (for plans). */
+export function hoursIn(from: number, to: number): number {
+  return (to - from) / HOUR_MS;
+}
