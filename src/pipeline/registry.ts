@@ -1,5 +1,6 @@
 /** Every step kind road-etl knows. Sources and sinks never import each other; they meet here. */
 import { bicycleLocationsStep } from '../steps/bicycle-locations-step.js';
+import { bicycleMeasurementsStep } from '../steps/bicycle-measurements-step.js';
 import { exportStep } from '../steps/export-step.js';
 import { signsEventsStep } from '../steps/signs-events-step.js';
 import { signsSnapshotStep } from '../steps/signs-snapshot-step.js';
@@ -11,6 +12,7 @@ export const STEP_KINDS: ReadonlyMap<string, StepKind> = new Map(
   (
     [
       bicycleLocationsStep,
+      bicycleMeasurementsStep,
       signsEventsStep,
       signsSnapshotStep,
       sqlStep,

@@ -7,8 +7,6 @@ import {
   recordFailure,
   Sizer,
   recordSuccess,
-  splitLocations,
-  splitPeriod,
   subtract,
   type Batch,
 } from '../../src/sources/bicycle/batches.js';
@@ -164,17 +162,27 @@ describe('work plan', () => {
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('takes requeued pieces first, and splits refused batches', () => {
+  it('takes refused batches first, cut again at the sizes current when taken', () => {
     const plan = new WorkPlan(['A', 'B', 'C'], [0, 4 * H], []);
     const first = plan.next(3, 4)!;
-    plan.requeue(splitLocations(first, 2));
-    expect(plan.next(3, 4)).toEqual({ from: 0, to: 4 * H, ids: ['A', 'B'] });
-    expect(plan.next(3, 4)).toEqual({ from: 0, to: 4 * H, ids: ['C'] });
-    expect(plan.next(3, 4)).toBeUndefined();
-    expect(splitPeriod({ from: 0, to: 5 * H, ids: ['A'] }, 2)).toEqual([
-      { from: 0, to: 2 * H, ids: ['A'] },
-      { from: 2 * H, to: 4 * H, ids: ['A'] },
-      { from: 4 * H, to: 5 * H, ids: ['A'] },
-    ]);
+    expect(first).toEqual({ from: 0, to: 4 * H, ids: ['A', 'B', 'C'] });
+    plan.requeue([first]);
+    expect(plan.next(2, 3)).toEqual({ from: 0, to: 3 * H, ids: ['A', 'B'] });
+    expect(plan.next(2, 3)).toEqual({ from: 3 * H, to: 4 * H, ids: ['A', 'B'] });
+    expect(plan.next(2, 3)).toEqual({ from: 0, to: 3 * H, ids: ['C'] });
+    expect(plan.next(2, 3)).toEqual({ from: 3 * H, to: 4 * H, ids: ['C'] });
+    expect(plan.next(2, 3)).toBeUndefined();
+  });
+
+  it('counts the requests left, also halfway through a window', () => {
+    const ids = Array.from({ length: 7 }, (_, i) => `L${i}`);
+    const plan = new WorkPlan(ids, [0, 10 * H], []);
+    let left = plan.requestsLeft(3, 4);
+    expect(left).toBe(9);
+    while (plan.next(3, 4)) {
+      left--;
+      expect(plan.requestsLeft(3, 4)).toBe(left);
+    }
+    expect(left).toBe(0);
   });
 });

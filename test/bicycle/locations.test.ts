@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
@@ -6,14 +7,7 @@ import { duck, testDir } from '../helpers/tmp.js';
 const simulator = await useSimulator({ seed: 11, bicycle: { locations: 75 } });
 
 const PIPELINE = `name: locations
-source:
-  bicycle:
-    url: \${env.ROAD_ETL_BICYCLE_URL}
-    auth_url: \${env.ROAD_ETL_AUTH_URL}
-    username: \${env.ROAD_ETL_USERNAME}
-    password: \${env.ROAD_ETL_PASSWORD}
-    client_id: \${env.ROAD_ETL_CLIENT_ID}
-steps:
+${BICYCLE_SOURCE}steps:
   - { id: locations, kind: bicycle.locations, options: { backoff_ms: 1 } }
 `;
 

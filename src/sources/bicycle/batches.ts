@@ -130,7 +130,7 @@ export function subtract(whole: Interval, done: readonly Interval[]): Interval[]
  */
 export class WorkPlan {
   readonly #groups: { intervals: Interval[]; ids: string[] }[] = [];
-  /** Pieces split off refused batches, taken first. */
+  /** Refused batches, cut again when taken. */
   readonly #retry: Batch[] = [];
   #group = 0;
   #interval = 0;
@@ -165,26 +165,51 @@ export class WorkPlan {
 
   /** Requests the rest needs at these sizes (for plans and progress). */
   requestsLeft(batchSize: number, windowHours: number): number {
-    let count = this.#retry.length;
-    for (const g of this.#groups) {
-      const windows = g.intervals.reduce(
-        (s, [a, b]) => s + Math.ceil((b - a) / (windowHours * HOUR_MS)),
-        0,
-      );
-      count += windows * Math.ceil(g.ids.length / batchSize);
+    const requests = (ids: number, from: number, to: number): number =>
+      Math.ceil((to - from) / (windowHours * HOUR_MS)) * Math.ceil(ids / batchSize);
+    let count = this.#retry.reduce((sum, r) => sum + requests(r.ids.length, r.from, r.to), 0);
+    for (let g = this.#group; g < this.#groups.length; g++) {
+      const group = this.#groups[g]!;
+      const first = g === this.#group ? this.#interval : 0;
+      for (let i = first; i < group.intervals.length; i++) {
+        const [start, to] = group.intervals[i]!;
+        let from = start;
+        if (g === this.#group && i === this.#interval && this.#cursor !== undefined) {
+          from = this.#cursor;
+          if (this.#id > 0 && this.#windowTo !== undefined) {
+            // the window being cut: the locations not yet taken
+            count += Math.ceil((group.ids.length - this.#id) / batchSize);
+            from = this.#windowTo;
+          }
+        }
+        if (to > from) count += requests(group.ids.length, from, to);
+      }
     }
     return count;
   }
 
-  /** Puts a refused batch's pieces back, taken before anything else. */
+  /**
+   * Puts refused batches back, taken before anything else and cut again at the
+   * sizes current when they are taken (so that what was learned from the
+   * refusal applies, and the search for the limits goes on).
+   */
   requeue(batches: readonly Batch[]): void {
     this.#retry.push(...batches);
   }
 
   /** The next batch at these sizes, or undefined when the plan is exhausted. */
   next(batchSize: number, windowHours: number): Batch | undefined {
-    const retry = this.#retry.shift();
-    if (retry) return retry;
+    const region = this.#retry.shift();
+    if (region) {
+      const to = Math.min(region.to, region.from + windowHours * HOUR_MS);
+      const piece = { from: region.from, to, ids: region.ids.slice(0, batchSize) };
+      const rest: Batch[] = [];
+      if (to < region.to) rest.push({ from: to, to: region.to, ids: piece.ids });
+      if (piece.ids.length < region.ids.length)
+        rest.push({ from: region.from, to: region.to, ids: region.ids.slice(batchSize) });
+      this.#retry.unshift(...rest);
+      return piece;
+    }
     while (this.#group < this.#groups.length) {
       const group = this.#groups[this.#group]!;
       const interval = group.intervals[this.#interval];
@@ -214,20 +239,4 @@ export class WorkPlan {
     }
     return undefined;
   }
-}
-
-/** Cuts a refused batch: its locations into pieces of `size`. */
-export function splitLocations(batch: Batch, size: number): Batch[] {
-  const out: Batch[] = [];
-  for (let i = 0; i < batch.ids.length; i += size)
-    out.push({ from: batch.from, to: batch.to, ids: batch.ids.slice(i, i + size) });
-  return out;
-}
-
-/** Cuts a refused batch: its period into windows of `hours`. */
-export function splitPeriod(batch: Batch, hours: number): Batch[] {
-  const out: Batch[] = [];
-  for (let from = batch.from; from < batch.to; from += hours * HOUR_MS)
-    out.push({ from, to: Math.min(batch.to, from + hours * HOUR_MS), ids: batch.ids });
-  return out;
 }

@@ -13,8 +13,18 @@ export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
 export type Selection =
   { locations: readonly string[] } | { prefixes: readonly string[] } | { polygon: unknown };
 
+/** A 200 carries the body as received (DuckDB parses it); a 400, the service's message. */
 export type MeasurementsAnswer =
-  { ok: true; body: Buffer; rows: unknown[] } | { ok: false; status: 400; message: string };
+  { ok: true; body: Buffer } | { ok: false; status: 400; message: string };
+
+/** First and last non-blank bytes: a cheap check that a body is a whole JSON array. */
+export function looksLikeJsonArray(body: Buffer): boolean {
+  let start = 0;
+  let end = body.length - 1;
+  while (start <= end && body[start]! <= 0x20) start++;
+  while (end >= start && body[end]! <= 0x20) end--;
+  return start < end && body[start] === 0x5b && body[end] === 0x5d;
+}
 
 /** The message of a 400 body, whatever its shape. */
 export function errorMessage(body: Buffer): string {
@@ -45,30 +55,42 @@ export class BicycleClient {
     this.#base = baseUrl.replace(/\/+$/, '');
   }
 
-  /** Sends with a bearer token; after a 401, once more with a new one. */
+  /**
+   * Sends with a bearer token; after a 401, once more with a new one. With
+   * `raw`, a 200 body is only checked by `raw` (not parsed); otherwise it is
+   * parsed as JSON and checked by `check`.
+   */
   async #send(
     method: 'GET' | 'POST',
     path: string,
     body: string | undefined,
     signal: AbortSignal | undefined,
     check?: (value: unknown) => string | undefined,
+    raw?: (body: Buffer) => string | undefined,
   ): Promise<{ status: number; value: unknown; body: Buffer }> {
     for (let attempt = 0; ; attempt++) {
       const token = await this.#tokens.accessToken(signal);
-      const answer = await this.#http.json(
-        {
-          method,
-          url: this.#base + path,
-          headers: {
-            authorization: `Bearer ${token}`,
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          ...(body === undefined ? {} : { body }),
-          signal,
-          pass: [400, 401],
+      const request = {
+        method,
+        url: this.#base + path,
+        headers: {
+          accept: 'application/json',
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        check,
-      );
+        ...(body === undefined ? {} : { body }),
+        signal,
+        pass: [400, 401],
+      };
+      const answer = raw
+        ? await this.#http
+            .send(request, (response) => {
+              const type = String(response.headers['content-type'] ?? '');
+              if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
+              return raw(response.body);
+            })
+            .then((r) => ({ ...r, value: undefined }))
+        : await this.#http.json(request, check);
       if (answer.status !== 401) return answer;
       this.#tokens.invalidate(token);
       if (attempt >= 1) {
@@ -123,10 +145,11 @@ export class BicycleClient {
       path,
       JSON.stringify({ startTime, endTime, ...fields }),
       signal,
-      (value) => (Array.isArray(value) ? undefined : 'expected a JSON array of measurements'),
+      undefined,
+      (body) => (looksLikeJsonArray(body) ? undefined : 'expected a JSON array of measurements'),
     );
     if (answer.status === 400)
       return { ok: false, status: 400, message: errorMessage(answer.body) };
-    return { ok: true, body: answer.body, rows: answer.value as unknown[] };
+    return { ok: true, body: answer.body };
   }
 }

@@ -9,7 +9,7 @@
  */
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quotedIdentifier, quotedString, type Database } from '../../duckdb/database.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, exists } from '../../util/fs.js';
 import { DAY_MS, HOUR_MS, formatIsoDate } from '../../util/time.js';
 
@@ -41,8 +41,9 @@ const count = (text: string): string =>
 
 /**
  * Typed measurement rows of a body file (a JSON array), with `_problem` (why a
- * row cannot be kept, or NULL) and `_boundary` (the hour at the period's end
- * that a service reading endTime as inclusive sends: not this batch's).
+ * row cannot be kept, or NULL) and `_boundary`: the row is of the hour that
+ * starts at the period's end, which a service reading endTime as inclusive
+ * sends; it belongs to the next window, which asks for it again.
  */
 function typingSelect(
   bodyFile: string,
@@ -60,19 +61,19 @@ SELECT *,
   CASE
     WHEN location_id IS NULL THEN 'locationId is missing'
     WHEN measurement_hour IS NULL THEN 'measurementHour is not a timestamp: ' || coalesce(_hour_text, 'missing')
-    WHEN date_trunc('hour', measurement_hour) <> measurement_hour THEN 'measurementHour is not a whole hour: ' || _hour_text
     WHEN NOT list_contains(${requested}, location_id) THEN 'locationId was not requested: ' || location_id
+    WHEN _boundary THEN NULL
     WHEN measurement_hour < ${fromSql} OR measurement_hour > ${toSql} THEN 'measurementHour is outside the requested period: ' || _hour_text
+    WHEN date_trunc('hour', measurement_hour) <> measurement_hour THEN 'measurementHour is not a whole hour: ' || _hour_text
     WHEN _duplicate > 1 THEN 'another row for the same location and hour came first'
-  END AS _problem,
-  measurement_hour = ${toSql} AS _boundary
+  END AS _problem
 FROM (
   SELECT
     location_id,
     measurement_hour,
     list_transform(_flat, e -> {category: e.category, subcategory: e.subcategory, value: ${count('e.text')}}) AS measured_values,
     measured_values_full,
-    CASE WHEN len(_keys) > 3 OR NOT list_has_all(${`[${KNOWN_FIELDS.map(quotedString).join(', ')}]`}, _keys)
+    CASE WHEN NOT list_has_all([${KNOWN_FIELDS.map(quotedString).join(', ')}], _keys)
       THEN nullif(json_merge_patch(raw, '{${KNOWN_FIELDS.map((f) => `"${f}":null`).join(',')}}'), '{}') END AS extra_fields,
     list_concat(
       CASE WHEN measured_values_full IS NOT NULL AND json_type(measured_values_full) <> 'NULL' AND _map IS NULL
@@ -86,6 +87,7 @@ FROM (
     ) AS typing_issues,
     raw,
     _hour_text,
+    coalesce(date_trunc('hour', measurement_hour) = ${toSql}, false) AS _boundary,
     ${dedupe ? 'row_number() OVER (PARTITION BY location_id, measurement_hour ORDER BY _n)' : '1'} AS _duplicate
   FROM (
     SELECT *, ${flat} AS _flat FROM (

@@ -1,0 +1,334 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/errors.js';
+import { buildPipeline } from '../../src/pipeline/build.js';
+import { describePlan } from '../../src/pipeline/run.js';
+import { StateStore } from '../../src/pipeline/state.js';
+import {
+  idsWithPrefix,
+  landedMeasurements,
+  measurementsPipeline,
+  truthMeasurements,
+} from '../helpers/bicycle.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, testDir, writeFiles } from '../helpers/tmp.js';
+
+// Small hidden limits (7 locations, 3 days per request) so that a short test
+// needs many batches and learns both; 1 % of the rows carry minutes (:15).
+const simulator = await useSimulator({
+  seed: 21,
+  bicycle: { locations: 40, maxLocations: 7, maxPeriodDays: 3, offHourRate: 0.01 },
+});
+const env = { ...simulator.env };
+
+// Ten days over the change to summer time (2026-03-29).
+const START = '2026-03-21T00:00:00Z';
+const END = '2026-03-31T00:00:00Z';
+
+type Manifest = {
+  steps: { id: string; rows_out: number; notes?: Record<string, unknown> }[];
+};
+
+async function manifestNotes(output: string): Promise<Record<string, unknown>> {
+  const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+  return manifest.steps.find((s) => s.id === 'measurements')!.notes!;
+}
+
+async function checkpoint(output: string): Promise<Record<string, unknown>> {
+  return (
+    JSON.parse(await readFile(join(output, '.state', 'measurements.json'), 'utf8')) as {
+      checkpoint: Record<string, unknown>;
+    }
+  ).checkpoint;
+}
+
+async function run(dir: string, options: Record<string, unknown>) {
+  const result = await runDefinition(dir, measurementsPipeline(options), {}, { env });
+  expect(result.summary.status, result.failure?.message).toBe('succeeded');
+  return result;
+}
+
+describe('bicycle.measurements: selections', () => {
+  it('lands listed locations: the simulator rows, whole hours only', async () => {
+    const dir = await testDir();
+    const ids = idsWithPrefix(simulator, 'GAL', 'UTR', 'RTD').slice(0, 11);
+    const { output, logger } = await run(dir, {
+      start: START,
+      end: END,
+      locations: [...ids, 'NOPE_00001'],
+    });
+    const truth = truthMeasurements(simulator, ids, START, END);
+    expect(truth.kept.length).toBeGreaterThan(2000);
+    expect(await landedMeasurements(output)).toEqual(truth.kept);
+    expect(logger.events.some((e) => e.event === 'bicycle.unknown_locations')).toBe(true);
+    // Nothing is left staged once the run is committed.
+    expect(await readdir(join(output, '.state', 'staging')).catch(() => [])).toEqual([]);
+  });
+
+  it('quarantines rows that are not whole hours, with the reason and the raw row', async () => {
+    const dir = await testDir();
+    const ids = idsWithPrefix(simulator, 'GAL', 'UTR', 'RTD');
+    const { output } = await run(dir, { start: START, end: END, prefixes: ['GAL', 'UTR', 'RTD'] });
+    const truth = truthMeasurements(simulator, ids, START, END);
+    expect(truth.offHour.length).toBeGreaterThan(5);
+    expect(await landedMeasurements(output)).toEqual(truth.kept);
+    const quarantined = await duck(
+      `SELECT location_id || ' ' || (raw_row ->> '$.measurementHour') AS row, reason
+       FROM read_parquet('${output}/bicycle/quarantine/*.parquet')`,
+    );
+    expect(quarantined.map((r) => r['row']).sort()).toEqual(truth.offHour);
+    expect(quarantined.every((r) => /not a whole hour/.test(r['reason'] as string))).toBe(true);
+  });
+
+  it('resolves a polygon against the catalog (point in polygon)', async () => {
+    const dir = await testDir();
+    // A box around Utrecht: inside means longitude and latitude within it.
+    const [w, s, e, n] = [5.0, 51.95, 5.4, 52.2];
+    await writeFiles(dir, {
+      'area.geojson': JSON.stringify({
+        type: 'FeatureCollection',
+        features: [
+          {
+            type: 'Feature',
+            properties: {},
+            geometry: {
+              type: 'Polygon',
+              coordinates: [
+                [
+                  [w, s],
+                  [e, s],
+                  [e, n],
+                  [w, n],
+                  [w, s],
+                ],
+              ],
+            },
+          },
+        ],
+      }),
+    });
+    const ids = simulator.world.bicycle.locations
+      .filter((l) => l.longitude > w && l.longitude < e && l.latitude > s && l.latitude < n)
+      .map((l) => l.id);
+    expect(ids.length).toBeGreaterThan(3);
+    const { output } = await run(dir, {
+      start: START,
+      end: '2026-03-25T00:00:00Z',
+      polygon: join(dir, 'area.geojson'),
+    });
+    expect(await landedMeasurements(output)).toEqual(
+      truthMeasurements(simulator, ids, START, '2026-03-25T00:00:00Z').kept,
+    );
+  });
+
+  it('sends prefixes to the service as given with server_side, and falls back to id batches when it refuses them', async () => {
+    const small = await testDir();
+    const before = simulator.count('bicycle-data/prefix');
+    const one = await run(small, {
+      start: START,
+      end: '2026-03-24T00:00:00Z',
+      prefixes: ['GRN'],
+      server_side: true,
+    });
+    expect(simulator.count('bicycle-data/prefix')).toBeGreaterThan(before);
+    expect(await landedMeasurements(one.output)).toEqual(
+      truthMeasurements(simulator, idsWithPrefix(simulator, 'GRN'), START, '2026-03-24T00:00:00Z')
+        .kept,
+    );
+
+    const big = await testDir();
+    const { output, logger } = await run(big, {
+      start: START,
+      end: '2026-03-24T00:00:00Z',
+      prefixes: ['GAL', 'UTR'],
+      server_side: true,
+    });
+    expect(logger.events.some((e) => e.event === 'bicycle.fallback')).toBe(true);
+    expect(await landedMeasurements(output)).toEqual(
+      truthMeasurements(
+        simulator,
+        idsWithPrefix(simulator, 'GAL', 'UTR'),
+        START,
+        '2026-03-24T00:00:00Z',
+      ).kept,
+    );
+  });
+});
+
+const ALL_PREFIXES = ['GAL', 'UTR', 'RTD', 'ZHO', 'NBR', 'GLD', 'GRN', 'FRL'];
+
+describe('bicycle.measurements: the hidden limits', () => {
+  it.each([
+    { maxLocations: 7, maxPeriodDays: 3, locations: 40, days: 30 },
+    { maxLocations: 50, maxPeriodDays: 31, locations: 120, days: 95 },
+  ])(
+    'finds $maxLocations locations and $maxPeriodDays days per request, and later runs start there',
+    async ({ maxLocations, maxPeriodDays, locations, days }) => {
+      const hidden =
+        maxLocations === 7
+          ? simulator
+          : await useSimulator({ seed: 4, bicycle: { locations, maxLocations, maxPeriodDays } });
+      const dir = await testDir();
+      const end = new Date(Date.parse(START) + days * 86_400_000).toISOString().replace('.000', '');
+      const options = { start: START, end, prefixes: ALL_PREFIXES, concurrency: 3 };
+      const first = await runDefinition(
+        dir,
+        measurementsPipeline(options),
+        {},
+        { env: { ...hidden.env } },
+      );
+      expect(first.summary.status, first.failure?.message).toBe('succeeded');
+      const ids = hidden.world.bicycle.locations.map((l) => l.id);
+      expect(await landedMeasurements(first.output)).toEqual(
+        truthMeasurements(hidden, ids, START, end).kept,
+      );
+      expect((await checkpoint(first.output))['limits']).toEqual({
+        locations: { max_ok: maxLocations, min_fail: maxLocations + 1 },
+        period_hours: { max_ok: maxPeriodDays * 24, min_fail: maxPeriodDays * 24 + 1 },
+      });
+      // The next run asks with the learned sizes at once: the fewest requests, no refusal.
+      const next = {
+        ...options,
+        end: new Date(Date.parse(START) + 2 * maxPeriodDays * 86_400_000)
+          .toISOString()
+          .replace('.000', ''),
+      };
+      const second = await runDefinition(
+        dir,
+        measurementsPipeline(next),
+        {},
+        {
+          env: { ...hidden.env },
+        },
+      );
+      expect(second.summary.status, second.failure?.message).toBe('succeeded');
+      const notes = await manifestNotes(second.output);
+      expect(notes['refusals']).toBe(0);
+      expect(notes['requests']).toBe(Math.ceil(locations / maxLocations) * 2);
+    },
+  );
+});
+
+describe('bicycle.measurements: reruns', () => {
+  it('replaces a rerun period and an overlapping period without duplicates', async () => {
+    const dir = await testDir();
+    const prefixes = ['UTR', 'NBR'];
+    const ids = idsWithPrefix(simulator, ...prefixes);
+    await run(dir, { start: START, end: '2026-03-26T00:00:00Z', prefixes });
+    const again = await run(dir, { start: START, end: '2026-03-26T00:00:00Z', prefixes });
+    expect(await landedMeasurements(again.output)).toEqual(
+      truthMeasurements(simulator, ids, START, '2026-03-26T00:00:00Z').kept,
+    );
+    const overlap = await run(dir, {
+      start: '2026-03-24T06:00:00Z',
+      end: END,
+      prefixes,
+    });
+    expect(await landedMeasurements(overlap.output)).toEqual(
+      truthMeasurements(simulator, ids, START, END).kept,
+    );
+    // Another selection over the same period leaves the first one's rows alone.
+    const other = await run(dir, { start: START, end: END, prefixes: ['GLD'] });
+    expect(await landedMeasurements(other.output)).toEqual(
+      truthMeasurements(simulator, [...ids, ...idsWithPrefix(simulator, 'GLD')], START, END).kept,
+    );
+  });
+
+  it('plans the requests it then makes (validate / --dry-run)', async () => {
+    const dir = await testDir();
+    // A first run over all locations learns the limits (7 locations, 72 hours).
+    const first = await run(dir, {
+      start: START,
+      end: '2026-04-20T00:00:00Z',
+      prefixes: ALL_PREFIXES,
+    });
+    const options = { start: START, end: END, prefixes: ['GAL', 'FRL'] };
+    await writeFiles(dir, { 'pipelines/p.yaml': measurementsPipeline(options) });
+    const pipeline = await buildPipeline(join(dir, 'pipelines', 'p.yaml'), {
+      env,
+      output: first.output,
+      state: new StateStore(first.output),
+    });
+    const lines = (await describePlan(pipeline, first.output)).join('\n');
+    // 12 locations in batches of 7 (2 per window) x 240 hours in windows of 72 (4).
+    expect(idsWithPrefix(simulator, 'GAL', 'FRL')).toHaveLength(12);
+    expect(lines).toMatch(/up to 7 locations x 72 hours \(learned by earlier runs\)/);
+    expect(lines).toMatch(
+      /12 location\(s\): 4 window\(s\) x 2 batch\(es\) = 8 request\(s\) expected/,
+    );
+    const before = simulator.count('bicycle-data');
+    await run(dir, options);
+    expect(simulator.count('bicycle-data') - before).toBe(8);
+  });
+});
+
+describe('bicycle.measurements: bad selections', () => {
+  it('refuses prefixes under 3 characters and two selections before anything runs', async () => {
+    const dir = await testDir();
+    await expect(
+      runDefinition(
+        dir,
+        measurementsPipeline({ start: START, end: END, prefixes: ['GA'] }),
+        {},
+        { env },
+      ),
+    ).rejects.toThrow(/prefixes\[0\]: a prefix has at least 3 characters, got "GA"/);
+    await expect(
+      runDefinition(
+        dir,
+        measurementsPipeline({ start: START, end: END, prefixes: ['GAL'], locations: ['X'] }),
+        {},
+        { env },
+      ),
+    ).rejects.toThrow(InputError);
+    await expect(
+      runDefinition(
+        dir,
+        measurementsPipeline({ start: END, end: START, prefixes: ['GAL'] }),
+        {},
+        { env },
+      ),
+    ).rejects.toThrow(/end: must be after start/);
+  });
+
+  it('refuses a polygon file that is not a closed, simple GeoJSON polygon', async () => {
+    const dir = await testDir();
+    await writeFiles(dir, {
+      'bowtie.geojson': JSON.stringify({
+        type: 'Polygon',
+        coordinates: [
+          [
+            [4, 52],
+            [5, 53],
+            [5, 52],
+            [4, 53],
+            [4, 52],
+          ],
+        ],
+      }),
+    });
+    await expect(
+      runDefinition(
+        dir,
+        measurementsPipeline({ start: START, end: END, polygon: join(dir, 'bowtie.geojson') }),
+        {},
+        { env },
+      ),
+    ).rejects.toThrow(/polygon: coordinates\[0\]: ring intersects itself/);
+  });
+
+  it('fails with exit code 2 and writes no measurements when the selection matches nothing', async () => {
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      measurementsPipeline({ start: START, end: END, prefixes: ['XYZ'] }),
+      {},
+      { env },
+    );
+    expect(failure).toBeInstanceOf(InputError);
+    expect(failure?.message).toMatch(/matches no location of the catalog \(40 locations\)/);
+    expect(await readdir(join(output, 'bicycle')).catch(() => [])).not.toContain('measurements');
+  });
+});

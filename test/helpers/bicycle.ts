@@ -1,0 +1,86 @@
+import type { Simulator } from '../../src/simulator/index.js';
+import { duck } from './tmp.js';
+
+export const BICYCLE_SOURCE = `source:
+  bicycle:
+    url: \${env.ROAD_ETL_BICYCLE_URL}
+    auth_url: \${env.ROAD_ETL_AUTH_URL}
+    username: \${env.ROAD_ETL_USERNAME}
+    password: \${env.ROAD_ETL_PASSWORD}
+    client_id: \${env.ROAD_ETL_CLIENT_ID}
+`;
+
+/** A pipeline of the catalog and one measurements step with these options. */
+export function measurementsPipeline(options: Record<string, unknown>, extra = ''): string {
+  return `name: bicycle
+${BICYCLE_SOURCE}steps:
+  - { id: locations, kind: bicycle.locations, options: { backoff_ms: 1 } }
+  - id: measurements
+    kind: bicycle.measurements
+    needs: [locations]
+    options: ${JSON.stringify({ backoff_ms: 1, ...options })}
+${extra}`;
+}
+
+/** One text per row: location, hour, and the values sorted by category and subcategory. */
+function fingerprint(location: string, hour: string, values: [string, string, unknown][]): string {
+  const sorted = values
+    .map(([c, s, v]) => `${c}/${s}=${v === null ? 'null' : JSON.stringify(v)}`)
+    .sort()
+    .join(';');
+  return `${location} ${hour} ${sorted}`;
+}
+
+/** The dataset's rows as fingerprints, sorted. */
+export async function landedMeasurements(output: string): Promise<string[]> {
+  const rows = await duck(
+    `SELECT location_id, strftime(measurement_hour, '%Y-%m-%dT%H:%M:%SZ') AS hour,
+            measured_values, date = CAST(measurement_hour AS DATE) AS in_its_partition
+     FROM read_parquet('${output}/bicycle/measurements/**/*.parquet', hive_partitioning = true)`,
+  ).catch((error: unknown) => {
+    if (/No files found/.test((error as Error).message)) return [];
+    throw error;
+  });
+  return rows
+    .map((r) => {
+      if (r['in_its_partition'] !== true)
+        throw new Error(`row in the wrong partition: ${JSON.stringify(r)}`);
+      const values = (
+        r['measured_values'] as { category: string; subcategory: string; value: unknown }[]
+      ).map((v): [string, string, unknown] => [
+        v.category,
+        v.subcategory,
+        v.value === null ? null : Number(v.value),
+      ]);
+      return fingerprint(r['location_id'] as string, r['hour'] as string, values);
+    })
+    .sort();
+}
+
+/** The simulator's rows for the ids over [from, to) as fingerprints: whole hours kept, the others apart. */
+export function truthMeasurements(
+  simulator: Simulator,
+  ids: readonly string[],
+  from: string,
+  to: string,
+): { kept: string[]; offHour: string[] } {
+  const kept: string[] = [];
+  const offHour: string[] = [];
+  for (const row of simulator.world.measurements(ids, Date.parse(from), Date.parse(to))) {
+    const values = Object.entries(row.measuredValuesFull).flatMap(([category, subs]) =>
+      Object.entries(subs).map(([sub, value]): [string, string, unknown] => [category, sub, value]),
+    );
+    const text = fingerprint(row.locationId, row.measurementHour, values);
+    if (row.measurementHour.endsWith(':00:00Z')) kept.push(text);
+    else offHour.push(`${row.locationId} ${row.measurementHour}`);
+  }
+  return { kept: kept.sort(), offHour: offHour.sort() };
+}
+
+/** Ids of the simulator's catalog that start with one of the prefixes. */
+export function idsWithPrefix(simulator: Simulator, ...prefixes: string[]): string[] {
+  return simulator.world.bicycle.locations
+    .filter((l) => prefixes.some((p) => l.id.startsWith(p)))
+    .map((l) => l.id)
+    .sort();
+}
