@@ -52,7 +52,10 @@ export const sourceSchema = z.strictObject({
       auth_url: z.string().describe('Full token URL, usually ${env.ROAD_ETL_AUTH_URL}'),
       username: z.string().describe('Service account, usually ${env.ROAD_ETL_USERNAME}'),
       password: z.string().describe('Its password, usually ${env.ROAD_ETL_PASSWORD}'),
-      client_id: z.string().default('road-etl').describe('OAuth client id. Default road-etl.'),
+      client_id: z
+        .string()
+        .optional()
+        .describe('OAuth client id. Default: ROAD_ETL_CLIENT_ID when set, else road-etl.'),
     })
     .optional()
     .describe('The OAuth-protected bicycle API'),

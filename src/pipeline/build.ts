@@ -135,7 +135,7 @@ function resolveUpstream(
         authUrl: values['auth_url']!,
         username: values['username']!,
         password: values['password']!,
-        clientId: values['client_id'] ?? 'road-etl',
+        clientId: values['client_id'] ?? (env['ROAD_ETL_CLIENT_ID'] || 'road-etl'),
       };
       redactor.add(upstream.bicycle.username);
       redactor.add(upstream.bicycle.password);
