@@ -198,6 +198,13 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
         );
       }
     }
+    // Options fed by a param that has a problem would only repeat it: that param's problem is reported alone.
+    if (
+      Object.keys(definition.params).some(
+        (name) => !(name in params) && referencesParam(step.options, name),
+      )
+    )
+      continue;
     const found: { path: (string | number)[]; message: string }[] = [];
     const substituted = substitute(step.options, { params, env }, base, found);
     for (const p of found) problems.push(problemAt(locate, p.path, p.message));
@@ -242,6 +249,10 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     upstream,
     locate,
   };
+}
+
+function referencesParam(value: unknown, name: string): boolean {
+  return new RegExp(`\\$\\{\\s*params\\.${name}\\s*\\}`).test(JSON.stringify(value));
 }
 
 /** An option whose substituted value is null (an unset optional param) is left out, as if not written. */

@@ -246,6 +246,14 @@ describe('pipeline definitions', () => {
     }
   });
 
+  it('reports a bad --param once, not again in every option it feeds', async () => {
+    const yaml = `name: p\nparams:\n  start: { type: timestamp, required: true }\nsteps:\n  - { id: a, kind: sql, options: { file: ok.sql, outputs: [t], params: { s: '\${params.start}' } } }\n  - { id: b, kind: sql, options: { file: missing.sql, outputs: [t] } }\n`;
+    const problems = await problemsOf(yaml, { start: '2026-01-01T00:00:00' });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/--param start: must be in UTC with a Z/);
+    expect(problems[1]).toMatch(/steps\[1\]\.options\.file: .*does not exist/);
+  });
+
   it('exits 2 from the CLI, names file and line, and writes nothing', async () => {
     const dir = await testDir();
     await writeFiles(dir, {
