@@ -6,7 +6,7 @@
  * the status and an excerpt of the body.
  */
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
@@ -76,6 +76,19 @@ function networkError(error: unknown, doing = 'Network error', status?: number):
   return new RetryableError(`${doing}: ${what}`, status, '', undefined, { cause: error });
 }
 
+/** The first bytes of a file, for an error message. */
+async function readExcerpt(path: string): Promise<string> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return '';
+  try {
+    const buffer = Buffer.alloc(600);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
 /** A URL short enough for a message (long road-section-id lists get cut). */
 function shortUrl(url: string): string {
   return url.length > 300 ? `${url.slice(0, 300)}…` : url;
@@ -139,6 +152,67 @@ export class HttpClient {
         url: shortUrl(req.url),
         status: response.status,
         body: text(),
+      });
+    });
+  }
+
+  /**
+   * Sends a request and streams a 2xx body to `path` (never held in memory);
+   * check() may refuse the written file (cut short, not what was promised):
+   * that is retried. Statuses in `pass` come back with their (small) body.
+   */
+  async sendToFile(
+    req: HttpRequest,
+    path: string,
+    check?: (headers: HttpResponse['headers'], path: string) => Promise<string | undefined>,
+  ): Promise<{ status: number; headers: HttpResponse['headers']; body: Buffer }> {
+    return this.#withRetries(req, async (signal) => {
+      this.requests++;
+      let response;
+      try {
+        response = await request(req.url, {
+          method: req.method,
+          headers: { 'user-agent': `road-etl/${VERSION}`, ...req.headers },
+          body: req.body ?? null,
+          dispatcher: this.#dispatcher,
+          signal,
+        });
+      } catch (error) {
+        if (signal.aborted && req.signal?.aborted) throw error;
+        throw networkError(error);
+      }
+      const { statusCode: status, headers } = response;
+      if (status >= 200 && status < 300) {
+        try {
+          await pipeline(response.body, createWriteStream(path));
+        } catch (error) {
+          await rm(path, { force: true });
+          if (signal.aborted && req.signal?.aborted) throw error;
+          throw networkError(error, 'The body broke off', status);
+        }
+        const problem = await check?.(headers, path);
+        if (problem) {
+          const excerpt = await readExcerpt(path);
+          await rm(path, { force: true });
+          throw new RetryableError(problem, status, excerpt, undefined);
+        }
+        return { status, headers, body: Buffer.alloc(0) };
+      }
+      const body = Buffer.from(await response.body.arrayBuffer().catch(() => new ArrayBuffer(0)));
+      if (req.pass?.includes(status)) return { status, headers, body };
+      if (RETRY_STATUSES.has(status)) {
+        throw new RetryableError(
+          `Upstream answered ${status}`,
+          status,
+          body.toString('utf8'),
+          retryAfter(headers['retry-after']),
+        );
+      }
+      throw new UpstreamError('Request failed', {
+        method: req.method,
+        url: shortUrl(req.url),
+        status,
+        body: body.toString('utf8'),
       });
     });
   }

@@ -9,7 +9,7 @@
  * where it stopped; a rerun or an overlapping run replaces, never duplicates.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
@@ -530,6 +530,7 @@ class MeasurementsRun {
         : { locations: batch.ids };
       const sentServerSide = serverSide;
       const stem = batchStem(batch);
+      const body = join(this.#staging, `${stem}.json`);
       for (let attempt = 0; ; attempt++) {
         let answer;
         try {
@@ -537,6 +538,7 @@ class MeasurementsRun {
             selection,
             formatSecondTimestamp(batch.from),
             formatSecondTimestamp(batch.to),
+            body,
             context.signal,
           );
         } catch (error) {
@@ -592,8 +594,6 @@ class MeasurementsRun {
           probes.locations,
         );
         hoursSizer.settled(hours, true, probes.hours);
-        const body = join(this.#staging, `${stem}.json`);
-        await writeFile(body, answer.body);
         try {
           const result = await land(() => stageBatch(db, this.#staging, stem, body, batch));
           stats.boundary += result.boundary;
@@ -673,7 +673,6 @@ class MeasurementsRun {
     }));
     const committed = await commitPartitions(db, {
       output: context.output,
-      scratch: this.#staging,
       staged: files,
       ids,
       from,

@@ -3,6 +3,7 @@
  * one new token and one retry. A 400 is returned to the caller with the
  * service's message (the batching learns its limits from it).
  */
+import { open } from 'node:fs/promises';
 import { UpstreamError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
 import type { TokenSource } from './auth.js';
@@ -13,9 +14,8 @@ export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
 export type Selection =
   { locations: readonly string[] } | { prefixes: readonly string[] } | { polygon: unknown };
 
-/** A 200 carries the body as received (DuckDB parses it); a 400, the service's message. */
-export type MeasurementsAnswer =
-  { ok: true; body: Buffer } | { ok: false; status: 400; message: string };
+/** A 200 leaves the body in the given file (DuckDB parses it); a 400 carries the service's message. */
+export type MeasurementsAnswer = { ok: true } | { ok: false; status: 400; message: string };
 
 /** First and last non-blank bytes: a cheap check that a body is a whole JSON array. */
 export function looksLikeJsonArray(body: Buffer): boolean {
@@ -24,6 +24,24 @@ export function looksLikeJsonArray(body: Buffer): boolean {
   while (start <= end && body[start]! <= 0x20) start++;
   while (end >= start && body[end]! <= 0x20) end--;
   return start < end && body[start] === 0x5b && body[end] === 0x5d;
+}
+
+/** looksLikeJsonArray on a file, reading only its ends. */
+async function fileLooksLikeJsonArray(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const edge = Math.min(size, 4096);
+    const head = Buffer.alloc(edge);
+    const tail = Buffer.alloc(edge);
+    await handle.read(head, 0, edge, 0);
+    await handle.read(tail, 0, edge, size - edge);
+    const first = head.find((byte) => byte > 0x20);
+    const last = tail.findLast((byte) => byte > 0x20);
+    return size > 1 && first === 0x5b && last === 0x5d;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The message of a 400 body, whatever its shape. */
@@ -57,8 +75,8 @@ export class BicycleClient {
 
   /**
    * Sends with a bearer token; after a 401, once more with a new one. With
-   * `raw`, a 200 body is only checked by `raw` (not parsed); otherwise it is
-   * parsed as JSON and checked by `check`.
+   * `file`, a 200 body is streamed there and only its ends are checked (DuckDB
+   * parses it); otherwise it is parsed as JSON and checked by `check`.
    */
   async #send(
     method: 'GET' | 'POST',
@@ -66,7 +84,7 @@ export class BicycleClient {
     body: string | undefined,
     signal: AbortSignal | undefined,
     check?: (value: unknown) => string | undefined,
-    raw?: (body: Buffer) => string | undefined,
+    file?: string,
   ): Promise<{ status: number; value: unknown; body: Buffer }> {
     for (let attempt = 0; ; attempt++) {
       const token = await this.#tokens.accessToken(signal);
@@ -82,12 +100,14 @@ export class BicycleClient {
         signal,
         pass: [400, 401],
       };
-      const answer = raw
+      const answer = file
         ? await this.#http
-            .send(request, (response) => {
-              const type = String(response.headers['content-type'] ?? '');
+            .sendToFile(request, file, async (headers, path) => {
+              const type = String(headers['content-type'] ?? '');
               if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
-              return raw(response.body);
+              return (await fileLooksLikeJsonArray(path))
+                ? undefined
+                : 'expected a JSON array of measurements (the body is cut short or is not an array)';
             })
             .then((r) => ({ ...r, value: undefined }))
         : await this.#http.json(request, check);
@@ -123,11 +143,15 @@ export class BicycleClient {
     return { body: answer.body, value: answer.value };
   }
 
-  /** 4.1-4.3: measurements of a selection over [start, end] (timestamps `YYYY-MM-DDTHH:mm:ssZ`). */
+  /**
+   * 4.1-4.3: measurements of a selection over [start, end] (timestamps
+   * `YYYY-MM-DDTHH:mm:ssZ`); a 200 body is written to `file`.
+   */
   async measurements(
     selection: Selection,
     startTime: string,
     endTime: string,
+    file: string,
     signal?: AbortSignal,
   ): Promise<MeasurementsAnswer> {
     let path = MEASUREMENTS_PATH;
@@ -146,10 +170,10 @@ export class BicycleClient {
       JSON.stringify({ startTime, endTime, ...fields }),
       signal,
       undefined,
-      (body) => (looksLikeJsonArray(body) ? undefined : 'expected a JSON array of measurements'),
+      file,
     );
     if (answer.status === 400)
       return { ok: false, status: 400, message: errorMessage(answer.body) };
-    return { ok: true, body: answer.body };
+    return { ok: true };
   }
 }

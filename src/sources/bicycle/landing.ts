@@ -7,11 +7,11 @@
  * locations x period, plus the staged rows. Applying a commit twice gives the
  * same files, so a commit cut short by a crash is simply done again.
  */
-import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
-import { commitFile, exists } from '../../util/fs.js';
-import { DAY_MS, HOUR_MS, formatIsoDate } from '../../util/time.js';
+import { commitFile, exists, temporaryPath } from '../../util/fs.js';
+import { DAY_MS, formatIsoDate } from '../../util/time.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
@@ -136,14 +136,15 @@ export async function stageBatch(
   batch: { from: number; to: number; ids: readonly string[] },
 ): Promise<StagedBatch> {
   const file = join(staging, `${stem}.parquet`);
-  const temporary = `${file}.tmp`;
+  const temporary = temporaryPath(file);
   // Two rows for one location and hour are rare: they are looked for only when a count says so.
   for (const dedupe of [false, true]) {
     const typed = typingSelect(bodyFile, batch.ids, batch.from, batch.to, dedupe);
     try {
       await db.run(
-        `COPY (SELECT ${STAGED_COLUMNS.join(', ')} FROM (${typed}))
-         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+        // In hour order, in small row groups: the commit of one day reads only that day's groups.
+        `COPY (SELECT ${STAGED_COLUMNS.join(', ')} FROM (${typed}) ORDER BY measurement_hour)
+         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${STAGED_ROW_GROUP})`,
       );
     } catch (error) {
       await rm(temporary, { force: true });
@@ -170,6 +171,9 @@ export async function stageBatch(
   }
   throw new Error('unreachable');
 }
+
+/** Rows per row group of a staged file. */
+const STAGED_ROW_GROUP = 4096;
 
 /** Columns of a staged batch file. */
 const STAGED_COLUMNS = [
@@ -201,100 +205,71 @@ export function datesOf(from: number, to: number): number[] {
 
 export interface CommitInput {
   output: string;
-  /** Scratch folder for the rewritten partitions. */
-  scratch: string;
   /** Staged batch files (absolute), with the period each covers. */
   staged: readonly { file: string; from: number; to: number }[];
   /** The run's locations and period: the rows they name are replaced. */
   ids: readonly string[];
   from: number;
   to: number;
-  /** Dates rewritten per DuckDB statement (bounds memory). Default 16. */
-  datesPerStatement?: number;
 }
 
 /**
- * Rewrites every date partition the period touches: existing rows outside the
- * run's locations x period, plus the staged rows. Each partition file is
- * replaced by a rename; a partition left without rows is removed. Resolves to
- * the rows the rewritten partitions hold and the files written.
+ * Rewrites every date partition the period touches, one at a time (memory
+ * stays that of one day): existing rows outside the run's locations x period,
+ * plus the staged rows of that day. Each partition file is replaced by a
+ * rename; a partition left without rows is removed. Resolves to the rows the
+ * rewritten partitions hold and the files written.
  */
 export async function commitPartitions(
   db: Database,
   input: CommitInput,
 ): Promise<{ rows: number; files: string[]; removed: number }> {
-  const { output, scratch, staged, ids, from, to } = input;
+  const { output, staged, ids, from, to } = input;
   const dataset = join(output, MEASUREMENTS_DATASET);
-  const dates = datesOf(from, to);
-  const step = input.datesPerStatement ?? 16;
-  const selected = `[${ids.map(quotedString).join(', ')}]::VARCHAR[]`;
   const columns = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
   const files: string[] = [];
   let rows = 0;
   let removed = 0;
-  for (let i = 0; i < dates.length; i += step) {
-    const group = dates.slice(i, i + step);
-    const groupFrom = group[0]!;
-    const groupTo = group.at(-1)! + DAY_MS;
-    const existing: string[] = [];
-    for (const day of group) {
-      const file = join(dataset, `date=${formatIsoDate(day)}`, PARTITION_FILE);
-      if (await exists(file)) existing.push(file);
-    }
-    const sources = staged.filter((s) => s.from < groupTo && s.to > groupFrom);
-    const parts: string[] = [];
-    if (existing.length > 0) {
-      parts.push(`SELECT ${columns} FROM read_parquet([${existing.map(quotedString).join(', ')}], hive_partitioning = false)
-        WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
-                   AND list_contains(${selected}, location_id))`);
-    }
-    if (sources.length > 0) {
-      parts.push(`SELECT ${columns} FROM ${keptRows(sources.map((s) => s.file))}
-        WHERE measurement_hour >= make_timestamp(${groupFrom * 1000}) AND measurement_hour < make_timestamp(${groupTo * 1000})`);
-    }
-    const out = join(scratch, `commit-${i}`);
-    await rm(out, { recursive: true, force: true });
-    const written =
-      parts.length === 0
-        ? 0
-        : await db.copy(
-            `COPY (SELECT *, CAST(measurement_hour AS DATE) AS date FROM (${parts.join('\nUNION ALL\n')})
-                   ORDER BY location_id, measurement_hour)
-             TO ${quotedString(out)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (date), FILENAME_PATTERN 'part_{i}')`,
-          );
-    rows += written;
-    const produced = new Set(written > 0 ? await readdir(out) : []);
-    for (const day of group) {
-      const folder = `date=${formatIsoDate(day)}`;
-      const target = join(dataset, folder, PARTITION_FILE);
-      if (produced.has(folder)) {
-        const names = (await readdir(join(out, folder))).sort();
-        if (names.length !== 1) {
-          // DuckDB split a partition: merge into the one file a partition holds.
-          const merged = join(out, `${folder}.parquet`);
-          await db.run(
-            `COPY (SELECT * FROM read_parquet(${quotedString(join(out, folder, '*.parquet'))}) ORDER BY location_id, measurement_hour)
-             TO ${quotedString(merged)} (FORMAT parquet, COMPRESSION zstd)`,
-          );
-          await mkdir(join(dataset, folder), { recursive: true });
-          await commitFile(merged, target);
-        } else {
-          await mkdir(join(dataset, folder), { recursive: true });
-          await commitFile(join(out, folder, names[0]!), target);
-        }
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE commit_selected AS SELECT unnest([${ids.map(quotedString).join(', ')}]::VARCHAR[]) AS location_id`,
+  );
+  try {
+    for (const day of datesOf(from, to)) {
+      const folder = join(dataset, `date=${formatIsoDate(day)}`);
+      const target = join(folder, PARTITION_FILE);
+      const parts: string[] = [];
+      if (await exists(target)) {
+        parts.push(`SELECT ${columns} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
+          WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
+                     AND location_id IN (SELECT location_id FROM commit_selected))`);
+      }
+      const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
+      if (sources.length > 0) {
+        parts.push(`SELECT ${columns} FROM ${keptRows(sources.map((s) => s.file))}
+          WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
+      }
+      if (parts.length === 0) continue;
+      const temporary = temporaryPath(target);
+      await mkdir(folder, { recursive: true });
+      const written = await db.copy(
+        `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
+         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      );
+      if (written > 0) {
+        await commitFile(temporary, target);
         files.push(target);
-      } else if (await exists(target)) {
-        await rm(target, { force: true });
-        await rmdir(join(dataset, folder)).catch(() => undefined);
-        removed++;
+        rows += written;
+      } else {
+        await rm(temporary, { force: true });
+        if (await exists(target)) {
+          await rm(target, { force: true });
+          removed++;
+        }
+        await rmdir(folder).catch(() => undefined);
       }
     }
-    await rm(out, { recursive: true, force: true });
+  } finally {
+    await db.run('DROP TABLE IF EXISTS commit_selected');
   }
   return { rows, files, removed };
-}
-
-/** Hours in [from, to) (for plans). */
-export function hoursIn(from: number, to: number): number {
-  return (to - from) / HOUR_MS;
 }
