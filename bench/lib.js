@@ -43,9 +43,10 @@ function peakRss(pid) {
   );
 }
 
-/** Runs a pipeline definition with the CLI; resolves to wall time, peak RSS and the manifest. */
-export async function runPipeline(yaml, env, { keep = false } = {}) {
-  const dir = await mkdtemp(join(tmpdir(), 'road-etl-bench-'));
+/** Runs a pipeline definition with the CLI; resolves to wall time, peak RSS, the manifest and its folder. */
+export async function runPipeline(yaml, env, { keep = false, dir: reuse } = {}) {
+  // `dir`: run again in the folder of an earlier (kept) run, on its output and checkpoints.
+  const dir = reuse ?? (await mkdtemp(join(tmpdir(), 'road-etl-bench-')));
   await writeFile(join(dir, 'p.yaml'), yaml.replaceAll('SQL_DIR', join(ROOT, 'sql')));
   const output = join(dir, 'output');
   const started = performance.now();

@@ -33,7 +33,9 @@ import {
   MEASUREMENTS_DATASET,
   MEASUREMENTS_VIEW_COLUMNS,
   UnreadableBodyError,
-  commitPartitions,
+  commitDate,
+  datesOf,
+  prepareCommit,
   quarantinedRows,
   stageBatch,
 } from '../sources/bicycle/landing.js';
@@ -46,7 +48,7 @@ import {
   type SelectionSpec,
 } from '../sources/bicycle/selection.js';
 import { commitFile, exists, temporaryPath } from '../util/fs.js';
-import { HOUR_MS, formatSecondTimestamp, parseSecondTimestamp } from '../util/time.js';
+import { DAY_MS, HOUR_MS, formatSecondTimestamp, parseSecondTimestamp } from '../util/time.js';
 import { LOCATIONS_DATASET } from './bicycle-locations-step.js';
 import { httpClientFor, requestOptions } from './http-options.js';
 
@@ -517,6 +519,43 @@ class MeasurementsRun {
       landing = next.catch(() => undefined);
       return next;
     };
+    let failure: Error | undefined;
+    const fail = (error: unknown): void => {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    };
+
+    // A date is rewritten as soon as every batch covering it is staged, on a
+    // connection of its own, while later batches are fetched and staged.
+    const committer = await db.fork();
+    await prepareCommit(committer, ids);
+    const pendingDates = datesOf(from, to);
+    const inFlight = new Set<Batch>();
+    const committed = { files: [] as string[], removed: 0 };
+    let committing: Promise<void> = Promise.resolve();
+    const queueCommit = (day: number): void => {
+      committing = committing
+        .then(async () => {
+          if (failure !== undefined) return;
+          const staged = current.run!.batches.map((b) => ({
+            file: join(this.#staging, b.file),
+            from: b.from,
+            to: b.to,
+          }));
+          const input = { output: context.output, staged, from, to };
+          const result = await commitDate(committer, input, day);
+          if (result.file) committed.files.push(result.file);
+          if (result.removed) committed.removed++;
+        })
+        .catch(fail);
+    };
+    /** Queues the dates no batch still to come or in flight can touch (all that are left, when final). */
+    const commitReady = (final: boolean): void => {
+      const ready = final
+        ? Infinity
+        : Math.min(plan.lowWater(), to, ...[...inFlight].map((b) => b.from));
+      while (pendingDates.length > 0 && (final || pendingDates[0]! + DAY_MS <= ready))
+        queueCommit(pendingDates.shift()!);
+    };
 
     const process = async (
       batch: Batch,
@@ -622,7 +661,6 @@ class MeasurementsRun {
 
     const limit = pLimit(options.concurrency);
     const running = new Set<Promise<void>>();
-    let failure: Error | undefined;
     for (;;) {
       if (failure !== undefined || context.signal.aborted) break;
       if (limit.activeCount + limit.pendingCount >= options.concurrency) {
@@ -648,36 +686,33 @@ class MeasurementsRun {
         locations: serverSide ? false : locationsSizer.sent(batch.ids.length),
         hours: hoursSizer.sent((batch.to - batch.from) / HOUR_MS),
       };
+      inFlight.add(batch);
       const task: Promise<void> = limit(() => process(batch, probes))
-        .catch((error: unknown) => {
-          failure ??= error instanceof Error ? error : new Error(String(error));
-        })
-        .finally(() => running.delete(task));
+        .catch(fail)
+        .finally(() => {
+          running.delete(task);
+          inFlight.delete(batch);
+          commitReady(false);
+        });
       running.add(task);
       context.progress.setTotal(current.run!.batches.length + running.size + expected());
     }
     await Promise.allSettled([...running]);
     await this.#saving;
+    if (failure === undefined && !context.signal.aborted) commitReady(true);
+    await committing;
+    committer.close();
     if (failure !== undefined) throw failure;
     context.signal.throwIfAborted();
-
-    // Every batch is staged: rewrite the touched partitions.
     this.#log(
       'commit',
-      `All ${current.run!.batches.length} batch(es) staged; rewriting the date partitions of ${options.start} .. ${options.end}`,
+      `${current.run!.batches.length} batch(es) staged, ${committed.files.length} date partition(s) rewritten`,
     );
     const files = current.run!.batches.map((b) => ({
       file: join(this.#staging, b.file),
       from: b.from,
       to: b.to,
     }));
-    const committed = await commitPartitions(db, {
-      output: context.output,
-      staged: files,
-      ids,
-      from,
-      to,
-    });
     for (const file of committed.files) await context.recordFile(file);
     const quarantined = current.run!.batches.reduce((sum, b) => sum + b.quarantined, 0);
     const quarantineFile = join(

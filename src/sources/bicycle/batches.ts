@@ -188,6 +188,20 @@ export class WorkPlan {
     return count;
   }
 
+  /** The earliest hour of the work not yet handed out (Infinity when all of it has been). */
+  lowWater(): number {
+    let low = Infinity;
+    for (const region of this.#retry) low = Math.min(low, region.from);
+    for (let g = this.#group; g < this.#groups.length; g++) {
+      const group = this.#groups[g]!;
+      const interval = group.intervals[g === this.#group ? this.#interval : 0];
+      if (!interval) continue;
+      const current = g === this.#group && this.#cursor !== undefined;
+      low = Math.min(low, current ? this.#cursor! : interval[0]);
+    }
+    return low;
+  }
+
   /**
    * Puts refused batches back, taken before anything else and cut again at the
    * sizes current when they are taken (so that what was learned from the

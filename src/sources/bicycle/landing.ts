@@ -144,7 +144,7 @@ export async function stageBatch(
       await db.run(
         // In hour order, in small row groups: the commit of one day reads only that day's groups.
         `COPY (SELECT ${STAGED_COLUMNS.join(', ')} FROM (${typed}) ORDER BY measurement_hour)
-         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${STAGED_ROW_GROUP})`,
+         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE ${STAGED_ROW_GROUP})`,
       );
     } catch (error) {
       await rm(temporary, { force: true });
@@ -207,69 +207,59 @@ export interface CommitInput {
   output: string;
   /** Staged batch files (absolute), with the period each covers. */
   staged: readonly { file: string; from: number; to: number }[];
-  /** The run's locations and period: the rows they name are replaced. */
-  ids: readonly string[];
+  /** The run's period: the rows of its locations (table commit_selected) in it are replaced. */
   from: number;
   to: number;
 }
 
-/**
- * Rewrites every date partition the period touches, one at a time (memory
- * stays that of one day): existing rows outside the run's locations x period,
- * plus the staged rows of that day. Each partition file is replaced by a
- * rename; a partition left without rows is removed. Resolves to the rows the
- * rewritten partitions hold and the files written.
- */
-export async function commitPartitions(
-  db: Database,
-  input: CommitInput,
-): Promise<{ rows: number; files: string[]; removed: number }> {
-  const { output, staged, ids, from, to } = input;
-  const dataset = join(output, MEASUREMENTS_DATASET);
-  const columns = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
-  const files: string[] = [];
-  let rows = 0;
-  let removed = 0;
+/** Registers the run's locations for commitDate (table commit_selected of this connection). */
+export async function prepareCommit(db: Database, ids: readonly string[]): Promise<void> {
   await db.run(
     `CREATE OR REPLACE TEMP TABLE commit_selected AS SELECT unnest([${ids.map(quotedString).join(', ')}]::VARCHAR[]) AS location_id`,
   );
-  try {
-    for (const day of datesOf(from, to)) {
-      const folder = join(dataset, `date=${formatIsoDate(day)}`);
-      const target = join(folder, PARTITION_FILE);
-      const parts: string[] = [];
-      if (await exists(target)) {
-        parts.push(`SELECT ${columns} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
-          WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
-                     AND location_id IN (SELECT location_id FROM commit_selected))`);
-      }
-      const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
-      if (sources.length > 0) {
-        parts.push(`SELECT ${columns} FROM ${keptRows(sources.map((s) => s.file))}
-          WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
-      }
-      if (parts.length === 0) continue;
-      const temporary = temporaryPath(target);
-      await mkdir(folder, { recursive: true });
-      const written = await db.copy(
-        `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
-         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      if (written > 0) {
-        await commitFile(temporary, target);
-        files.push(target);
-        rows += written;
-      } else {
-        await rm(temporary, { force: true });
-        if (await exists(target)) {
-          await rm(target, { force: true });
-          removed++;
-        }
-        await rmdir(folder).catch(() => undefined);
-      }
-    }
-  } finally {
-    await db.run('DROP TABLE IF EXISTS commit_selected');
+}
+
+/**
+ * Rewrites the date partition of `day` (UTC midnight, ms): its existing rows
+ * outside the run's locations x period, plus the staged rows of that day, as
+ * one file replaced by a rename; a partition left without rows is removed.
+ * Call once every batch covering the day is staged. Doing it again gives the
+ * same file, so a commit cut short is simply done again.
+ */
+export async function commitDate(
+  db: Database,
+  input: CommitInput,
+  day: number,
+): Promise<{ rows: number; file: string | undefined; removed: boolean }> {
+  const { output, staged, from, to } = input;
+  const columns = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
+  const folder = join(output, MEASUREMENTS_DATASET, `date=${formatIsoDate(day)}`);
+  const target = join(folder, PARTITION_FILE);
+  const parts: string[] = [];
+  const existed = await exists(target);
+  if (existed) {
+    parts.push(`SELECT ${columns} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
+      WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
+                 AND location_id IN (SELECT location_id FROM commit_selected))`);
   }
-  return { rows, files, removed };
+  const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
+  if (sources.length > 0) {
+    parts.push(`SELECT ${columns} FROM ${keptRows(sources.map((s) => s.file))}
+      WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
+  }
+  if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
+  const temporary = temporaryPath(target);
+  await mkdir(folder, { recursive: true });
+  const rows = await db.copy(
+    `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
+     TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+  );
+  if (rows > 0) {
+    await commitFile(temporary, target);
+    return { rows, file: target, removed: false };
+  }
+  await rm(temporary, { force: true });
+  await rm(target, { force: true });
+  await rmdir(folder).catch(() => undefined);
+  return { rows: 0, file: undefined, removed: existed };
 }
