@@ -526,6 +526,9 @@ class MeasurementsRun {
 
     // A date is rewritten as soon as every batch covering it is staged, on a
     // connection of its own, while later batches are fetched and staged.
+    // One DuckDB thread per statement: batches are staged one at a time beside
+    // the commit's connection and the network; more threads only contend.
+    await db.run('SET threads = 1');
     const committer = await db.fork();
     await prepareCommit(committer, ids);
     const pendingDates = datesOf(from, to);
@@ -702,6 +705,7 @@ class MeasurementsRun {
     if (failure === undefined && !context.signal.aborted) commitReady(true);
     await committing;
     committer.close();
+    await db.run('RESET threads');
     if (failure !== undefined) throw failure;
     context.signal.throwIfAborted();
     this.#log(

@@ -152,8 +152,12 @@ describe('work plan', () => {
     const plan = new WorkPlan(ids, [0, 20 * H], []);
     const seen = new Map<string, number>();
     let round = 0;
-    for (let b = plan.next(2, 4); b; b = plan.next(2 + (round % 3), 3 + (round % 5))) {
+    let hours = 4;
+    for (let b = plan.next(2, hours); b; b = plan.next(2 + (round % 3), hours)) {
+      // never longer than asked, also when the window was cut longer before
+      expect(b.to - b.from).toBeLessThanOrEqual(hours * H);
       round++;
+      hours = 3 + (round % 5);
       for (const id of b.ids)
         for (let h = b.from; h < b.to; h += H)
           seen.set(`${id}@${h}`, (seen.get(`${id}@${h}`) ?? 0) + 1);

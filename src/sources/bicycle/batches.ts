@@ -233,18 +233,21 @@ export class WorkPlan {
         continue;
       }
       const from = this.#cursor ?? interval[0];
-      const to = this.#windowTo ?? Math.min(interval[1], from + windowHours * HOUR_MS);
-      this.#windowTo = to;
+      const windowTo = this.#windowTo ?? Math.min(interval[1], from + windowHours * HOUR_MS);
+      this.#windowTo = windowTo;
       const ids = group.ids.slice(this.#id, this.#id + batchSize);
       this.#id += ids.length;
+      // The sizes came down since the window was cut: the rest of it, for these ids, comes later.
+      const to = Math.min(windowTo, from + windowHours * HOUR_MS);
+      if (to < windowTo) this.#retry.push({ from: to, to: windowTo, ids });
       if (this.#id >= group.ids.length) {
         this.#id = 0;
         this.#windowTo = undefined;
-        if (to >= interval[1]) {
+        if (windowTo >= interval[1]) {
           this.#interval++;
           this.#cursor = undefined;
         } else {
-          this.#cursor = to;
+          this.#cursor = windowTo;
         }
       } else {
         this.#cursor = from;
