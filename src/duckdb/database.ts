@@ -47,6 +47,9 @@ export class Database {
       memory_limit: options.memoryLimit ?? '2GB',
       // Keep memory flat on large conversions; order is restored explicitly where it matters.
       preserve_insertion_order: 'false',
+      // Every file read stays in this cache until the end: it only duplicates the OS page cache
+      // for local files, and makes a long run's memory grow with the files it has read.
+      enable_external_file_cache: 'false',
     };
     if (options.threads !== undefined) config['threads'] = String(options.threads);
     if (options.tempDirectory !== undefined) config['temp_directory'] = options.tempDirectory;
