@@ -1,7 +1,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/errors.js';
+import { InputError, RunError } from '../../src/errors.js';
 import { buildPipeline } from '../../src/pipeline/build.js';
 import { describePlan } from '../../src/pipeline/run.js';
 import { StateStore } from '../../src/pipeline/state.js';
@@ -317,6 +317,30 @@ describe('bicycle.measurements: bad selections', () => {
         { env },
       ),
     ).rejects.toThrow(/polygon: coordinates\[0\]: ring intersects itself/);
+  });
+
+  it('stops at any other 400 with the service message, leaves the dataset alone, and a rerun completes', async () => {
+    const dir = await testDir();
+    const options = { start: START, end: END, prefixes: ['ZHO', 'GLD'], concurrency: 1 };
+    // A request for measurements is refused with a 400 the batching cannot learn from.
+    simulator.inject({
+      kind: 'error',
+      status: 400,
+      path: '/bicycle/api/explore/bicycle-data',
+      count: 1,
+    });
+    const failed = await runDefinition(dir, measurementsPipeline(options), {}, { env });
+    expect(failed.failure).toBeInstanceOf(RunError);
+    expect(failed.failure).not.toBeInstanceOf(InputError);
+    expect(failed.failure?.message).toMatch(
+      /The bicycle service refused the request for .*: Simulated failure/,
+    );
+    // Nothing of the period reached the dataset; the next run resumes and completes it.
+    expect(await landedMeasurements(failed.output)).toEqual([]);
+    const rerun = await run(dir, options);
+    expect(await landedMeasurements(rerun.output)).toEqual(
+      truthMeasurements(simulator, idsWithPrefix(simulator, 'ZHO', 'GLD'), START, END).kept,
+    );
   });
 
   it('fails with exit code 2 and writes no measurements when the selection matches nothing', async () => {
