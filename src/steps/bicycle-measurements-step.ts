@@ -3,9 +3,9 @@
  * [start, end) into bicycle/measurements/date=YYYY-MM-DD/data.parquet, one row
  * per location and hour. The work is cut into period windows x location
  * batches whose sizes follow the limits learned from the service's refusals.
- * Each batch is staged atomically and listed in the checkpoint; once all are
- * staged, the touched date partitions are rewritten with the run's rows in
- * place of what they held for those locations and hours. A killed run resumes
+ * Each batch is staged atomically and listed in the checkpoint; once every
+ * batch covering a date is staged, that date partition is rewritten with the
+ * run's rows in place of what it held for those locations and hours. A killed run resumes
  * where it stopped; a rerun or an overlapping run replaces, never duplicates.
  */
 import { createHash } from 'node:crypto';
@@ -472,7 +472,7 @@ class MeasurementsRun {
       context.log.log(
         'warn',
         'bicycle.abandoned',
-        `An unfinished run for ${run.start} .. ${run.end} is set aside: this run's period or selection differs (nothing of it was written to the dataset)`,
+        `An unfinished run for ${run.start} .. ${run.end} is set aside: this run's period or selection differs (the dates it had completed keep its rows; its other staged batches are dropped)`,
         { staged_batches: run.batches.length },
       );
       run = null;

@@ -1,9 +1,9 @@
 /**
  * Measurements from response body to Parquet. A batch's body is typed by DuckDB
- * into a staged file (rows of whole hours inside the batch's period, for the
- * locations it named) and a staged quarantine file (rows that cannot be kept,
- * with the reason). Once every batch of a run is staged, the commit rewrites each
- * touched date partition as one file: the rows it held, less the run's
+ * into a staged file: its rows, each with the reason it cannot be kept if
+ * there is one (not a whole hour, outside the batch's period, a location not
+ * asked for, a repeat). Once every batch covering a date is staged, the commit
+ * rewrites that date partition as one file: the rows it held, less the run's
  * locations x period, plus the staged rows. Applying a commit twice gives the
  * same files, so a commit cut short by a crash is simply done again.
  */
