@@ -569,6 +569,9 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     if (!upstream) throw new RunError('signs.events: no signs upstream configured');
     const http = httpClientFor(options, context);
     const client = new SignsClient(http, upstream.url);
+    // One DuckDB thread per statement: units land on connections of their own, beside the readers.
+    const db = await context.database();
+    await db.run('SET threads = 1');
     try {
       let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
       if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
@@ -626,6 +629,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
       };
     } finally {
       await http.close();
+      await db.run('RESET threads');
     }
   },
 });
