@@ -85,8 +85,9 @@ function typed(kind: Kind, text: string, json: string): string {
     case 'double':
       return `TRY_CAST(replace(trim(${text}), ',', '.') AS DOUBLE)`;
     case 'date':
+      // dd/MM/yyyy (strict: TRY_STRPTIME refuses anything else), else ISO
       return `CASE WHEN ${blank} THEN NULL
-        WHEN regexp_matches(trim(${text}), '^\\d{1,2}/\\d{1,2}/\\d{4}$') THEN TRY_STRPTIME(trim(${text}), '%d/%m/%Y')::DATE
+        WHEN contains(${text}, '/') THEN TRY_STRPTIME(trim(${text}), '%d/%m/%Y')::DATE
         ELSE TRY_CAST(left(trim(${text}), 10) AS DATE) END`;
     case 'timestamp':
       return `timezone('UTC', TRY_CAST(trim(${text}) AS TIMESTAMPTZ))`;
@@ -126,7 +127,8 @@ export function typingSelect(
     values.push(`${value} AS ${quotedIdentifier(name)}`);
     if (kind !== 'text') {
       issues.push(
-        `CASE WHEN ${text} IS NOT NULL AND trim(${text}) <> '' AND ${quotedIdentifier(name)} IS NULL THEN ${quotedString(`${name}: ${kind === 'list' ? 'not a list' : `not a ${kind}`}`)} || ' (' || ${text} || ')' END`,
+        // the typed value first: for most rows it is there, and the rest is not evaluated
+        `CASE WHEN ${quotedIdentifier(name)} IS NULL AND ${text} IS NOT NULL AND trim(${text}) <> '' THEN ${quotedString(`${name}: ${kind === 'list' ? 'not a list' : `not a ${kind}`}`)} || ' (' || ${text} || ')' END`,
       );
     }
   });
