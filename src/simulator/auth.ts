@@ -30,6 +30,11 @@ export class TokenIssuer {
     this.#options = options;
   }
 
+  /** The access and refresh tokens issued and not yet forgotten (tests look for them where they must not be). */
+  issuedTokens(): string[] {
+    return [...this.#access.keys(), ...this.#refresh.keys()];
+  }
+
   /** Handles one form-encoded token request. */
   handle(form: URLSearchParams, nowMs = Date.now()): TokenAnswer {
     const grant = form.get('grant_type');
