@@ -33,9 +33,7 @@ import {
   MEASUREMENTS_DATASET,
   MEASUREMENTS_VIEW_COLUMNS,
   UnreadableBodyError,
-  commitDate,
-  datesOf,
-  prepareCommit,
+  DateCommits,
   quarantinedRows,
   stageBatch,
 } from '../sources/bicycle/landing.js';
@@ -48,7 +46,7 @@ import {
   type SelectionSpec,
 } from '../sources/bicycle/selection.js';
 import { commitFile, exists, temporaryPath } from '../util/fs.js';
-import { DAY_MS, HOUR_MS, formatSecondTimestamp, parseSecondTimestamp } from '../util/time.js';
+import { HOUR_MS, formatSecondTimestamp, parseSecondTimestamp } from '../util/time.js';
 import { LOCATIONS_DATASET } from './bicycle-locations-step.js';
 import { httpClientFor, requestOptions } from './http-options.js';
 
@@ -530,35 +528,22 @@ class MeasurementsRun {
     // the commit's connection and the network; more threads only contend.
     await db.run('SET threads = 1');
     const committer = await db.fork();
-    await prepareCommit(committer, ids);
-    const pendingDates = datesOf(from, to);
     const inFlight = new Set<Batch>();
-    const committed = { files: [] as string[], removed: 0 };
-    let committing: Promise<void> = Promise.resolve();
-    const queueCommit = (day: number): void => {
-      committing = committing
-        .then(async () => {
-          if (failure !== undefined) return;
-          const staged = current.run!.batches.map((b) => ({
-            file: join(this.#staging, b.file),
-            from: b.from,
-            to: b.to,
-          }));
-          const input = { output: context.output, staged, from, to };
-          const result = await commitDate(committer, input, day);
-          if (result.file) committed.files.push(result.file);
-          if (result.removed) committed.removed++;
-        })
-        .catch(fail);
-    };
-    /** Queues the dates no batch still to come or in flight can touch (all that are left, when final). */
-    const commitReady = (final: boolean): void => {
-      const ready = final
-        ? Infinity
-        : Math.min(plan.lowWater(), to, ...[...inFlight].map((b) => b.from));
-      while (pendingDates.length > 0 && (final || pendingDates[0]! + DAY_MS <= ready))
-        queueCommit(pendingDates.shift()!);
-    };
+    const commits = await DateCommits.open(
+      committer,
+      { output: context.output, ids, from, to },
+      () =>
+        current.run!.batches.map((b) => ({
+          file: join(this.#staging, b.file),
+          from: b.from,
+          to: b.to,
+        })),
+    );
+    /** Releases the dates no batch still to come or in flight can touch (all, when final). */
+    const commitReady = (final: boolean): void =>
+      commits.release(
+        final ? Infinity : Math.min(plan.lowWater(), ...[...inFlight].map((b) => b.from)),
+      );
 
     const process = async (
       batch: Batch,
@@ -703,21 +688,21 @@ class MeasurementsRun {
     await Promise.allSettled([...running]);
     await this.#saving;
     if (failure === undefined && !context.signal.aborted) commitReady(true);
-    await committing;
+    await commits.settle().catch(fail);
     committer.close();
     await db.run('RESET threads');
     if (failure !== undefined) throw failure;
     context.signal.throwIfAborted();
     this.#log(
       'commit',
-      `${current.run!.batches.length} batch(es) staged, ${committed.files.length} date partition(s) rewritten`,
+      `${current.run!.batches.length} batch(es) staged, ${commits.files.length} date partition(s) rewritten`,
     );
     const files = current.run!.batches.map((b) => ({
       file: join(this.#staging, b.file),
       from: b.from,
       to: b.to,
     }));
-    for (const file of committed.files) await context.recordFile(file);
+    for (const file of commits.files) await context.recordFile(file);
     const quarantined = current.run!.batches.reduce((sum, b) => sum + b.quarantined, 0);
     const quarantineFile = join(
       context.output,
@@ -754,8 +739,8 @@ class MeasurementsRun {
         http_requests: http.requests,
         refusals: stats.refusals,
         quarantined,
-        partitions_written: committed.files.length,
-        partitions_removed: committed.removed,
+        partitions_written: commits.files.length,
+        partitions_removed: commits.removed,
         rows_at_period_end_left_to_next_window: stats.boundary,
         learned_limits: {
           locations_per_request: limits.locations,

@@ -263,3 +263,76 @@ export async function commitDate(
   await rmdir(folder).catch(() => undefined);
   return { rows: 0, file: undefined, removed: existed };
 }
+
+/**
+ * The date partitions of a run, rewritten in date order as soon as no batch
+ * still to come can touch them (commitDate on a connection of its own), while
+ * later batches are fetched and staged.
+ */
+export class DateCommits {
+  readonly files: string[] = [];
+  removed = 0;
+  readonly #db: Database;
+  readonly #output: string;
+  readonly #from: number;
+  readonly #to: number;
+  readonly #staged: () => CommitInput['staged'];
+  readonly #pending: number[];
+  #chain: Promise<void> = Promise.resolve();
+  #failure: Error | undefined;
+
+  private constructor(
+    db: Database,
+    output: string,
+    from: number,
+    to: number,
+    staged: () => CommitInput['staged'],
+  ) {
+    this.#db = db;
+    this.#output = output;
+    this.#from = from;
+    this.#to = to;
+    this.#staged = staged;
+    this.#pending = datesOf(from, to);
+  }
+
+  /** `staged` gives the staged batches at the moment a date is rewritten. */
+  static async open(
+    db: Database,
+    input: { output: string; ids: readonly string[]; from: number; to: number },
+    staged: () => CommitInput['staged'],
+  ): Promise<DateCommits> {
+    await prepareCommit(db, input.ids);
+    return new DateCommits(db, input.output, input.from, input.to, staged);
+  }
+
+  /** Queues the dates that end at or before `lowWater` (all that are left with Infinity). */
+  release(lowWater: number): void {
+    const ready = lowWater === Infinity ? Infinity : Math.min(lowWater, this.#to);
+    while (this.#pending.length > 0 && this.#pending[0]! + DAY_MS <= ready) {
+      const day = this.#pending.shift()!;
+      this.#chain = this.#chain.then(async () => {
+        if (this.#failure !== undefined) return;
+        const input = {
+          output: this.#output,
+          staged: this.#staged(),
+          from: this.#from,
+          to: this.#to,
+        };
+        try {
+          const result = await commitDate(this.#db, input, day);
+          if (result.file) this.files.push(result.file);
+          if (result.removed) this.removed++;
+        } catch (error) {
+          this.#failure = error instanceof Error ? error : new Error(String(error));
+        }
+      });
+    }
+  }
+
+  /** Waits for the queued dates; rejects with the first failure. */
+  async settle(): Promise<void> {
+    await this.#chain;
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+}
