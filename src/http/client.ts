@@ -76,6 +76,44 @@ function networkError(error: unknown, doing = 'Network error', status?: number):
   return new RetryableError(`${doing}: ${what}`, status, '', undefined, { cause: error });
 }
 
+/** The whole body of a response; a transfer that breaks off is worth another attempt. */
+async function readBody(
+  response: Dispatcher.ResponseData,
+  req: HttpRequest,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  try {
+    return Buffer.from(await response.body.arrayBuffer());
+  } catch (error) {
+    if (signal.aborted && req.signal?.aborted) throw error;
+    throw networkError(error);
+  }
+}
+
+/**
+ * A response that is not a success: returned when the caller takes its status
+ * (`pass`), retried where that can help, otherwise a failure naming endpoint,
+ * status and body.
+ */
+function notOk(req: HttpRequest, response: HttpResponse, what = 'Request failed'): HttpResponse {
+  if (req.pass?.includes(response.status)) return response;
+  const body = response.body.toString('utf8');
+  if (RETRY_STATUSES.has(response.status)) {
+    throw new RetryableError(
+      `Upstream answered ${response.status}`,
+      response.status,
+      body,
+      retryAfter(response.headers['retry-after']),
+    );
+  }
+  throw new UpstreamError(what, {
+    method: req.method,
+    url: shortUrl(req.url),
+    status: response.status,
+    body,
+  });
+}
+
 /** The first bytes of a file, for an error message. */
 async function readExcerpt(path: string): Promise<string> {
   const handle = await open(path, 'r').catch(() => undefined);
@@ -131,28 +169,19 @@ export class HttpClient {
     check?: (response: HttpResponse) => string | undefined,
   ): Promise<HttpResponse> {
     return this.#withRetries(req, async (signal) => {
-      const response = await this.#attempt(req, signal);
-      const text = (): string => response.body.toString('utf8');
+      const opened = await this.#open(req, signal);
+      const response = {
+        status: opened.statusCode,
+        headers: opened.headers,
+        body: await readBody(opened, req, signal),
+      };
       if (response.status >= 200 && response.status < 300) {
         const problem = check?.(response);
-        if (problem) throw new RetryableError(problem, response.status, text(), undefined);
+        if (problem)
+          throw new RetryableError(problem, response.status, response.body.toString(), undefined);
         return response;
       }
-      if (req.pass?.includes(response.status)) return response;
-      if (RETRY_STATUSES.has(response.status)) {
-        throw new RetryableError(
-          `Upstream answered ${response.status}`,
-          response.status,
-          text(),
-          retryAfter(response.headers['retry-after']),
-        );
-      }
-      throw new UpstreamError('Request failed', {
-        method: req.method,
-        url: shortUrl(req.url),
-        status: response.status,
-        body: text(),
-      });
+      return notOk(req, response);
     });
   }
 
@@ -167,20 +196,7 @@ export class HttpClient {
     check?: (headers: HttpResponse['headers'], path: string) => Promise<string | undefined>,
   ): Promise<{ status: number; headers: HttpResponse['headers']; body: Buffer }> {
     return this.#withRetries(req, async (signal) => {
-      this.requests++;
-      let response;
-      try {
-        response = await request(req.url, {
-          method: req.method,
-          headers: { 'user-agent': `road-etl/${VERSION}`, ...req.headers },
-          body: req.body ?? null,
-          dispatcher: this.#dispatcher,
-          signal,
-        });
-      } catch (error) {
-        if (signal.aborted && req.signal?.aborted) throw error;
-        throw networkError(error);
-      }
+      const response = await this.#open(req, signal);
       const { statusCode: status, headers } = response;
       if (status >= 200 && status < 300) {
         try {
@@ -198,22 +214,7 @@ export class HttpClient {
         }
         return { status, headers, body: Buffer.alloc(0) };
       }
-      const body = Buffer.from(await response.body.arrayBuffer().catch(() => new ArrayBuffer(0)));
-      if (req.pass?.includes(status)) return { status, headers, body };
-      if (RETRY_STATUSES.has(status)) {
-        throw new RetryableError(
-          `Upstream answered ${status}`,
-          status,
-          body.toString('utf8'),
-          retryAfter(headers['retry-after']),
-        );
-      }
-      throw new UpstreamError('Request failed', {
-        method: req.method,
-        url: shortUrl(req.url),
-        status,
-        body: body.toString('utf8'),
-      });
+      return notOk(req, { status, headers, body: await readBody(response, req, signal) });
     });
   }
 
@@ -262,41 +263,21 @@ export class HttpClient {
     return this.#withRetries(
       req,
       async (signal) => {
-        this.requests++;
-        const response = await request(req.url, {
-          method: req.method,
-          headers: {
-            'user-agent': `road-etl/${VERSION}`,
-            'accept-encoding': 'gzip',
-            ...req.headers,
-          },
-          dispatcher: this.#dispatcher,
+        const response = await this.#open(
+          { ...req, headers: { 'accept-encoding': 'gzip', ...req.headers } },
           signal,
-          // A big download may take long as a whole; the deadline is on silence, not on length.
-          bodyTimeout: this.#options.timeoutMs,
-        }).catch((error: unknown) => {
-          throw networkError(error);
-        });
+        );
         if (response.statusCode === 304) {
           await response.body.dump();
           return { headers: response.headers, notModified: true };
         }
         if (response.statusCode !== 200) {
-          const body = await response.body.text().catch(() => '');
-          if (RETRY_STATUSES.has(response.statusCode)) {
-            throw new RetryableError(
-              `Upstream answered ${response.statusCode}`,
-              response.statusCode,
-              body,
-              retryAfter(response.headers['retry-after']),
-            );
-          }
-          throw new UpstreamError('Download failed', {
-            method: req.method,
-            url: shortUrl(req.url),
-            status: response.statusCode,
-            body,
-          });
+          const body = Buffer.from(await response.body.text().catch(() => ''));
+          notOk(
+            { ...req, pass: [] },
+            { status: response.statusCode, headers: response.headers, body },
+            'Download failed',
+          );
         }
         const gzip = String(response.headers['content-encoding'] ?? '').includes('gzip');
         try {
@@ -312,18 +293,17 @@ export class HttpClient {
     );
   }
 
-  async #attempt(req: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
+  /** Sends the request and resolves once the headers are in (the body is left to the caller). */
+  async #open(req: HttpRequest, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     this.requests++;
     try {
-      const response = await request(req.url, {
+      return await request(req.url, {
         method: req.method,
         headers: { 'user-agent': `road-etl/${VERSION}`, ...req.headers },
         body: req.body ?? null,
         dispatcher: this.#dispatcher,
         signal,
       });
-      const body = Buffer.from(await response.body.arrayBuffer());
-      return { status: response.statusCode, headers: response.headers, body };
     } catch (error) {
       if (signal.aborted && req.signal?.aborted) throw error;
       throw networkError(error);

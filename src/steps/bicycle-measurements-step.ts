@@ -218,17 +218,11 @@ function readCheckpoint(
   return parsed.data;
 }
 
-function selectionSpec(
-  options: BicycleMeasurementsOptions,
-  polygon?: SelectionSpec,
-): SelectionSpec {
+/** The selection of the options (the polygon read from its file). */
+async function selectionSpec(options: BicycleMeasurementsOptions): Promise<SelectionSpec> {
   if (options.locations) return { mode: 'locations', ids: [...new Set(options.locations)] };
   if (options.prefixes) return { mode: 'prefixes', prefixes: [...new Set(options.prefixes)] };
-  if (polygon) return polygon;
-  throw new Error('polygon selection without its polygon');
-}
-
-async function polygonSpec(file: string): Promise<SelectionSpec> {
+  const file = options.polygon!;
   const read = await readPolygon(resolve(file));
   if ('problems' in read) throw new InputError(`polygon ${file}: ${read.problems.join('; ')}`);
   return { mode: 'polygon', file, polygon: read.polygon };
@@ -331,10 +325,7 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
   async describe(options, context) {
     const from = parseSecondTimestamp(options.start)!;
     const to = parseSecondTimestamp(options.end)!;
-    const spec = selectionSpec(
-      options,
-      options.polygon ? await polygonSpec(options.polygon) : undefined,
-    );
+    const spec = await selectionSpec(options);
     const checkpoint = readCheckpoint(context.checkpoint, context.stepId);
     const sizes = plannedSizes(checkpoint.limits, options);
     const hours = (to - from) / HOUR_MS;
@@ -353,14 +344,13 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
     let ids: string[] | undefined;
     if (spec.mode === 'locations') ids = spec.ids;
     else if (catalog) ids = resolveSelection(spec, catalog);
+    const windows = Math.ceil(hours / sizes.hours);
     if (ids === undefined) {
-      const windows = Math.ceil(hours / sizes.hours);
       lines.push(
         `${windows} window(s); the locations are resolved against the catalog at run time`,
       );
       return lines;
     }
-    const windows = Math.ceil(hours / sizes.hours);
     const perWindow = options.server_side ? 1 : Math.ceil(ids.length / sizes.locations);
     lines.push(
       `${ids.length} location(s): ${windows} window(s) x ${perWindow} batch(es) = ${(windows * perWindow).toLocaleString('en')} request(s) expected`,
@@ -407,10 +397,7 @@ class MeasurementsRun {
     const context = this.#context;
     const from = parseSecondTimestamp(options.start)!;
     const to = parseSecondTimestamp(options.end)!;
-    const spec = selectionSpec(
-      options,
-      options.polygon ? await polygonSpec(options.polygon) : undefined,
-    );
+    const spec = await selectionSpec(options);
     const http = httpClientFor(options, context);
     try {
       const tokens = new TokenSource(http, this.#upstream);
@@ -511,12 +498,8 @@ class MeasurementsRun {
     context.progress.setTotal(staged.length + expected());
     const stats = { boundary: 0, refusals: 0, rowsIn: 0, requests: 0 };
     const db = await context.database();
-    let landing: Promise<unknown> = Promise.resolve();
-    const land = <T>(work: () => Promise<T>): Promise<T> => {
-      const next = landing.then(work, work);
-      landing = next.catch(() => undefined);
-      return next;
-    };
+    // Batches are staged one at a time on the run's connection.
+    const land = pLimit(1);
     let failure: Error | undefined;
     const fail = (error: unknown): void => {
       failure ??= error instanceof Error ? error : new Error(String(error));
@@ -529,15 +512,16 @@ class MeasurementsRun {
     await db.run('SET threads = 1');
     const committer = await db.fork();
     const inFlight = new Set<Batch>();
+    const stagedFiles = (): { file: string; from: number; to: number }[] =>
+      current.run!.batches.map((b) => ({
+        file: join(this.#staging, b.file),
+        from: b.from,
+        to: b.to,
+      }));
     const commits = await DateCommits.open(
       committer,
       { output: context.output, ids, from, to },
-      () =>
-        current.run!.batches.map((b) => ({
-          file: join(this.#staging, b.file),
-          from: b.from,
-          to: b.to,
-        })),
+      stagedFiles,
     );
     /** Releases the dates no batch still to come or in flight can touch (all, when final). */
     const commitReady = (final: boolean): void =>
@@ -697,11 +681,6 @@ class MeasurementsRun {
       'commit',
       `${current.run!.batches.length} batch(es) staged, ${commits.files.length} date partition(s) rewritten`,
     );
-    const files = current.run!.batches.map((b) => ({
-      file: join(this.#staging, b.file),
-      from: b.from,
-      to: b.to,
-    }));
     for (const file of commits.files) await context.recordFile(file);
     const quarantined = current.run!.batches.reduce((sum, b) => sum + b.quarantined, 0);
     const quarantineFile = join(
@@ -713,7 +692,7 @@ class MeasurementsRun {
       await mkdir(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true });
       const temporary = temporaryPath(quarantineFile);
       await db.run(
-        `COPY ${quarantinedRows(files.map((f) => f.file))} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+        `COPY ${quarantinedRows(stagedFiles().map((f) => f.file))} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
       );
       await commitFile(temporary, quarantineFile);
       await context.recordFile(quarantineFile);

@@ -13,6 +13,13 @@ import {
 
 const H = 3_600_000;
 
+/** Counts how often each location-hour of the batch is asked for. */
+function countHours(seen: Map<string, number>, batch: Batch): void {
+  for (const id of batch.ids)
+    for (let h = batch.from; h < batch.to; h += H)
+      seen.set(`${id}@${h}`, (seen.get(`${id}@${h}`) ?? 0) + 1);
+}
+
 /** Drives the learning against a hidden limit; returns the sizes tried. */
 function search(
   hidden: number,
@@ -127,9 +134,7 @@ describe('work plan', () => {
     for (let b = plan.next(3, 4); b; b = plan.next(3, 4)) {
       expect(b.ids.length).toBeLessThanOrEqual(3);
       expect(b.to - b.from).toBeLessThanOrEqual(4 * H);
-      for (const id of b.ids)
-        for (let h = b.from; h < b.to; h += H)
-          seen.set(`${id}@${h}`, (seen.get(`${id}@${h}`) ?? 0) + 1);
+      countHours(seen, b);
     }
     expect(seen.size).toBe(7 * 10);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
@@ -158,9 +163,7 @@ describe('work plan', () => {
       expect(b.to - b.from).toBeLessThanOrEqual(hours * H);
       round++;
       hours = 3 + (round % 5);
-      for (const id of b.ids)
-        for (let h = b.from; h < b.to; h += H)
-          seen.set(`${id}@${h}`, (seen.get(`${id}@${h}`) ?? 0) + 1);
+      countHours(seen, b);
     }
     expect(seen.size).toBe(6 * 20);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);

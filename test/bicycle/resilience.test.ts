@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import {
   idsWithPrefix,
@@ -7,7 +6,7 @@ import {
   measurementsPipeline,
   truthMeasurements,
 } from '../helpers/bicycle.js';
-import { collect, runCli, startCli } from '../helpers/cli.js';
+import { killRepeatedly, runCli } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { testDir, writeFiles } from '../helpers/tmp.js';
@@ -95,16 +94,7 @@ describe('bicycle.measurements killed at any moment', () => {
     });
     const early = await runCli(['run', join(dir, 'early.yaml'), '--output', output], { env });
     expect(early.code, early.stderr).toBe(0);
-    const kills: number[] = [];
-    for (let round = 0; round < 6; round++) {
-      const child = startCli(['run', file, '--output', output], { env });
-      const done = collect(child);
-      const after = 400 + Math.floor(Math.random() * 2500);
-      await sleep(after);
-      child.kill('SIGKILL');
-      const result = await done;
-      if (result.signal === 'SIGKILL') kills.push(after);
-    }
+    const kills = await killRepeatedly(['run', file, '--output', output], { env, minMs: 400 });
     expect(kills.length).toBeGreaterThan(2);
     const final = await runCli(['run', file, '--output', output], { env });
     expect(final.code, final.stderr).toBe(0);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/road-etl.js', import.meta.url));
@@ -45,4 +46,27 @@ export function collect(child: ChildProcess, timeoutMs = 120_000): Promise<CliRe
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/**
+ * Starts `road-etl ARGS` `rounds` times and kills each with SIGKILL after a
+ * random `minMs` .. `minMs + spanMs`; resolves to the delays of the runs that
+ * were killed (not those that finished first).
+ */
+export async function killRepeatedly(
+  args: string[],
+  options: CliOptions & { rounds?: number; minMs?: number; spanMs?: number } = {},
+): Promise<number[]> {
+  const { rounds = 6, minMs = 300, spanMs = 2500 } = options;
+  const kills: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const child = startCli(args, options);
+    const done = collect(child);
+    const after = minMs + Math.floor(Math.random() * spanMs);
+    await sleep(after);
+    child.kill('SIGKILL');
+    const result = await done;
+    if (result.signal === 'SIGKILL') kills.push(after);
+  }
+  return kills;
 }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { collect, runCli, startCli, ROOT } from '../helpers/cli.js';
+import { collect, killRepeatedly, runCli, startCli, ROOT } from '../helpers/cli.js';
 import {
   landedEventHashes,
   signsPipeline,
@@ -45,16 +45,7 @@ async function setUp(): Promise<{ file: string; output: string }> {
 describe('a run killed at any moment', () => {
   it('gives exactly the ground truth after a rerun, however often it was killed (SIGKILL)', async () => {
     const { file, output } = await setUp();
-    const kills: number[] = [];
-    for (let round = 0; round < 6; round++) {
-      const child = startCli(['run', file, '--output', output], { env });
-      const done = collect(child);
-      const after = 300 + Math.floor(Math.random() * 2500);
-      await sleep(after);
-      child.kill('SIGKILL');
-      const result = await done;
-      if (result.signal === 'SIGKILL') kills.push(after);
-    }
+    const kills = await killRepeatedly(['run', file, '--output', output], { env });
     expect(kills.length).toBeGreaterThan(2);
     const final = await runCli(['run', file, '--output', output], { env });
     expect(final.code, final.stderr).toBe(0);

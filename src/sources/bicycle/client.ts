@@ -17,16 +17,7 @@ export type Selection =
 /** A 200 leaves the body in the given file (DuckDB parses it); a 400 carries the service's message. */
 export type MeasurementsAnswer = { ok: true } | { ok: false; status: 400; message: string };
 
-/** First and last non-blank bytes: a cheap check that a body is a whole JSON array. */
-export function looksLikeJsonArray(body: Buffer): boolean {
-  let start = 0;
-  let end = body.length - 1;
-  while (start <= end && body[start]! <= 0x20) start++;
-  while (end >= start && body[end]! <= 0x20) end--;
-  return start < end && body[start] === 0x5b && body[end] === 0x5d;
-}
-
-/** looksLikeJsonArray on a file, reading only its ends. */
+/** First and last non-blank bytes of a file, read alone: a cheap check that a body is a whole JSON array. */
 async function fileLooksLikeJsonArray(path: string): Promise<boolean> {
   const handle = await open(path, 'r');
   try {

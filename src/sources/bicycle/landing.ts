@@ -16,10 +16,10 @@ import { DAY_MS, formatIsoDate } from '../../util/time.js';
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
 /** The one file of a date partition. */
-export const PARTITION_FILE = 'data.parquet';
+const PARTITION_FILE = 'data.parquet';
 
 /** Columns of bicycle/measurements (the date partition column comes from the path). */
-export const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
+const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
   ['location_id', 'VARCHAR'],
   ['measurement_hour', 'TIMESTAMP'],
   ['measured_values', 'STRUCT(category VARCHAR, subcategory VARCHAR, value BIGINT)[]'],
@@ -27,6 +27,9 @@ export const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
   ['extra_fields', 'JSON'],
   ['typing_issues', 'VARCHAR[]'],
 ];
+
+/** The names of MEASUREMENT_COLUMNS, as a select list. */
+const MEASUREMENT_NAMES = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
 
 export const MEASUREMENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
   ...MEASUREMENT_COLUMNS,
@@ -177,7 +180,7 @@ const STAGED_ROW_GROUP = 4096;
 
 /** Columns of a staged batch file. */
 const STAGED_COLUMNS = [
-  ...MEASUREMENT_COLUMNS.map(([name]) => name),
+  MEASUREMENT_NAMES,
   '_problem',
   '_boundary',
   'CASE WHEN _problem IS NOT NULL THEN raw END AS raw_row',
@@ -185,8 +188,8 @@ const STAGED_COLUMNS = [
 ];
 
 /** Rows of staged files that belong in the dataset. */
-export function keptRows(files: readonly string[]): string {
-  return `(SELECT ${MEASUREMENT_COLUMNS.map(([name]) => name).join(', ')} FROM read_parquet([${files.map(quotedString).join(', ')}])
+function keptRows(files: readonly string[]): string {
+  return `(SELECT ${MEASUREMENT_NAMES} FROM read_parquet([${files.map(quotedString).join(', ')}])
     WHERE _problem IS NULL AND NOT _boundary)`;
 }
 
@@ -197,13 +200,13 @@ export function quarantinedRows(files: readonly string[]): string {
 }
 
 /** The UTC dates (ms of midnight) that [from, to) touches. */
-export function datesOf(from: number, to: number): number[] {
+function datesOf(from: number, to: number): number[] {
   const dates: number[] = [];
   for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) dates.push(day);
   return dates;
 }
 
-export interface CommitInput {
+interface CommitInput {
   output: string;
   /** Staged batch files (absolute), with the period each covers. */
   staged: readonly { file: string; from: number; to: number }[];
@@ -213,7 +216,7 @@ export interface CommitInput {
 }
 
 /** Registers the run's locations for commitDate (table commit_selected of this connection). */
-export async function prepareCommit(db: Database, ids: readonly string[]): Promise<void> {
+async function prepareCommit(db: Database, ids: readonly string[]): Promise<void> {
   await db.run(
     `CREATE OR REPLACE TEMP TABLE commit_selected AS SELECT unnest([${ids.map(quotedString).join(', ')}]::VARCHAR[]) AS location_id`,
   );
@@ -226,25 +229,24 @@ export async function prepareCommit(db: Database, ids: readonly string[]): Promi
  * Call once every batch covering the day is staged. Doing it again gives the
  * same file, so a commit cut short is simply done again.
  */
-export async function commitDate(
+async function commitDate(
   db: Database,
   input: CommitInput,
   day: number,
 ): Promise<{ rows: number; file: string | undefined; removed: boolean }> {
   const { output, staged, from, to } = input;
-  const columns = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
   const folder = join(output, MEASUREMENTS_DATASET, `date=${formatIsoDate(day)}`);
   const target = join(folder, PARTITION_FILE);
   const parts: string[] = [];
   const existed = await exists(target);
   if (existed) {
-    parts.push(`SELECT ${columns} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
+    parts.push(`SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
       WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
                  AND location_id IN (SELECT location_id FROM commit_selected))`);
   }
   const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
   if (sources.length > 0) {
-    parts.push(`SELECT ${columns} FROM ${keptRows(sources.map((s) => s.file))}
+    parts.push(`SELECT ${MEASUREMENT_NAMES} FROM ${keptRows(sources.map((s) => s.file))}
       WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
