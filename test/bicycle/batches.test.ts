@@ -169,6 +169,26 @@ describe('work plan', () => {
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   });
 
+  it('never hands out work that starts before its low-water mark (dates before it can be committed)', () => {
+    const ids = Array.from({ length: 5 }, (_, i) => `L${i}`);
+    // a second group (another stretch left per location), as after a resumed run
+    const done: Batch[] = [{ from: 0, to: 6 * H, ids: ['L0', 'L1'] }];
+    const plan = new WorkPlan(ids, [0, 30 * H], done);
+    let round = 0;
+    for (;;) {
+      const low = plan.lowWater();
+      const b = plan.next(2 + (round % 2), 4 + (round % 3));
+      if (!b) break;
+      expect(b.from).toBeGreaterThanOrEqual(low);
+      // every third batch is refused and comes back
+      if (round++ % 3 === 0) {
+        plan.requeue([b]);
+        expect(plan.lowWater()).toBeLessThanOrEqual(b.from);
+      }
+    }
+    expect(plan.lowWater()).toBe(Infinity);
+  });
+
   it('takes refused batches first, cut again at the sizes current when taken', () => {
     const plan = new WorkPlan(['A', 'B', 'C'], [0, 4 * H], []);
     const first = plan.next(3, 4)!;
