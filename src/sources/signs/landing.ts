@@ -1,7 +1,7 @@
 /**
- * Lands a unit of events: the response bodies as received, with the positions
- * and feed_index of the events taken from each, in an NDJSON staging file ->
- * DuckDB (parsing, content hash, typing) -> Parquet files
+ * Lands a unit of events: the events taken, as received, with their
+ * feed_index, in an NDJSON staging file -> DuckDB (parsing, content hash,
+ * typing) -> Parquet files
  * under signs/events/publication_date=YYYY-MM-DD/, and untypeable records under
  * signs/quarantine/. Files are named after the unit's first feed position, so a
  * unit landed again after a crash replaces its files instead of adding to them.
@@ -12,6 +12,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, commitFiles } from '../../util/fs.js';
+import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
 import { typingSelect } from './schema.js';
 
@@ -45,16 +46,27 @@ export interface LandedUnit {
   files: string[];
 }
 
+/**
+ * Writes the taken events of a unit as NDJSON, one event per line with its
+ * feed_index: {"f":<feed_index>,"e":<the event as received>}. One event per line
+ * lets DuckDB parse the unit a vector of events at a time.
+ */
 async function writeLines(path: string, pages: readonly TakenPage[]): Promise<void> {
   const out = createWriteStream(path);
   let chunk: Buffer[] = [];
   let size = 0;
   for (const page of pages) {
-    const head = Buffer.from(
-      `{"p":[${page.positions.join(',')}],"i":[${page.indexes.join(',')}],"page":`,
-    );
-    chunk.push(head, page.body, NEWLINE_CLOSE);
-    size += head.length + page.body.length + 2;
+    const ranges = arrayElementRanges(page.body);
+    page.positions.forEach((position, n) => {
+      const start = ranges[2 * position]!;
+      const end = ranges[2 * position + 1]!;
+      let event = page.body.subarray(start, end);
+      // Line breaks can only be whitespace between tokens: a space does as well.
+      if (hasLineBreak(page.body, start, end)) event = Buffer.from(event.map(blankLineBreak));
+      const head = Buffer.from(`{"f":${page.indexes[n]!},"e":`);
+      chunk.push(head, event, NEWLINE_CLOSE);
+      size += head.length + event.length + 2;
+    });
     if (size > 1 << 20) {
       if (!out.write(Buffer.concat(chunk))) await once(out, 'drain');
       chunk = [];
@@ -67,11 +79,14 @@ async function writeLines(path: string, pages: readonly TakenPage[]): Promise<vo
 
 const NEWLINE_CLOSE = Buffer.from('}\n');
 
+function blankLineBreak(byte: number): number {
+  return byte === 0x0a || byte === 0x0d ? 0x20 : byte;
+}
+
 /** The staged events as rows: raw (one event), feed_index and event_hash (md5 of its JSON text). */
 function stagedEvents(lines: string): string {
-  return `(SELECT raw, feed_index, md5(raw::VARCHAR) AS event_hash FROM (
-    SELECT unnest(list_select(json_extract(page, '$[*]'), list_transform(p, x -> x + 1))) AS raw, unnest(i) AS feed_index
-    FROM read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {p: 'INTEGER[]', i: 'INTEGER[]', page: 'JSON'})))`;
+  return `(SELECT e AS raw, f AS feed_index, md5(e::VARCHAR) AS event_hash
+    FROM read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {f: 'INTEGER', e: 'JSON'}))`;
 }
 
 /** Lands one unit; resolves to what was written (paths absolute). */
