@@ -50,6 +50,10 @@ export class Database {
       // Every file read stays in this cache until the end: it only duplicates the OS page cache
       // for local files, and makes a long run's memory grow with the files it has read.
       enable_external_file_cache: 'false',
+      // Memory DuckDB's allocator no longer uses goes back to the system as the run goes on,
+      // instead of staying with each of the threads that ran a statement.
+      allocator_background_threads: 'true',
+      allocator_flush_threshold: '4MB',
     };
     if (options.threads !== undefined) config['threads'] = String(options.threads);
     if (options.tempDirectory !== undefined) config['temp_directory'] = options.tempDirectory;
