@@ -108,13 +108,13 @@ export async function loadDefinition(
   const params: Record<string, ParamValue> = {};
   for (const [name, spec] of Object.entries(definition.params)) {
     if (name in givenParams) {
-      const result = parseParamText(spec.type, givenParams[name]!);
+      const result = allowed(spec.values, parseParamText(spec.type, givenParams[name]!));
       if ('error' in result) problems.push(`--param ${name}: ${result.error}`);
       else params[name] = result.value;
       continue;
     }
     if (spec.default !== undefined) {
-      const result = checkParamValue(spec.type, spec.default);
+      const result = allowed(spec.values, checkParamValue(spec.type, spec.default));
       if ('error' in result)
         problems.push(problemAt(locate, ['params', name, 'default'], result.error));
       else params[name] = result.value;
@@ -135,4 +135,17 @@ export async function loadDefinition(
     }
   }
   return { loaded: { file, definition, params, locate }, problems };
+}
+
+/** A param value checked against the values its spec allows, if it names any. */
+function allowed(
+  values: readonly string[] | undefined,
+  result: { value: ParamValue } | { error: string },
+): { value: ParamValue } | { error: string } {
+  if (!values || 'error' in result || result.value === null) return result;
+  const given = Array.isArray(result.value) ? result.value : [result.value];
+  const wrong = given.find((v) => !values.includes(String(v)));
+  return wrong === undefined
+    ? result
+    : { error: `must be one of ${values.join(', ')}, got "${String(wrong)}"` };
 }

@@ -19,6 +19,11 @@ export const paramSpecSchema = z.strictObject({
     .union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.null()])
     .optional()
     .describe('Value when the param is not given. Without one, an optional param is null.'),
+  values: z
+    .array(z.string())
+    .min(1)
+    .optional()
+    .describe('The values allowed (a string param); anything else is refused (exit 2)'),
   description: z.string().optional().describe('What the param means, shown by validate'),
 });
 

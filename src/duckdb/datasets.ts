@@ -6,6 +6,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { RunError } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 
 export const DERIVED_FOLDER = 'derived';
@@ -60,15 +61,28 @@ export function readDatasetSql(folder: string): string {
   return `read_parquet(${quotedString(join(folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = true)`;
 }
 
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}
+
 /** Creates (or replaces) one view per dataset. */
 export async function createDatasetViews(
   db: Database,
   datasets: readonly Dataset[],
 ): Promise<void> {
   for (const dataset of datasets) {
-    await db.run(
-      `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset.folder)}`,
-    );
+    try {
+      await db.run(
+        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset.folder)}`,
+      );
+    } catch (error) {
+      // DuckDB reads the files' footers here: a damaged or foreign file shows up now.
+      throw new RunError(
+        `Cannot read dataset ${dataset.name} (${dataset.folder}): ${firstLine(error)}. ` +
+          'A file in it is damaged or not Parquet: remove that file, or start the step that writes it over with --reset',
+        { cause: error },
+      );
+    }
   }
 }
 

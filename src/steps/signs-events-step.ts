@@ -13,7 +13,7 @@ import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
 import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
-import { SignsClient } from '../sources/signs/client.js';
+import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import {
   afterInstant,
   contentHash,
@@ -57,7 +57,11 @@ export const signsEventsOptions = z.strictObject({
     .max(100)
     .default(100)
     .describe('Events per request (1..100). Default 100.'),
-  town_code: z.string().min(1).optional().describe('Read only this town code (e.g. GM0363)'),
+  town_code: z
+    .string()
+    .regex(TOWN_CODE, TOWN_CODE_HELP)
+    .optional()
+    .describe('Read only this town code (e.g. GM0363)'),
   start: timestamp
     .optional()
     .describe('Where the first run starts. Default: the beginning of the feed.'),

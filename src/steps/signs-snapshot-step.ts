@@ -12,7 +12,7 @@ import { RunError } from '../errors.js';
 import { HttpClient } from '../http/client.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
-import { SignsClient } from '../sources/signs/client.js';
+import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
 import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
 import { commitFile, exists, temporaryPath } from '../util/fs.js';
@@ -24,7 +24,7 @@ export const signsSnapshotOptions = z.strictObject({
     .enum(['json', 'csv'])
     .default('json')
     .describe('Download as JSON (default) or CSV; both gzip-compressed on the wire'),
-  town_code: z.string().min(1).optional().describe('Only this town code'),
+  town_code: z.string().regex(TOWN_CODE, TOWN_CODE_HELP).optional().describe('Only this town code'),
   rvv_code: z.string().min(1).optional().describe('Only signs with this RVV code'),
   road_section_ids: z
     .array(z.number().int().nonnegative())

@@ -22,15 +22,15 @@ describe('landUnit', () => {
     const first = [
       event(1, 'created', '2026-01-01T10:00:00.000Z', { text_signs: ['a, "b"', 'c]'] }),
       event(2, 'created', '2026-01-01T10:00:00.000Z'),
-      event(3, 'updated', '2026-01-02T09:00:00.000Z', { big: 12345678901234567890 }),
+      event(3, 'updated', '2026-01-02T09:00:00.000Z', { big: 'BIG' }),
     ];
     const second = [
       event(3, 'updated', '2026-01-02T09:00:00.000Z'),
       event('x', 'created', '2026-01-02T09:00:00.000Z'),
     ];
-    // Pretty-printed with CRLF line breaks; the raw second body keeps a large integer as text.
+    // Pretty-printed with CRLF line breaks, and an integer too large for a JavaScript number.
     const pretty = (items: unknown[]) => JSON.stringify(items, null, 2).replaceAll('\n', '\r\n');
-    const firstBody = pretty(first).replace('12345678901234567000', '12345678901234567890');
+    const firstBody = pretty(first).replace('"BIG"', '12345678901234567890');
     const pages = [
       // the second event of the first page was taken before: positions 0 and 2 only
       { body: Buffer.from(firstBody), positions: [0, 2], indexes: [0, 0] },

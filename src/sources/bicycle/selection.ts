@@ -28,12 +28,15 @@ export interface CatalogLocation {
  * The Polygon of a GeoJSON text: a Polygon geometry, a Feature holding one, or
  * a FeatureCollection of exactly one such Feature. Problems come back as text.
  */
-export function polygonOf(text: string): { polygon: Polygon } | { problems: string[] } {
+export function polygonOf(
+  text: string,
+  file?: string,
+): { polygon: Polygon } | { problems: string[] } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { problems: [`not JSON (${(error as Error).message})`] };
+    return { problems: [`${file ? `${file} is ` : ''}not JSON (${(error as Error).message})`] };
   }
   let where = '';
   const record = (v: unknown): Record<string, unknown> | undefined =>
@@ -83,7 +86,7 @@ export async function readPolygon(
       ],
     };
   }
-  return polygonOf(text);
+  return polygonOf(text, file);
 }
 
 /** The ids the selection names, sorted; for listed ids, only those the catalog knows. */

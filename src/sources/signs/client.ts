@@ -4,6 +4,10 @@ import type { HttpClient, HttpResponse } from '../../http/client.js';
 export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
 export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
 
+/** A municipality code as the service knows it (CBS: GM and four digits). */
+export const TOWN_CODE = /^GM\d{4}$/;
+export const TOWN_CODE_HELP = 'a town code is GM and four digits, like GM0363';
+
 export interface EventsQuery {
   offset: string;
   limit: number;

@@ -1,0 +1,513 @@
+/**
+ * The catalogue of bad input: definitions, params and command lines a user can
+ * get wrong. Each is refused with exit code 2 and a message that says what is
+ * wrong and where, and writes nothing: an output folder that holds data is left
+ * exactly as it was (no lock, no manifest, no state), and one that does not
+ * exist is not created.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { writeFiles } from '../helpers/tmp.js';
+
+// The cases run concurrently: their folders are removed after all of them.
+const folders: string[] = [];
+afterAll(() => Promise.all(folders.map((f) => rm(f, { recursive: true, force: true }))));
+async function caseDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'road-etl-bad-input-'));
+  folders.push(dir);
+  return dir;
+}
+
+/** Every file and folder below dir, with size and modification time. */
+async function fingerprint(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      const info = await stat(path);
+      out.push(`${relative(dir, path)} ${entry.isDirectory() ? 'dir' : info.size} ${info.mtimeMs}`);
+      if (entry.isDirectory()) await walk(path);
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+const GOOD_SQL = 'CREATE OR REPLACE TABLE t AS SELECT 1 AS x;\n';
+const step = `steps:\n  - id: s\n    kind: sql\n    options: { file: ok.sql, outputs: [t] }\n`;
+const BICYCLE = join(ROOT, 'pipelines', 'bicycle.yaml');
+const SIGNS = join(ROOT, 'pipelines', 'traffic-signs.yaml');
+// Never reached: every case is refused before anything is asked of the service.
+const ENV = {
+  ROAD_ETL_BICYCLE_URL: 'http://127.0.0.1:9',
+  ROAD_ETL_AUTH_URL: 'http://127.0.0.1:9/token',
+  ROAD_ETL_USERNAME: 'user',
+  ROAD_ETL_PASSWORD: 'secret',
+  ROAD_ETL_SIGNS_URL: 'http://127.0.0.1:9',
+};
+const START = 'start=2026-01-01T00:00:00Z';
+const END = 'end=2026-01-08T00:00:00Z';
+
+interface Case {
+  /** Definition files below the case folder (pipelines/p.yaml is `P`). */
+  files?: Record<string, string>;
+  /** Command line; `P` is the case's pipelines/p.yaml, `D` the case folder. */
+  args: string[];
+  message: RegExp;
+}
+
+const P = 'P';
+const polygon = (ring: number[][]) => JSON.stringify({ type: 'Polygon', coordinates: [ring] });
+
+const CASES: Record<string, Case> = {
+  // definitions
+  'malformed YAML': {
+    files: { P: 'name: p\nsteps: [\n' },
+    args: ['run', P],
+    message: /p\.yaml:\d+: invalid YAML/,
+  },
+  'a list instead of a mapping': {
+    files: { P: '- a\n- b\n' },
+    args: ['run', P],
+    message: /p\.yaml:1: .*expected object/i,
+  },
+  'a definition without a name': {
+    files: { P: step },
+    args: ['run', P],
+    message: /p\.yaml:1: name: .*expected string/i,
+  },
+  'an unknown top-level key': {
+    files: { P: `name: p\nstepz: []\n${step}` },
+    args: ['run', P],
+    message: /p\.yaml:2: stepz: unknown key/,
+  },
+  'an unknown step kind': {
+    files: { P: 'name: p\nsteps:\n  - id: s\n    kind: sqll\n' },
+    args: ['run', P],
+    message: /p\.yaml:4: steps\[0\]\.kind: unknown step kind "sqll"/,
+  },
+  'a cycle in needs': {
+    files: {
+      P: 'name: p\nsteps:\n  - { id: a, kind: sql, needs: [b], options: { file: ok.sql, outputs: [t] } }\n  - { id: b, kind: sql, needs: [a], options: { file: ok.sql, outputs: [u] } }\n',
+    },
+    args: ['run', P],
+    message: /needs form a cycle: a -> b -> a/,
+  },
+  'a need that is no step': {
+    files: {
+      P: 'name: p\nsteps:\n  - { id: a, kind: sql, needs: [ghost], options: { file: ok.sql, outputs: [t] } }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:3: steps\[0\]\.needs\[0\]: needs "ghost", which is not a step/,
+  },
+  'two steps with one id': {
+    files: {
+      P: 'name: p\nsteps:\n  - { id: a, kind: sql, options: { file: ok.sql, outputs: [t] } }\n  - { id: a, kind: sql, options: { file: ok.sql, outputs: [u] } }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:4: steps\[1\]\.id: duplicate step id "a"/,
+  },
+  'an unknown option': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { fil: ok.sql, file: ok.sql, outputs: [t] }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:5: steps\[0\]\.options\.fil: unknown option/,
+  },
+  'a SQL file that does not exist': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: missing.sql, outputs: [t] }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:5: steps\[0\]\.options\.file: .*missing\.sql does not exist/,
+  },
+  'a SQL file reached with ../': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: ../pipelines/evil.sql, outputs: [t] }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:5: steps\[0\]\.options\.file: must be a file inside/,
+  },
+  'an export path that leaves the output folder': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: e\n    kind: export\n    options: { table: t, path: ../../etc/x.csv }\n',
+    },
+    args: ['run', P],
+    message:
+      /p\.yaml:5: steps\[0\]\.options\.path: must be a relative path inside the output folder/,
+  },
+  'an absolute export path': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: e\n    kind: export\n    options: { table: t, path: /tmp/x.csv }\n',
+    },
+    args: ['run', P],
+    message:
+      /p\.yaml:5: steps\[0\]\.options\.path: must be a relative path inside the output folder/,
+  },
+  'an export into the state folder': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: e\n    kind: export\n    options: { table: t, path: .state/x.csv }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:5: steps\[0\]\.options\.path: .*must not write into a hidden folder/,
+  },
+  'an export table name carrying SQL': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: e\n    kind: export\n    options: { table: "t; DROP TABLE x", path: exports/x.csv }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:5: steps\[0\]\.options\.table: must be a table or dataset name/,
+  },
+  'a param substituted into SQL text': {
+    files: {
+      P: `name: p\nparams:\n  x: { type: string, default: a }\nsteps:\n  - id: e\n    kind: export\n    options: { query: "SELECT '\${params.x}'", path: exports/x.csv }\n`,
+    },
+    args: ['run', P],
+    message: /p\.yaml:7: steps\[0\]\.options\.query: .*SQL text takes no \$\{\.\.\.\}/,
+  },
+  'an environment variable that is not set': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: "${env.ROAD_ETL_NOT_SET}", outputs: [t] }\n',
+    },
+    args: ['run', P],
+    message:
+      /p\.yaml:5: steps\[0\]\.options\.file: .*environment variable ROAD_ETL_NOT_SET is not set/,
+  },
+  'a definition file that does not exist': {
+    args: ['run', 'D/nope.yaml'],
+    message: /nope\.yaml: cannot read the definition: ENOENT/,
+  },
+  // params
+  'a required param that is missing': {
+    args: ['run', BICYCLE, '--param', END, '--param', 'prefixes=GAL'],
+    message: /params\.start: required param is missing: give it with --param start=/,
+  },
+  'a timestamp in local time': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=2026-01-01T00:00:00',
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /--param start: must be in UTC with a Z/,
+  },
+  'a timestamp with an offset': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=2026-01-01T01:00:00+01:00',
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /--param start: must be in UTC with a Z/,
+  },
+  'a timestamp in another format': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=01/01/2026',
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /--param start: must be a UTC timestamp YYYY-MM-DDTHH:mm:ssZ/,
+  },
+  'an impossible date': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=2026-02-30T00:00:00Z',
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /--param start: must be a UTC timestamp/,
+  },
+  'a start that is not a whole hour': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=2026-01-01T00:30:00Z',
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /steps\[1\]\.options\.start: .*whole hour/,
+  },
+  'an end before the start': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=2026-01-08T00:00:00Z',
+      '--param',
+      'end=2026-01-01T00:00:00Z',
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /steps\[1\]\.options\.end: must be after start/,
+  },
+  'a period in the future': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      'start=2099-01-01T00:00:00Z',
+      '--param',
+      'end=2099-01-02T00:00:00Z',
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /steps\[1\]\.options\.start: .*future/,
+  },
+  'a prefix under 3 characters': {
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'prefixes=GAL,UT'],
+    message: /steps\[1\]\.options\.prefixes\[1\]: a prefix has at least 3 characters, got "UT"/,
+  },
+  'two selections at once': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+      '--param',
+      'locations=A1',
+    ],
+    message:
+      /bicycle\.yaml:\d+: steps\[1\]\.options\.prefixes: give one selection only, not locations and prefixes/,
+  },
+  'no selection': {
+    args: ['run', BICYCLE, '--param', START, '--param', END],
+    message:
+      /bicycle\.yaml:\d+: steps\[1\]\.options: needs one selection: locations, prefixes or polygon/,
+  },
+  'an empty location list': {
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'locations='],
+    message: /--param locations: .*empty|steps\[1\]\.options\.locations: .*empty/,
+  },
+  'a polygon file that does not exist': {
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/none.geojson'],
+    message: /none\.geojson.*(does not exist|ENOENT)/,
+  },
+  'a polygon file that is not JSON': {
+    files: { 'area.geojson': '{"type": "Polygon", coordinates' },
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    message: /bicycle\.yaml:\d+: steps\[1\]\.options\.polygon: .*area\.geojson is not JSON/,
+  },
+  'a polygon file holding a Point': {
+    files: { 'area.geojson': JSON.stringify({ type: 'Point', coordinates: [5, 52] }) },
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    message: /steps\[1\]\.options\.polygon: .*Polygon.*Point/,
+  },
+  'a self-intersecting polygon': {
+    files: {
+      'area.geojson': polygon([
+        [4, 52],
+        [5, 53],
+        [5, 52],
+        [4, 53],
+        [4, 52],
+      ]),
+    },
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    message: /steps\[1\]\.options\.polygon: coordinates\[0\]: ring intersects itself/,
+  },
+  'a polygon that is not closed': {
+    files: {
+      'area.geojson': polygon([
+        [4, 52],
+        [5, 52],
+        [5, 53],
+        [4, 53],
+      ]),
+    },
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    message: /steps\[1\]\.options\.polygon: coordinates\[0\]: .*not closed/,
+  },
+  'a param the pipeline does not have': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+      '--param',
+      'prefix=GAL',
+    ],
+    message: /--param prefix: the pipeline has no such param/,
+  },
+  'a --param without a value': {
+    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'prefixes'],
+    message: /--param "prefixes": expected NAME=VALUE/,
+  },
+  'a param given twice': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+    ],
+    message: /--param start: given twice/,
+  },
+  'a town code carrying SQL': {
+    args: ['run', SIGNS, '--param', "town_code=GM0363'; DROP TABLE x; --"],
+    message:
+      /traffic-signs\.yaml:\d+: steps\[0\]\.options\.town_code: a town code is GM and four digits/,
+  },
+  'an unknown current-state mode': {
+    args: ['run', SIGNS, '--param', 'current_state_from=yesterday'],
+    message: /--param current_state_from: must be one of events, snapshot, got "yesterday"/,
+  },
+  // the command line
+  'an unknown flag': {
+    args: ['run', BICYCLE, '--outptu', 'x'],
+    message: /Unknown argument: outptu/,
+  },
+  'an unknown command': {
+    args: ['runn', BICYCLE],
+    message: /Unknown argument: runn|Did you mean run/,
+  },
+  'run without a pipeline': { args: ['run'], message: /Not enough non-option arguments/ },
+  'a --select of a step that is not there': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+      '--select',
+      'bicycle_measurment',
+    ],
+    message:
+      /--select: no step named bicycle_measurment in .*bicycle\.yaml \(steps: bicycle_locations, /,
+  },
+  'a --reset of a step that is not there': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+      '--reset',
+      'ghost',
+    ],
+    message: /--reset: ghost is not among/,
+  },
+  'an unknown log level': {
+    args: ['run', BICYCLE, '--log-level', 'loud'],
+    message: /log-level.*Invalid values|Invalid values:.*log-level/s,
+  },
+  'an empty --output': {
+    args: [
+      'run',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+      '--output',
+      '',
+    ],
+    message: /--output: must name a folder/,
+  },
+};
+
+describe('bad input: exit 2, what and where, nothing written', () => {
+  it('has at least 30 cases', () => {
+    expect(Object.keys(CASES).length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.concurrent.each(Object.entries(CASES))(
+    'refuses %s',
+    async (_name, { files, args, message }) => {
+      const dir = await caseDir();
+      await writeFiles(dir, {
+        'sql/ok.sql': GOOD_SQL,
+        ...Object.fromEntries(
+          Object.entries(files ?? {}).map(([k, v]) => [k === P ? 'pipelines/p.yaml' : k, v]),
+        ),
+      });
+      // An output folder holding earlier data, state and a manifest: left exactly as it was.
+      const output = join(dir, 'out');
+      await writeFiles(output, {
+        'bicycle/measurements/date=2026-01-01/data.parquet': 'PAR1 earlier data',
+        '.state/bicycle_measurements.json': '{"version":1}',
+        'manifest.json': '{}',
+      });
+      const before = await fingerprint(output);
+      const argv = args.map((a) =>
+        a === P
+          ? join(dir, 'pipelines/p.yaml')
+          : a.replace(/^D\//, `${dir}/`).replace(/=D\//, `=${dir}/`),
+      );
+      const hasOutput = argv.includes('--output');
+      const result = await runCli(hasOutput ? argv : [...argv, '--output', output], { env: ENV });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).toMatch(/^road-etl: /);
+      expect(result.stdout).toBe('');
+      expect(await fingerprint(output)).toEqual(before);
+    },
+  );
+
+  it.concurrent.each([
+    'an unknown step kind',
+    'an end before the start',
+    'a self-intersecting polygon',
+    'an unknown flag',
+  ])('does not create the output folder for %s', async (name) => {
+    const { files, args } = CASES[name]!;
+    const dir = await caseDir();
+    await writeFiles(dir, {
+      'sql/ok.sql': GOOD_SQL,
+      ...Object.fromEntries(
+        Object.entries(files ?? {}).map(([k, v]) => [k === P ? 'pipelines/p.yaml' : k, v]),
+      ),
+    });
+    const output = join(dir, 'fresh');
+    const argv = args.map((a) =>
+      a === P ? join(dir, 'pipelines/p.yaml') : a.replace(/=D\//, `=${dir}/`),
+    );
+    const result = await runCli([...argv, '--output', output], { env: ENV });
+    expect(result.code).toBe(2);
+    expect(existsSync(output)).toBe(false);
+  });
+});
