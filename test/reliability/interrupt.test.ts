@@ -1,0 +1,200 @@
+/**
+ * Us misbehaving: a run stopped by SIGKILL or SIGTERM while a step of each kind
+ * is at work (extract, sql, export). SIGTERM finishes or abandons the unit in
+ * hand and exits 1 with the run marked interrupted; SIGKILL stops it dead. In
+ * every case no partial file is visible in a dataset or an export, and a rerun
+ * gives exactly the ground truth: the simulator's events, signs and counts, and
+ * exports identical to those of a run that was never interrupted.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BICYCLE_SOURCE,
+  idsWithPrefix,
+  landedMeasurements,
+  truthMeasurements,
+} from '../helpers/bicycle.js';
+import { ROOT, collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import {
+  landedEventHashes,
+  tableStateKeys,
+  truthEventHashes,
+  truthStateKeys,
+} from '../helpers/signs.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { testDir, writeFiles } from '../helpers/tmp.js';
+
+const START = '2026-03-01T00:00:00Z';
+const END = '2026-03-08T00:00:00Z';
+const PREFIXES = ['GAL', 'UTR'];
+
+const simulator = await useSimulator({
+  seed: 41,
+  signs: { signs: 300 },
+  bicycle: { locations: 30, maxLocations: 6, maxPeriodDays: 4 },
+  faults: { latencyMs: 4 },
+});
+const env = { ...simulator.env };
+
+const PIPELINE = `name: interrupted
+${BICYCLE_SOURCE.replace('source:\n', `source:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\n`)}steps:
+  - { id: signs_events, kind: signs.events, options: { limit: 20, concurrency: 2, unit_rows: 120, backoff_ms: 1 } }
+  - { id: signs_snapshot, kind: signs.snapshot }
+  - id: signs_current_state
+    kind: sql
+    needs: [signs_events, signs_snapshot]
+    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
+  - id: export_signs_csv
+    kind: export
+    needs: [signs_current_state]
+    options: { query: "SELECT * EXCLUDE (raw_event, typing_issues) FROM signs_current_state ORDER BY id", path: exports/signs.csv }
+  - id: export_signs_geojson
+    kind: export
+    needs: [signs_current_state]
+    options:
+      query: "SELECT * EXCLUDE (raw_event, typing_issues) FROM signs_current_state ORDER BY id"
+      path: exports/signs.geojson
+      geometry: { longitude: location_wgs84_longitude, latitude: location_wgs84_latitude, id: id }
+  - { id: bicycle_locations, kind: bicycle.locations, options: { backoff_ms: 1 } }
+  - id: bicycle_measurements
+    kind: bicycle.measurements
+    needs: [bicycle_locations]
+    options: { start: "${START}", end: "${END}", prefixes: ${JSON.stringify(PREFIXES)}, concurrency: 2, backoff_ms: 1 }
+  - id: bicycle_hourly
+    kind: sql
+    needs: [bicycle_measurements]
+    options: { file: bicycle_hourly.sql, params: { start: "${START}", end: "${END}" }, outputs: [bicycle_hourly] }
+  - id: export_bicycle_hourly
+    kind: export
+    needs: [bicycle_hourly]
+    options: { query: "SELECT * FROM bicycle_hourly ORDER BY location_id, measurement_hour, category, subcategory", path: exports/bicycle_hourly.csv }
+`;
+
+async function setUp(dir?: string): Promise<{ file: string; output: string }> {
+  dir ??= await testDir();
+  const sql: Record<string, string> = {};
+  for (const name of ['signs_current_state.sql', 'bicycle_hourly.sql'])
+    sql[`sql/${name}`] = await readFile(join(ROOT, 'sql', name), 'utf8');
+  await writeFiles(dir, { 'pipelines/p.yaml': PIPELINE, ...sql });
+  return { file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
+}
+
+/** Every file below the output folder outside .state, with its sha256. */
+async function files(output: string): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== '.state') await walk(path);
+      } else {
+        found.set(
+          relative(output, path),
+          createHash('sha256')
+            .update(await readFile(path))
+            .digest('hex'),
+        );
+      }
+    }
+  };
+  await walk(output);
+  return found;
+}
+
+const EXPORTS = ['exports/signs.csv', 'exports/signs.geojson', 'exports/bicycle_hourly.csv'];
+
+/**
+ * Runs the pipeline and sends `signal` a moment (0 to 150 ms) after the first
+ * step of `kind` starts, read from the JSON log on stderr.
+ */
+async function interruptDuring(
+  file: string,
+  output: string,
+  kind: string,
+  signal: NodeJS.Signals,
+): Promise<{ result: CliResult; sent: boolean }> {
+  const child = startCli(['run', file, '--output', output, '--log-format', 'json'], { env });
+  let sent = false;
+  let pending = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      if (sent || !line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { event?: string; kind?: string };
+      if (entry.event === 'step.start' && entry.kind === kind) {
+        sent = true;
+        setTimeout(() => child.kill(signal), Math.floor(Math.random() * 150));
+      }
+    }
+  });
+  const result = await collect(child);
+  return { result, sent };
+}
+
+let reference: Map<string, string>;
+const cleanUps: (() => Promise<void>)[] = [];
+afterAll(() => Promise.all(cleanUps.map((f) => f())));
+
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'road-etl-reference-'));
+  cleanUps.push(() => rm(dir, { recursive: true, force: true }));
+  const { file, output } = await setUp(dir);
+  const run = await runCli(['run', file, '--output', output], { env });
+  expect(run.code, run.stderr).toBe(0);
+  reference = await files(output);
+});
+
+async function expectGroundTruth(output: string): Promise<void> {
+  expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
+  expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
+  expect(await landedMeasurements(output)).toEqual(
+    truthMeasurements(simulator, idsWithPrefix(simulator, ...PREFIXES), START, END).kept,
+  );
+  const now = await files(output);
+  for (const name of EXPORTS) expect(now.get(name), name).toBe(reference.get(name));
+}
+
+describe('a run interrupted in each step kind', () => {
+  it('never interrupted: the reference run lands the ground truth', async () => {
+    expect([...reference.keys()]).toEqual(expect.arrayContaining(EXPORTS));
+    const { file, output } = await setUp();
+    const run = await runCli(['run', file, '--output', output], { env });
+    expect(run.code, run.stderr).toBe(0);
+    await expectGroundTruth(output);
+  });
+
+  const kinds = ['signs.events', 'signs.snapshot', 'bicycle.measurements', 'sql', 'export'];
+  it.each(kinds.flatMap((kind) => [[kind, 'SIGKILL'] as const, [kind, 'SIGTERM'] as const]))(
+    'in a %s step, by %s: nothing partial is left, and a rerun gives the ground truth',
+    async (kind, signal) => {
+      const { file, output } = await setUp();
+      const { result, sent } = await interruptDuring(file, output, kind, signal);
+      expect(sent).toBe(true);
+      if (signal === 'SIGKILL') {
+        expect(result.signal).toBe('SIGKILL');
+      } else {
+        // SIGTERM: the unit in hand is finished or abandoned, the run says so and exits 1.
+        const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
+        expect([result.code, summary.status]).toEqual([1, 'interrupted']);
+        expect(result.stderr).toMatch(/SIGTERM received/);
+        expect(existsSync(join(output, '.state', 'lock'))).toBe(false);
+      }
+      // No half-written file anywhere a user looks: every export present is a whole one.
+      const after = await files(output);
+      for (const name of after.keys()) expect(name).not.toMatch(/\.tmp|\.partial|~$/);
+      for (const name of EXPORTS)
+        if (after.has(name)) expect(after.get(name), name).toBe(reference.get(name));
+
+      const rerun = await runCli(['run', file, '--output', output], { env });
+      expect(rerun.code, rerun.stderr).toBe(0);
+      await expectGroundTruth(output);
+    },
+    60_000,
+  );
+});
