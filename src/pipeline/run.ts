@@ -229,7 +229,8 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         kind: step.kind.kind,
       });
       const files: FileRecord[] = [];
-      let record = await store.read(step.id);
+      // A step started over does not read its state: it may be the damaged thing being fixed.
+      let record = resets.has(step.id) ? undefined : await store.read(step.id);
       const context: StepContext = {
         stepId: step.id,
         output,

@@ -1,0 +1,204 @@
+/**
+ * Local trouble: two runs on one output folder, a state file damaged by hand, a
+ * dataset file that is not Parquet, the disk running full and a read-only
+ * output folder. Each gives a clear error (exit 1), leaves the datasets and
+ * exports as they were, and, once the trouble is gone, a rerun completes with
+ * the ground truth.
+ *
+ * The disk and the read-only folder are real: a small tmpfs and a read-only bind
+ * mount, in a mount namespace of the test's own (unshare), so that nothing is
+ * simulated inside road-etl.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, collect, runCli, startCli } from '../helpers/cli.js';
+import {
+  landedEventHashes,
+  signsPipeline,
+  tableStateKeys,
+  truthEventHashes,
+  truthStateKeys,
+} from '../helpers/signs.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { testDir, writeFiles } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({ seed: 43, signs: { signs: 300 }, faults: { latencyMs: 2 } });
+const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
+
+const PIPELINE = signsPipeline(
+  { limit: 25, concurrency: 2, unit_rows: 150 },
+  `  - id: signs_current_state
+    kind: sql
+    needs: [signs_events]
+    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
+  - id: export_csv
+    kind: export
+    needs: [signs_current_state]
+    options: { query: "SELECT id, type, rvv_code, location_county_code FROM signs_current_state ORDER BY id", path: exports/state.csv }
+`,
+);
+
+async function setUp(): Promise<{ dir: string; file: string; output: string }> {
+  const dir = await testDir();
+  await writeFiles(dir, {
+    'pipelines/p.yaml': PIPELINE,
+    'sql/signs_current_state.sql': await readFile(
+      join(ROOT, 'sql', 'signs_current_state.sql'),
+      'utf8',
+    ),
+  });
+  return { dir, file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
+}
+
+/** Every file of the datasets and exports (not .state), with its sha256. */
+async function contents(output: string): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== '.state') await walk(path);
+      } else if (entry.name !== 'manifest.json') {
+        found[relative(output, path)] = createHash('sha256')
+          .update(await readFile(path))
+          .digest('hex');
+      }
+    }
+  };
+  await walk(output);
+  return found;
+}
+
+async function expectGroundTruth(output: string): Promise<void> {
+  expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
+  expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
+  const csv = await readFile(join(output, 'exports/state.csv'), 'utf8');
+  expect(csv.trim().split('\r\n')).toHaveLength(truthStateKeys(simulator).length + 1);
+}
+
+async function goodRun(file: string, output: string): Promise<void> {
+  const run = await runCli(['run', file, '--output', output], { env });
+  expect(run.code, run.stderr).toBe(0);
+}
+
+const execFileP = promisify(execFile);
+
+/**
+ * Runs a shell script in a private mount namespace (as root there), with
+ * NODE and CLI set; resolves to what it printed. Commands whose outcome matters
+ * record their exit code themselves.
+ */
+async function inMountNamespace(script: string): Promise<string> {
+  const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', script], {
+    env: { ...process.env, ...env, NODE: process.execPath, CLI: BIN, NO_COLOR: '1' },
+    maxBuffer: 1 << 24,
+  });
+  return stdout;
+}
+
+describe('local trouble', () => {
+  it('refuses a second run on the same output folder while the first is at work', async () => {
+    const { file, output } = await setUp();
+    const first = startCli(['run', file, '--output', output, '--log-format', 'json'], { env });
+    const firstDone = collect(first);
+    // Wait until the first run holds the lock and is extracting.
+    await new Promise<void>((resolve) => {
+      first.stderr?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('"step.start"')) resolve();
+      });
+    });
+    const second = await runCli(['run', file, '--output', output], { env });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `The output folder ${output} is in use by another road-etl run \\(pipeline signs_test, pid ${first.pid}`,
+      ),
+    );
+    const done = await firstDone;
+    expect(done.code, done.stderr).toBe(0);
+    await expectGroundTruth(output);
+  });
+
+  it('stops at a state file damaged by hand, says how to start over, and leaves the data alone', async () => {
+    const { file, output } = await setUp();
+    await goodRun(file, output);
+    const before = await contents(output);
+    await writeFile(join(output, '.state', 'signs_events.json'), '{"version": 1, "ranges": [');
+    const run = await runCli(['run', file, '--output', output], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/state file .*signs_events\.json is damaged.*--reset signs_events/);
+    expect(await contents(output)).toEqual(before);
+    const reset = await runCli(['run', file, '--output', output, '--reset', 'signs_events'], {
+      env,
+    });
+    expect(reset.code, reset.stderr).toBe(0);
+    await expectGroundTruth(output);
+  });
+
+  it('names a dataset file that is not Parquet instead of failing obscurely', async () => {
+    const { file, output } = await setUp();
+    await goodRun(file, output);
+    const events = join(output, 'signs', 'events');
+    const day = (await readdir(events)).sort()[0]!;
+    const damaged = join(events, day, (await readdir(join(events, day)))[0]!);
+    await writeFile(damaged, 'not parquet at all');
+    const before = await contents(output);
+    const run = await runCli(['run', file, '--output', output], { env });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /Cannot read dataset signs_events .*: .*damaged or not Parquet: remove that file, or start the step that writes it over with --reset/,
+    );
+    expect(run.stderr).not.toMatch(/unexpected error/);
+    expect(await contents(output)).toEqual(before);
+  });
+
+  it('stops with "the disk is full", keeps the datasets and exports it had, and completes once there is room', async () => {
+    const { dir, file } = await setUp();
+    const disk = join(dir, 'disk');
+    const output = join(disk, 'output');
+    // A run on a small disk; then the disk is filled up and the pipeline run again (its
+    // sql and export steps rewrite their tables and files); then room is made and it runs once more.
+    const printed = await inMountNamespace(`
+      set -u
+      mkdir -p ${disk} && mount -t tmpfs -o size=24m tmpfs ${disk}
+      "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/first.out 2> ${dir}/first.err; echo "first $?"
+      cp -a ${output} ${dir}/before
+      dd if=/dev/zero of=${disk}/filler bs=16k 2> /dev/null
+      "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/full.out 2> ${dir}/full.err; echo "full $?"
+      cp -a ${output} ${dir}/after
+      rm ${disk}/filler
+      "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/room.out 2> ${dir}/room.err; echo "room $?"
+      cp -a ${output} ${dir}/final
+    `);
+    expect(printed, await readFile(join(dir, 'full.err'), 'utf8')).toMatch(
+      /first 0\nfull 1\nroom 0\n/,
+    );
+    const full = await readFile(join(dir, 'full.err'), 'utf8');
+    expect(full).toMatch(/the disk is full/);
+    expect(full).not.toMatch(/unexpected error/);
+    expect(await contents(join(dir, 'after'))).toEqual(await contents(join(dir, 'before')));
+    await expectGroundTruth(join(dir, 'final'));
+  });
+
+  it('stops with "read-only" on a read-only output folder and changes nothing in it', async () => {
+    const { dir, file, output } = await setUp();
+    await goodRun(file, output);
+    const before = await contents(output);
+    const printed = await inMountNamespace(`
+      set -u
+      mount --bind ${output} ${output} && mount -o remount,bind,ro ${output}
+      "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/ro.out 2> ${dir}/ro.err; echo "ro $?"
+    `);
+    const stderr = await readFile(join(dir, 'ro.err'), 'utf8');
+    expect(printed, stderr).toBe('ro 1\n');
+    expect(stderr).toMatch(/read-only/);
+    expect(stderr).not.toMatch(/unexpected error/);
+    expect(await contents(output)).toEqual(before);
+    await goodRun(file, output);
+    await expectGroundTruth(output);
+  });
+});
