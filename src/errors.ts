@@ -88,14 +88,36 @@ const IO_MESSAGES: Record<string, string> = {
   EMFILE: 'too many open files',
 };
 
-/** Turns a Node file-system error into a RunError that says what happened where; other errors pass. */
+/** The system's words for those errors, as DuckDB passes them on in its IO errors. */
+const IO_TEXTS: [RegExp, string][] = [
+  [/No space left on device/i, 'ENOSPC'],
+  [/Disk quota exceeded/i, 'EDQUOT'],
+  [/Read-only file system/i, 'EROFS'],
+  [/Permission denied/i, 'EACCES'],
+  [/Too many open files/i, 'EMFILE'],
+];
+
+/**
+ * Turns a file-system error (from Node, or an IO error from DuckDB) into a
+ * RunError that says what happened where; other errors pass.
+ */
 export function explainIoError(error: unknown, doing: string): Error {
+  if (error instanceof RoadEtlError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && code in IO_MESSAGES) {
     const path = (error as NodeJS.ErrnoException).path;
     return new RunError(`${doing}: ${IO_MESSAGES[code]}${path ? ` (${path})` : ''}`, {
       cause: error,
     });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (/^IO Error:/.test(message)) {
+    const known = IO_TEXTS.find(([text]) => text.test(message));
+    if (known) {
+      return new RunError(`${doing}: ${IO_MESSAGES[known[1]]} (${message.split('\n')[0]})`, {
+        cause: error,
+      });
+    }
   }
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -276,6 +276,9 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           ? new InterruptedError(String(signal.reason ?? 'a signal'))
           : explainIoError(error, `step ${step.id}`);
         report.error = failure.message;
+        // A file the step was writing when it failed is no use and may hold the space a rerun
+        // needs (a full disk): it goes now, not at the start of the next run.
+        await removeTemporaryFiles(output).catch(() => undefined);
         await context.state.finish('failed').catch(() => undefined);
       } finally {
         report.files = files;

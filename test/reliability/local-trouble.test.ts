@@ -160,25 +160,39 @@ describe('local trouble', () => {
     const { dir, file } = await setUp();
     const disk = join(dir, 'disk');
     const output = join(disk, 'output');
-    // A run on a small disk; then the disk is filled up and the pipeline run again (its
-    // sql and export steps rewrite their tables and files); then room is made and it runs once more.
+    // A run on a tiny disk; the same with room; then the disk is filled up and the pipeline
+    // run again (its sql and export steps rewrite their tables and files); then room is made.
     const printed = await inMountNamespace(`
       set -u
-      mkdir -p ${disk} && mount -t tmpfs -o size=24m tmpfs ${disk}
+      mkdir -p ${disk} && mount -t tmpfs -o size=2m tmpfs ${disk}
+      "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/tiny.out 2> ${dir}/tiny.err; echo "tiny $?"
+      cp -a ${output} ${dir}/tiny
+      mount -o remount,size=24m ${disk}
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/first.out 2> ${dir}/first.err; echo "first $?"
       cp -a ${output} ${dir}/before
-      dd if=/dev/zero of=${disk}/filler bs=16k 2> /dev/null
+      room=\$(df --output=avail -k ${disk} | tail -1)
+      dd if=/dev/zero of=${disk}/filler bs=1k count=\$((room - 48)) 2> /dev/null
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/full.out 2> ${dir}/full.err; echo "full $?"
       cp -a ${output} ${dir}/after
       rm ${disk}/filler
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/room.out 2> ${dir}/room.err; echo "room $?"
       cp -a ${output} ${dir}/final
     `);
-    expect(printed, await readFile(join(dir, 'full.err'), 'utf8')).toMatch(
-      /first 0\nfull 1\nroom 0\n/,
+    expect(printed).toBe('tiny 1\nfirst 0\nfull 1\nroom 0\n');
+    // Full while extracting: the units landed before are whole, each event once.
+    const tiny = await readFile(join(dir, 'tiny.err'), 'utf8');
+    expect(tiny).toMatch(/step signs_events: the disk is full/);
+    const landed = await landedEventHashes(join(dir, 'tiny'));
+    expect(landed.length).toBeGreaterThan(0);
+    expect(new Set(landed).size).toBe(landed.length);
+    expect(truthEventHashes(simulator)).toEqual(expect.arrayContaining(landed));
+    const leftovers = Object.keys(await contents(join(dir, 'tiny'))).filter((f) =>
+      /\.tmp-/.test(f),
     );
+    expect(leftovers).toEqual([]);
+    // Full while rebuilding the current state: the old table and export stay as they were.
     const full = await readFile(join(dir, 'full.err'), 'utf8');
-    expect(full).toMatch(/the disk is full/);
+    expect(full).toMatch(/step signs_current_state: the disk is full/);
     expect(full).not.toMatch(/unexpected error/);
     expect(await contents(join(dir, 'after'))).toEqual(await contents(join(dir, 'before')));
     await expectGroundTruth(join(dir, 'final'));
