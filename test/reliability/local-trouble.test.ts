@@ -170,8 +170,8 @@ describe('local trouble', () => {
       mount -o remount,size=24m ${disk}
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/first.out 2> ${dir}/first.err; echo "first $?"
       cp -a ${output} ${dir}/before
-      room=\$(df --output=avail -k ${disk} | tail -1)
-      dd if=/dev/zero of=${disk}/filler bs=1k count=\$((room - 48)) 2> /dev/null
+      room=$(df --output=avail -k ${disk} | tail -1)
+      dd if=/dev/zero of=${disk}/filler bs=1k count=$((room - 48)) 2> /dev/null
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/full.out 2> ${dir}/full.err; echo "full $?"
       cp -a ${output} ${dir}/after
       rm ${disk}/filler
