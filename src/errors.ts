@@ -75,7 +75,13 @@ export class InterruptedError extends RoadEtlError {
 
 /** One line of at most 300 characters of a response body, for messages. */
 export function excerptOf(body: string, max = 300): string {
-  const line = body.replace(/\s+/g, ' ').trim();
+  const line = body
+    // what looks like a credential in a JSON body is never shown
+    .replace(/("[A-Za-z_]*(?:token|secret|password)[A-Za-z_]*"\s*:\s*)"[^"]*"/gi, '$1"***"')
+    .replace(/\s+/g, ' ')
+    // binary (a compressed or damaged body) shows as dots, not as noise
+    .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]+/g, '…')
+    .trim();
   return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 

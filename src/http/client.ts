@@ -9,7 +9,8 @@ import { createWriteStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
 import { Agent, request, type Dispatcher } from 'undici';
 import { UpstreamError, excerptOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -72,9 +73,25 @@ function retryAfter(header: string | string[] | undefined): number | undefined {
 /** A failure of the connection or the transfer, worth another attempt. */
 function networkError(error: unknown, doing = 'Network error', status?: number): RetryableError {
   const e = error as { code?: string; message?: string; cause?: { code?: string } };
-  const what = [e.code ?? e.cause?.code, e.message].filter(Boolean).join(': ');
-  return new RetryableError(`${doing}: ${what}`, status, '', undefined, { cause: error });
+  const code = e.code ?? e.cause?.code;
+  const what = [code, e.message].filter(Boolean).join(': ');
+  const gzip = typeof code === 'string' && code.startsWith('Z_');
+  return new RetryableError(
+    `${gzip ? 'The gzip body cannot be inflated' : doing}: ${what}`,
+    status,
+    '',
+    undefined,
+    { cause: error },
+  );
 }
+
+/** The body stream, gunzipped when the server compressed it (asked for or not). */
+function decoded(response: Dispatcher.ResponseData): NodeJS.ReadableStream[] {
+  const encoding = String(response.headers['content-encoding'] ?? '');
+  return /\bgzip\b/.test(encoding) ? [response.body, createGunzip()] : [response.body];
+}
+
+const gunzipAsync = promisify(gunzip);
 
 /** The whole body of a response; a transfer that breaks off is worth another attempt. */
 async function readBody(
@@ -83,7 +100,9 @@ async function readBody(
   signal: AbortSignal,
 ): Promise<Buffer> {
   try {
-    return Buffer.from(await response.body.arrayBuffer());
+    const body = Buffer.from(await response.body.arrayBuffer());
+    const gzip = /\bgzip\b/.test(String(response.headers['content-encoding'] ?? ''));
+    return gzip ? await gunzipAsync(body) : body;
   } catch (error) {
     if (signal.aborted && req.signal?.aborted) throw error;
     throw networkError(error);
@@ -200,7 +219,7 @@ export class HttpClient {
       const { statusCode: status, headers } = response;
       if (status >= 200 && status < 300) {
         try {
-          await pipeline(response.body, createWriteStream(path));
+          await pipeline([...decoded(response), createWriteStream(path)]);
         } catch (error) {
           await rm(path, { force: true });
           if (signal.aborted && req.signal?.aborted) throw error;
@@ -259,6 +278,7 @@ export class HttpClient {
   async download(
     req: HttpRequest,
     path: string,
+    check?: (headers: HttpResponse['headers'], path: string) => Promise<string | undefined>,
   ): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
     return this.#withRetries(
       req,
@@ -279,13 +299,17 @@ export class HttpClient {
             'Download failed',
           );
         }
-        const gzip = String(response.headers['content-encoding'] ?? '').includes('gzip');
         try {
-          if (gzip) await pipeline(response.body, createGunzip(), createWriteStream(path));
-          else await pipeline(response.body, createWriteStream(path));
+          await pipeline([...decoded(response), createWriteStream(path)]);
         } catch (error) {
           await rm(path, { force: true });
           throw networkError(error, 'The download broke off', 200);
+        }
+        const problem = await check?.(response.headers, path);
+        if (problem) {
+          const excerpt = await readExcerpt(path);
+          await rm(path, { force: true });
+          throw new RetryableError(problem, 200, excerpt, undefined);
         }
         return { headers: response.headers, notModified: false };
       },

@@ -6,7 +6,23 @@
 import { unit } from '../util/hash.js';
 import type { FaultOptions } from './options.js';
 
-export type FaultKind = 'error' | 'reset' | 'truncate' | 'rate-limit' | 'stall' | 'html';
+export type FaultKind =
+  | 'error'
+  | 'reset'
+  | 'truncate'
+  | 'rate-limit'
+  | 'stall'
+  | 'html'
+  /** 200 with a text/plain body */
+  | 'content-type'
+  /** 200 with a JSON object where an array belongs */
+  | 'not-array'
+  /** 200 with a JSON array of numbers, strings and null */
+  | 'non-objects'
+  /** 200 announcing gzip, with bytes that do not inflate */
+  | 'corrupt-gzip'
+  /** the current-state CSV with a row of more fields than the header (other routes: no fault) */
+  | 'ragged-csv';
 
 export interface QueuedFault {
   kind: FaultKind;
@@ -47,6 +63,11 @@ export class FaultPlan {
       count: fault.count ?? 1,
       status: fault.status ?? 500,
     });
+  }
+
+  /** Forgets the queued faults not yet given. */
+  clearQueue(): void {
+    this.#queue.length = 0;
   }
 
   /** Decides the fault for one request, if any. */

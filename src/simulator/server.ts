@@ -194,6 +194,7 @@ export class Simulator {
     record.fault = fault?.kind;
     if (fault && (await this.#applyFault(fault, req, res, url))) return;
     const truncate = fault?.kind === 'truncate';
+    const ragged = fault?.kind === 'ragged-csv';
 
     switch (route.name) {
       case 'token': {
@@ -219,7 +220,7 @@ export class Simulator {
         return;
       }
       case 'current-state': {
-        this.#currentState(req, res, url, truncate);
+        this.#currentState(req, res, url, truncate, ragged);
         return;
       }
     }
@@ -254,7 +255,29 @@ export class Simulator {
         await Promise.race([sleep(this.faults.options.stallMs), closed]);
         return res.destroyed;
       }
+      case 'content-type':
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('Service running');
+        return true;
+      case 'not-array':
+        this.#sendJson(res, 200, { status: 'error', message: 'Internal error, try again later' });
+        return true;
+      case 'non-objects':
+        this.#sendJson(res, 200, [1, 'two', null]);
+        return true;
+      case 'corrupt-gzip': {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+        // a gzip header, then bytes that are no deflate stream
+        res.end(
+          Buffer.concat([
+            Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]),
+            Buffer.alloc(64, 0xff),
+          ]),
+        );
+        return true;
+      }
       case 'truncate':
+      case 'ragged-csv':
         return false;
     }
   }
@@ -471,7 +494,13 @@ export class Simulator {
     this.#sendJson(res, 200, events, truncate);
   }
 
-  #currentState(req: IncomingMessage, res: ServerResponse, url: URL, truncate: boolean): void {
+  #currentState(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    truncate: boolean,
+    ragged = false,
+  ): void {
     const params = url.searchParams;
     const sections = params.get('road-section-ids');
     let sectionIds: Set<number> | undefined;
@@ -520,7 +549,7 @@ export class Simulator {
     if (gzip) headers['Content-Encoding'] = 'gzip';
     res.writeHead(200, headers);
     const text = csv ? csvLines(payloads) : jsonArray(payloads);
-    void this.#stream(res, text, gzip, truncate);
+    void this.#stream(res, ragged && csv ? withRaggedRow(text) : text, gzip, truncate);
   }
 
   /** Streams text pieces to the response, respecting backpressure; optionally gzip, optionally cut short. */
@@ -554,6 +583,12 @@ export class Simulator {
     }
     sink.end(buffer);
   }
+}
+
+/** The CSV lines with the first row after the header given a field more than the header. */
+function* withRaggedRow(lines: Iterable<string>): Generator<string> {
+  let n = 0;
+  for (const line of lines) yield ++n === 2 ? line.replace(/\r?\n$/, '') + ',extra\r\n' : line;
 }
 
 function stringList(fields: Record<string, unknown>, name: string): string[] {

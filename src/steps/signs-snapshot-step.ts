@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedString } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
-import { HttpClient } from '../http/client.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
+import { httpClientFor } from './http-options.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
 import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
@@ -41,6 +41,7 @@ export const signsSnapshotOptions = z.strictObject({
     .default(120_000)
     .describe('Longest silence during the download. Default 120000.'),
   retries: z.number().int().min(0).default(3).describe('Retries of the whole download. Default 3.'),
+  backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
 });
 
 export type SignsSnapshotOptions = z.output<typeof signsSnapshotOptions>;
@@ -71,11 +72,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
     const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
     await rm(staging, { recursive: true, force: true });
     await mkdir(staging, { recursive: true });
-    const http = new HttpClient({
-      timeoutMs: options.timeout_ms,
-      retries: options.retries,
-      logger: context.log,
-    });
+    const http = httpClientFor(options, context);
     try {
       const download = join(staging, `current-state.${options.format}`);
       // What the snapshot on disk was taken with: only the same request may skip the download.

@@ -123,3 +123,38 @@ export async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * The first bytes of a file (up to 4 KiB) and its last non-blank byte, read
+ * without reading the rest: enough to tell what kind of body a download holds.
+ */
+export async function fileEnds(path: string): Promise<{ head: Buffer; last: number | undefined }> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const edge = Math.min(size, 4096);
+    const head = Buffer.alloc(edge);
+    const tail = Buffer.alloc(edge);
+    await handle.read(head, 0, edge, 0);
+    await handle.read(tail, 0, edge, size - edge);
+    return { head, last: tail.findLast((byte) => byte > 0x20) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Why a file is not a whole JSON array of objects, judged by its ends: it must
+ * start with "[" followed by "{" (or "]"), and end with "]". Undefined when it
+ * looks right; the records themselves are checked by whoever parses them.
+ */
+export async function notAJsonArrayOfObjects(path: string): Promise<string | undefined> {
+  const { head, last } = await fileEnds(path);
+  const text = head.toString('latin1').trimStart();
+  if (!text.startsWith('[')) return 'the body is not a JSON array';
+  const next = text.slice(1).trimStart()[0];
+  if (next !== undefined && next !== '{' && next !== ']')
+    return 'the body is a JSON array of something other than objects';
+  if (last !== 0x5d) return 'the body is cut short (no closing "]")';
+  return undefined;
+}

@@ -97,14 +97,23 @@ export class TokenSource {
     login = false,
   ): Promise<Token | undefined> {
     const started = this.#now();
-    const { status, value } = await this.#http.json({
-      method: 'POST',
-      url: this.#credentials.authUrl,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-      signal,
-      pass: [400, 401, 403],
-    });
+    const { status, value } = await this.#http.json(
+      {
+        method: 'POST',
+        url: this.#credentials.authUrl,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+        signal,
+        pass: [400, 401, 403],
+      },
+      // A 200 that is no token (a gateway's answer, a cut body) is asked for again.
+      (v) => {
+        const token = (v as Record<string, unknown> | null)?.['access_token'];
+        return typeof token === 'string' && token !== ''
+          ? undefined
+          : 'no access_token in the answer';
+      },
+    );
     const answer = (value ?? {}) as Record<string, unknown>;
     if (status !== 200) {
       if (!login) return undefined;

@@ -3,9 +3,9 @@
  * one new token and one retry. A 400 is returned to the caller with the
  * service's message (the batching learns its limits from it).
  */
-import { open } from 'node:fs/promises';
 import { UpstreamError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
+import { notAJsonArrayOfObjects } from '../../util/fs.js';
 import type { TokenSource } from './auth.js';
 
 export const MEASUREMENTS_PATH = '/api/explore/bicycle-data';
@@ -16,24 +16,6 @@ export type Selection =
 
 /** A 200 leaves the body in the given file (DuckDB parses it); a 400 carries the service's message. */
 export type MeasurementsAnswer = { ok: true } | { ok: false; status: 400; message: string };
-
-/** First and last non-blank bytes of a file, read alone: a cheap check that a body is a whole JSON array. */
-async function fileLooksLikeJsonArray(path: string): Promise<boolean> {
-  const handle = await open(path, 'r');
-  try {
-    const { size } = await handle.stat();
-    const edge = Math.min(size, 4096);
-    const head = Buffer.alloc(edge);
-    const tail = Buffer.alloc(edge);
-    await handle.read(head, 0, edge, 0);
-    await handle.read(tail, 0, edge, size - edge);
-    const first = head.find((byte) => byte > 0x20);
-    const last = tail.findLast((byte) => byte > 0x20);
-    return size > 1 && first === 0x5b && last === 0x5d;
-  } finally {
-    await handle.close();
-  }
-}
 
 /** The message of a 400 body, whatever its shape. */
 export function errorMessage(body: Buffer): string {
@@ -96,9 +78,8 @@ export class BicycleClient {
             .sendToFile(request, file, async (headers, path) => {
               const type = String(headers['content-type'] ?? '');
               if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
-              return (await fileLooksLikeJsonArray(path))
-                ? undefined
-                : 'expected a JSON array of measurements (the body is cut short or is not an array)';
+              const problem = await notAJsonArrayOfObjects(path);
+              return problem && `expected a JSON array of measurements: ${problem}`;
             })
             .then((r) => ({ ...r, value: undefined }))
         : await this.#http.json(request, check);

@@ -1,5 +1,6 @@
 /** The traffic-sign API (public): the event feed (4.5) and the current-state download (4.6). */
 import type { HttpClient, HttpResponse } from '../../http/client.js';
+import { fileEnds, notAJsonArrayOfObjects } from '../../util/fs.js';
 
 export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
 export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
@@ -91,6 +92,19 @@ export class SignsClient {
         signal: query.signal,
       },
       path,
+      async (headers, file) => {
+        const type = String(headers['content-type'] ?? '');
+        if (query.format === 'json') {
+          if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
+          const problem = await notAJsonArrayOfObjects(file);
+          return problem && `expected a JSON array of signs: ${problem}`;
+        }
+        if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
+        const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
+        return header.split(',').includes('publication_timestamp')
+          ? undefined
+          : 'expected CSV of signs: its header has no publication_timestamp column';
+      },
     );
   }
 }
