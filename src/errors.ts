@@ -80,6 +80,7 @@ export function excerptOf(body: string, max = 300): string {
     .replace(/("[A-Za-z_]*(?:token|secret|password)[A-Za-z_]*"\s*:\s*)"[^"]*"/gi, '$1"***"')
     .replace(/\s+/g, ' ')
     // binary (a compressed or damaged body) shows as dots, not as noise
+    // eslint-disable-next-line no-control-regex -- control characters are what is replaced
     .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]+/g, '…')
     .trim();
   return line.length > max ? `${line.slice(0, max)}…` : line;
