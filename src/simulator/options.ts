@@ -80,6 +80,11 @@ export interface SignsOptions {
   duplicateRate: number;
   /** Chance that a record cannot be typed (id not a number). Default 0. */
   badRecordRate: number;
+  /**
+   * Chance that a sign's free text (road name, text_signs) is hostile: a
+   * spreadsheet formula, SQL, shell syntax or a path. Default 0.
+   */
+  hostileTextRate: number;
   /** Start of the feed (UTC ISO). Default 2021-05-01T00:00:00.000Z. */
   feedStart: string;
   /** End of the feed's generated history (UTC ISO). Default 2026-11-15T00:00:00.000Z. */
@@ -145,6 +150,7 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     doubleRate: 0.02,
     duplicateRate: 0.005,
     badRecordRate: 0,
+    hostileTextRate: 0,
     feedStart: '2021-05-01T00:00:00.000Z',
     feedEnd: '2026-11-15T00:00:00.000Z',
     burst: { size: 0, townCode: undefined, at: 0.6 },
@@ -219,6 +225,7 @@ export function resolveSimulatorOptions(...inputs: SimulatorInput[]): SimulatorO
     'doubleRate',
     'duplicateRate',
     'badRecordRate',
+    'hostileTextRate',
   ] as const) {
     rate(`signs.${key}`, signs[key]);
   }

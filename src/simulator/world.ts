@@ -57,6 +57,7 @@ export class World {
       event,
       this.feed.town(sign),
       this.feed.isBadRecord(sign, round, part),
+      this.feed.hasHostileText(sign),
     );
   }
 

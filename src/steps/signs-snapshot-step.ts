@@ -126,8 +126,13 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       const source =
         options.format === 'json'
           ? `(SELECT json AS raw, md5(json::VARCHAR) AS event_hash FROM read_json_objects(${quotedString(download)}, format = 'array'))`
-          : `(SELECT to_json(c) AS raw, md5(to_json(c)::VARCHAR) AS event_hash FROM read_csv(${quotedString(download)}, all_varchar = true, header = true, strict_mode = true) c)`;
+          : // A row that does not fit the header (too many or too few fields) is set aside
+            // by DuckDB in a rejects table, and quarantined below with its line and text.
+            `(SELECT to_json(c) AS raw, md5(to_json(c)::VARCHAR) AS event_hash FROM read_csv(${quotedString(download)}, all_varchar = true, header = true, strict_mode = true, store_rejects = true, rejects_table = 'snapshot_rejects', rejects_scan = 'snapshot_reject_scans') c)`;
       const db = await context.database();
+      await db.run(
+        'DROP TABLE IF EXISTS snapshot_rejects; DROP TABLE IF EXISTS snapshot_reject_scans',
+      );
       // Streamed twice from the file (typed rows, then the untypeable ones): nothing
       // is materialised, so memory stays flat whatever the size of the download.
       const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
@@ -151,9 +156,18 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
           `COPY (SELECT * EXCLUDE (_problem), ${cutoff} AS snapshot_moment FROM ${typed} WHERE _problem IS NULL)
            TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
         );
+        const rejected =
+          options.format === 'csv'
+            ? `UNION ALL SELECT DISTINCT 'CSV line ' || line || ': ' || error_message, to_json(csv_line), NULL::INTEGER, md5(csv_line), NULL::VARCHAR FROM snapshot_rejects_seen`
+            : '';
+        if (options.format === 'csv') {
+          await db.run(
+            'CREATE OR REPLACE TEMP TABLE snapshot_rejects_seen AS SELECT DISTINCT line, error_message, csv_line FROM snapshot_rejects',
+          );
+        }
         quarantined = await db.copy(
           `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
-                 FROM ${typed} WHERE _problem IS NOT NULL)
+                 FROM ${typed} WHERE _problem IS NOT NULL ${rejected})
            TO ${quotedString(quarantineTemporary)} (FORMAT parquet, COMPRESSION zstd)`,
         );
       } catch (error) {

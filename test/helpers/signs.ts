@@ -42,6 +42,13 @@ export async function tableHashes(output: string, table: string): Promise<string
   return rows.map((r) => String(r['event_hash']));
 }
 
+/** A step (YAML) that builds signs_current_state from the events, for signsPipeline's extra steps. */
+export const CURRENT_STATE_STEP = `  - id: signs_current_state
+    kind: sql
+    needs: [signs_events]
+    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
+`;
+
 export function signsPipeline(options: Record<string, unknown> = {}, extraSteps = ''): string {
   return `name: signs_test
 source:

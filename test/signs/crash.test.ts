@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { collect, killRepeatedly, runCli, startCli, ROOT } from '../helpers/cli.js';
 import {
+  CURRENT_STATE_STEP,
   landedEventHashes,
   signsPipeline,
   tableStateKeys,
@@ -19,11 +20,7 @@ const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
 
 const PIPELINE = signsPipeline(
   { limit: 25, concurrency: 3, unit_rows: 150 },
-  `  - id: signs_current_state
-    kind: sql
-    needs: [signs_events]
-    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
-  - id: export_csv
+  `${CURRENT_STATE_STEP}  - id: export_csv
     kind: export
     needs: [signs_current_state]
     options: { query: "SELECT id, type, rvv_code FROM signs_current_state ORDER BY id", path: exports/state.csv }

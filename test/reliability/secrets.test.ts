@@ -1,0 +1,130 @@
+/**
+ * Secrets, over every shipped pipeline: with recognisable credentials in the
+ * environment, no username, password or token appears in stdout, stderr or any
+ * file the run writes (logs, manifest, state, datasets, exports), in a good run
+ * and in the error paths (a 401 that a new token does not cure, a refused
+ * login). For the demo, whose embedded simulator makes its own credentials,
+ * nothing shaped like a token (a JWT) may appear anywhere.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { BICYCLE_PATH, useSimulator } from '../helpers/simulator.js';
+import { testDir } from '../helpers/tmp.js';
+
+const USERNAME = 'svc-leak-check-user-5K';
+const PASSWORD = 'pw-LEAK-CHECK-3141-qq';
+const CLIENT_ID = 'client-LEAK-CHECK-271';
+const JWT = /eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}/;
+
+const simulator = await useSimulator({
+  seed: 61,
+  signs: { signs: 150 },
+  auth: {
+    username: USERNAME,
+    password: PASSWORD,
+    clientId: CLIENT_ID,
+    accessTokenSeconds: 2,
+    refreshTokenSeconds: 4,
+  },
+  bicycle: { locations: 20, maxLocations: 4, maxPeriodDays: 3 },
+  faults: { latencyMs: 30 },
+});
+const env = {
+  ...simulator.env,
+  ROAD_ETL_USERNAME: USERNAME,
+  ROAD_ETL_PASSWORD: PASSWORD,
+  ROAD_ETL_CLIENT_ID: CLIENT_ID,
+};
+
+/** Where each secret (text or pattern) shows up: stdout, stderr and every byte of every file. */
+async function leaks(
+  output: string,
+  streams: string[],
+  secrets: (string | RegExp)[],
+): Promise<string[]> {
+  const found: string[] = [];
+  const places: [string, string][] = streams.map((s, i) => [`stream ${i}`, s]);
+  const entries = await readdir(output, { withFileTypes: true, recursive: true }).catch(() => []);
+  for (const entry of entries.filter((e) => e.isFile())) {
+    const file = join(entry.parentPath, entry.name);
+    places.push([file, (await readFile(file)).toString('latin1')]);
+  }
+  for (const [where, text] of places) {
+    for (const secret of secrets) {
+      if (typeof secret === 'string' ? text.includes(secret) : secret.test(text))
+        found.push(`${String(secret)} in ${where}`);
+    }
+  }
+  return found;
+}
+
+const BICYCLE_PARAMS = [
+  '--param',
+  'start=2026-05-01T00:00:00Z',
+  '--param',
+  'end=2026-05-08T00:00:00Z',
+  '--param',
+  'prefixes=GAL,UTR',
+];
+
+describe('secrets appear nowhere', () => {
+  it.each([
+    ['bicycle.yaml', BICYCLE_PARAMS],
+    ['traffic-signs.yaml', []],
+  ])('in a run of pipelines/%s', async (file, params) => {
+    const output = join(await testDir(), 'output');
+    const result = await runCli(
+      ['run', join(ROOT, 'pipelines', file), '--output', output, '--log-level', 'debug', ...params],
+      { env },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const tokens = simulator.auth.issuedTokens();
+    expect(
+      await leaks(output, [result.stdout, result.stderr], [USERNAME, PASSWORD, ...tokens, JWT]),
+    ).toEqual([]);
+  });
+
+  it('in a run of pipelines/demo.yaml (the embedded simulator and its tokens)', async () => {
+    const output = join(await testDir(), 'output');
+    const result = await runCli(
+      ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output, '--log-level', 'debug'],
+      { env: {} },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(await leaks(output, [result.stdout, result.stderr], [JWT, /Bearer \S/])).toEqual([]);
+  }, 90_000);
+
+  it('when a 401 persists after a new token', async () => {
+    const output = join(await testDir(), 'output');
+    simulator.inject({ kind: 'error', status: 401, path: BICYCLE_PATH, count: 1000 });
+    const result = await runCli(
+      ['run', join(ROOT, 'pipelines', 'bicycle.yaml'), '--output', output, ...BICYCLE_PARAMS],
+      { env },
+    );
+    simulator.faults.clearQueue();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /Request refused after a new token: POST \S+bicycle-data with status 401/,
+    );
+    const tokens = simulator.auth.issuedTokens();
+    expect(
+      await leaks(output, [result.stdout, result.stderr], [USERNAME, PASSWORD, ...tokens, JWT]),
+    ).toEqual([]);
+  });
+
+  it('when the login is refused', async () => {
+    const output = join(await testDir(), 'output');
+    const wrong = 'wrong-LEAK-CHECK-1618';
+    const result = await runCli(
+      ['run', join(ROOT, 'pipelines', 'bicycle.yaml'), '--output', output, ...BICYCLE_PARAMS],
+      { env: { ...env, ROAD_ETL_PASSWORD: wrong } },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/Login to the bicycle API refused: POST \S+ answered 401/);
+    expect(
+      await leaks(output, [result.stdout, result.stderr], [USERNAME, PASSWORD, wrong, JWT]),
+    ).toEqual([]);
+  });
+});
