@@ -18,6 +18,7 @@ interface SimulateArgs {
   'burst-size': number | undefined;
   'burst-town': string | undefined;
   'bad-record-rate': number | undefined;
+  'hostile-text-rate': number | undefined;
   'token-seconds': number | undefined;
   'refresh-seconds': number | undefined;
   username: string | undefined;
@@ -55,6 +56,7 @@ export function simulatorInputFromArgs(args: SimulateArgs): SimulatorInput[] {
         signs: args.signs,
         feedStart: args['feed-start'],
         badRecordRate: args['bad-record-rate'],
+        hostileTextRate: args['hostile-text-rate'],
         burst: { size: args['burst-size'], townCode: args['burst-town'] },
       },
       faults: {
@@ -117,6 +119,10 @@ export const simulateCommand: CommandModule<object, SimulateArgs> = {
       .option('bad-record-rate', {
         type: 'number',
         describe: 'Fraction of sign records that cannot be typed',
+      })
+      .option('hostile-text-rate', {
+        type: 'number',
+        describe: 'Fraction of signs whose road name and texts are formulas, SQL, shell or paths',
       })
       .option('token-seconds', { type: 'number', describe: 'Access token lifetime (default 1800)' })
       .option('refresh-seconds', {

@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { HOSTILE_TEXTS } from '../../src/simulator/signs/payload.js';
 import { CURRENT_STATE_PATH, getEvents, useSimulator } from '../helpers/simulator.js';
 
 type Event = Record<string, unknown> & {
@@ -334,5 +335,24 @@ describe('simulator current state (4.6)', () => {
     expect((await getRaw(simulator, `${CURRENT_STATE_PATH}?road-section-ids=12,abc`)).status).toBe(
       400,
     );
+  });
+});
+
+describe('simulator hostile text', () => {
+  it('gives the chosen share of signs a hostile road name, served as such', async () => {
+    const hostile = await useSimulator({ seed: 3, signs: { signs: 300, hostileTextRate: 0.5 } });
+    const roads = (events: Record<string, unknown>[]) =>
+      events.map((e) => (e['location'] as { road: { name: string } }).road.name);
+    const isHostile = (road: string) => (HOSTILE_TEXTS as readonly string[]).includes(road);
+    const all = [...hostile.world.distinctEvents()] as Record<string, unknown>[];
+    const share = roads(all).filter(isHostile).length / all.length;
+    expect(share).toBeGreaterThan(0.4);
+    expect(share).toBeLessThan(0.6);
+    const served = await getEvents(hostile, { offset: '1970-01-01T00:00:00.000Z', limit: '100' });
+    const page = served.json as Record<string, unknown>[];
+    const known = new Set(all.map((e) => JSON.stringify(e)));
+    expect(page.every((e) => known.has(JSON.stringify(e)))).toBe(true);
+    expect(roads(page).filter(isHostile).length).toBeGreaterThan(20);
+    expect(roads(truthEvents as unknown as Record<string, unknown>[]).some(isHostile)).toBe(false);
   });
 });
