@@ -278,6 +278,13 @@ async function readCatalog(
   });
 }
 
+/** The sizes a run sends, and whether it still sends the selection as given (server side). */
+interface Sizing {
+  locations: Sizer;
+  hours: Sizer;
+  serverSide: boolean;
+}
+
 /** The catalog a plan can use without the network: the dataset of an earlier run, if any. */
 async function catalogForPlan(output: string): Promise<CatalogLocation[] | undefined> {
   if (!(await exists(join(output, LOCATIONS_DATASET, 'data.parquet')))) return undefined;
@@ -439,19 +446,96 @@ class MeasurementsRun {
     return this.#saving;
   }
 
-  async #fetchAndCommit(
-    client: BicycleClient,
-    http: { requests: number },
-    spec: SelectionSpec,
-    ids: string[],
-    from: number,
-    to: number,
-  ) {
+  /**
+   * A request refused with a 400: a limit is learned from "too many locations"
+   * or "period too long" (the caller puts the batch back, to be cut again at
+   * the new sizes); server-side selections fall back to id batches; any other
+   * refusal stops the run with the service's message.
+   */
+  #learnFromRefusal(
+    message: string,
+    batch: Batch,
+    probes: { locations: boolean; hours: boolean },
+    sizing: Sizing,
+    sentServerSide: boolean,
+    selection: { mode: SelectionSpec['mode']; locations: number },
+  ): void {
+    const hours = (batch.to - batch.from) / HOUR_MS;
+    const size = batch.ids.length;
+    const refusal = classifyRefusal(message);
+    if (refusal === 'locations') {
+      sizing.locations.settled(size, false, probes.locations);
+      sizing.hours.settled(hours, undefined, probes.hours);
+      if (sentServerSide) {
+        sizing.serverSide = false;
+        this.#context.log.log(
+          'info',
+          'bicycle.fallback',
+          `The service refused the ${selection.mode} as too many locations (${message}); asking for the ${selection.locations} matching locations in batches instead`,
+        );
+      } else if (size <= 1) {
+        throw new RunError(`The bicycle service refuses even one location per request: ${message}`);
+      }
+      this.#log('limit', `${message}: ${size} locations per request is too many`);
+      return;
+    }
+    if (refusal === 'period') {
+      sizing.hours.settled(hours, false, probes.hours);
+      sizing.locations.settled(size, undefined, probes.locations);
+      if (hours <= 1)
+        throw new RunError(`The bicycle service refuses even one hour per request: ${message}`);
+      this.#log('limit', `${message}: ${hours} hours per request is too long`);
+      return;
+    }
+    sizing.locations.settled(size, undefined, probes.locations);
+    sizing.hours.settled(hours, undefined, probes.hours);
+    const text = `The bicycle service refused the request for ${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${message}`;
+    if (sentServerSide && /prefix|polygon/i.test(message)) throw new InputError(text);
+    throw new RunError(text);
+  }
+
+  /** Writes the run's quarantined rows (or removes an old quarantine file of the same run). */
+  async #writeQuarantine(
+    db: Database,
+    key: string,
+    quarantined: number,
+    files: string[],
+  ): Promise<void> {
+    const context = this.#context;
+    const quarantineFile = join(
+      context.output,
+      BICYCLE_QUARANTINE_DATASET,
+      `${context.stepId}-${key}.parquet`,
+    );
+    if (quarantined === 0) {
+      await rm(quarantineFile, { force: true });
+      return;
+    }
+    await mkdir(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true });
+    const temporary = temporaryPath(quarantineFile);
+    await db.run(
+      `COPY ${quarantinedRows(files)} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+    );
+    await commitFile(temporary, quarantineFile);
+    await context.recordFile(quarantineFile);
+    context.log.log(
+      'warn',
+      'bicycle.quarantine',
+      `${quarantined} row(s) could not be kept; see ${BICYCLE_QUARANTINE_DATASET} for each with its reason`,
+      { quarantined },
+    );
+  }
+
+  /**
+   * The checkpoint this run starts from: the learned limits, and the batches an
+   * unfinished run with the same key (period and selection) staged. Staged files
+   * the checkpoint does not list (a run killed before recording them) are removed;
+   * a run with another key is set aside.
+   */
+  async #resume(key: string): Promise<{ current: MeasurementsCheckpoint; staged: StagedRecord[] }> {
     const options = this.#options;
     const context = this.#context;
     const checkpoint = readCheckpoint(context.checkpoint, context.stepId);
-    const limits = checkpoint.limits;
-    const key = runKey(spec, options.server_side, ids, from, to);
     let run = checkpoint.run;
     if (run && run.key !== key) {
       context.log.log(
@@ -463,7 +547,6 @@ class MeasurementsRun {
       run = null;
     }
     await mkdir(this.#staging, { recursive: true });
-    // Keep only what the checkpoint lists: anything else is from a run killed before recording it.
     const staged: StagedRecord[] = [];
     for (const batch of run?.batches ?? []) {
       if (await exists(join(this.#staging, batch.file))) staged.push(batch);
@@ -481,19 +564,39 @@ class MeasurementsRun {
       );
     const current: MeasurementsCheckpoint = {
       version: 1,
-      limits,
+      limits: checkpoint.limits,
       run: { key, start: options.start, end: options.end, batches: staged },
     };
     await this.#save(current);
+    return { current, staged };
+  }
+
+  async #fetchAndCommit(
+    client: BicycleClient,
+    http: { requests: number },
+    spec: SelectionSpec,
+    ids: string[],
+    from: number,
+    to: number,
+  ) {
+    const options = this.#options;
+    const context = this.#context;
+    const key = runKey(spec, options.server_side, ids, from, to);
+    const { current, staged } = await this.#resume(key);
+    const limits = current.limits;
 
     const plan = new WorkPlan(ids, [from, to], staged);
     const locationsSizer = new Sizer(limits.locations, options.locations_per_request);
     const hoursSizer = new Sizer(limits.period_hours, options.window_days * 24);
     const totalHours = (to - from) / HOUR_MS;
-    let serverSide = options.server_side && spec.mode !== 'locations';
+    const sizing: Sizing = {
+      locations: locationsSizer,
+      hours: hoursSizer,
+      serverSide: options.server_side && spec.mode !== 'locations',
+    };
     const expected = (): number => {
       const sizes = plannedSizes(limits, options);
-      return plan.requestsLeft(serverSide ? ids.length : sizes.locations, sizes.hours);
+      return plan.requestsLeft(sizing.serverSide ? ids.length : sizes.locations, sizes.hours);
     };
     context.progress.setTotal(staged.length + expected());
     const stats = { boundary: 0, refusals: 0, rowsIn: 0, requests: 0 };
@@ -534,12 +637,12 @@ class MeasurementsRun {
       probes: { locations: boolean; hours: boolean },
     ): Promise<void> => {
       const hours = (batch.to - batch.from) / HOUR_MS;
-      const selection: Selection = serverSide
+      const selection: Selection = sizing.serverSide
         ? spec.mode === 'prefixes'
           ? { prefixes: spec.prefixes }
           : { polygon: (spec as { polygon: unknown }).polygon }
         : { locations: batch.ids };
-      const sentServerSide = serverSide;
+      const sentServerSide = sizing.serverSide;
       const stem = batchStem(batch);
       const body = join(this.#staging, `${stem}.json`);
       for (let attempt = 0; ; attempt++) {
@@ -561,43 +664,12 @@ class MeasurementsRun {
         context.progress.add({ requests: 1 });
         if (!answer.ok) {
           stats.refusals++;
-          const refusal = classifyRefusal(answer.message);
-          const size = batch.ids.length;
-          if (refusal === 'locations') {
-            locationsSizer.settled(size, false, probes.locations);
-            hoursSizer.settled(hours, undefined, probes.hours);
-            if (sentServerSide) {
-              serverSide = false;
-              context.log.log(
-                'info',
-                'bicycle.fallback',
-                `The service refused the ${spec.mode} as too many locations (${answer.message}); asking for the ${ids.length} matching locations in batches instead`,
-              );
-            } else if (size <= 1) {
-              throw new RunError(
-                `The bicycle service refuses even one location per request: ${answer.message}`,
-              );
-            }
-            this.#log('limit', `${answer.message}: ${size} locations per request is too many`);
-            plan.requeue([batch]);
-            return;
-          }
-          if (refusal === 'period') {
-            hoursSizer.settled(hours, false, probes.hours);
-            locationsSizer.settled(size, undefined, probes.locations);
-            if (hours <= 1)
-              throw new RunError(
-                `The bicycle service refuses even one hour per request: ${answer.message}`,
-              );
-            this.#log('limit', `${answer.message}: ${hours} hours per request is too long`);
-            plan.requeue([batch]);
-            return;
-          }
-          locationsSizer.settled(size, undefined, probes.locations);
-          hoursSizer.settled(hours, undefined, probes.hours);
-          const text = `The bicycle service refused the request for ${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${answer.message}`;
-          if (sentServerSide && /prefix|polygon/i.test(answer.message)) throw new InputError(text);
-          throw new RunError(text);
+          this.#learnFromRefusal(answer.message, batch, probes, sizing, sentServerSide, {
+            mode: spec.mode,
+            locations: ids.length,
+          });
+          plan.requeue([batch]);
+          return;
         }
         locationsSizer.settled(
           batch.ids.length,
@@ -639,7 +711,7 @@ class MeasurementsRun {
         await Promise.race(running);
         continue;
       }
-      const locationSize = serverSide ? ids.length : locationsSizer.size(ids.length);
+      const locationSize = sizing.serverSide ? ids.length : locationsSizer.size(ids.length);
       const hourSize = hoursSizer.size(totalHours);
       const batch =
         locationSize === undefined || hourSize === undefined
@@ -655,7 +727,7 @@ class MeasurementsRun {
         continue;
       }
       const probes = {
-        locations: serverSide ? false : locationsSizer.sent(batch.ids.length),
+        locations: sizing.serverSide ? false : locationsSizer.sent(batch.ids.length),
         hours: hoursSizer.sent((batch.to - batch.from) / HOUR_MS),
       };
       inFlight.add(batch);
@@ -683,28 +755,12 @@ class MeasurementsRun {
     );
     for (const file of commits.files) await context.recordFile(file);
     const quarantined = current.run!.batches.reduce((sum, b) => sum + b.quarantined, 0);
-    const quarantineFile = join(
-      context.output,
-      BICYCLE_QUARANTINE_DATASET,
-      `${context.stepId}-${key}.parquet`,
+    await this.#writeQuarantine(
+      db,
+      key,
+      quarantined,
+      stagedFiles().map((f) => f.file),
     );
-    if (quarantined > 0) {
-      await mkdir(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true });
-      const temporary = temporaryPath(quarantineFile);
-      await db.run(
-        `COPY ${quarantinedRows(stagedFiles().map((f) => f.file))} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      await commitFile(temporary, quarantineFile);
-      await context.recordFile(quarantineFile);
-      context.log.log(
-        'warn',
-        'bicycle.quarantine',
-        `${quarantined} row(s) could not be kept; see ${BICYCLE_QUARANTINE_DATASET} for each with its reason`,
-        { quarantined },
-      );
-    } else {
-      await rm(quarantineFile, { force: true });
-    }
     const rowsOut = current.run!.batches.reduce((sum, b) => sum + b.rows, 0);
     await this.#save({ version: 1, limits, run: null });
     await rm(this.#staging, { recursive: true, force: true });
