@@ -58,7 +58,8 @@ function typingSelect(
   const requested = `[${ids.map(quotedString).join(', ')}]::VARCHAR[]`;
   const fromSql = `make_timestamp(${from * 1000})`;
   const toSql = `make_timestamp(${to * 1000})`;
-  const flat = `flatten(list_transform(map_entries(_map), c -> list_transform(map_entries(c.value), s -> {category: c.key, subcategory: s.key, text: s.value})))`;
+  // Each leaf once: its text, and its count (NULL when the text is no whole number).
+  const flat = `flatten(list_transform(map_entries(_map), c -> list_transform(map_entries(c.value), s -> {category: c.key, subcategory: s.key, text: s.value, value: ${count('s.value')}})))`;
   return `
 SELECT *,
   CASE
@@ -74,7 +75,7 @@ FROM (
   SELECT
     location_id,
     measurement_hour,
-    list_transform(_flat, e -> {category: e.category, subcategory: e.subcategory, value: ${count('e.text')}}) AS measured_values,
+    list_transform(_flat, e -> {category: e.category, subcategory: e.subcategory, value: e.value}) AS measured_values,
     measured_values_full,
     CASE WHEN NOT list_has_all([${KNOWN_FIELDS.map(quotedString).join(', ')}], _keys)
       THEN nullif(json_merge_patch(raw, '{${KNOWN_FIELDS.map((f) => `"${f}":null`).join(',')}}'), '{}') END AS extra_fields,
@@ -85,7 +86,7 @@ FROM (
         THEN list_transform(
           list_filter(map_keys(_map), k -> json_type(measured_values_full -> ('$.' || to_json(k)::VARCHAR)) NOT IN ('OBJECT', 'NULL')),
           k -> 'measuredValuesFull.' || k || ' is not an object of subcategories') END,
-      list_transform(list_filter(_flat, e -> e.text IS NOT NULL AND ${count('e.text')} IS NULL),
+      list_transform(list_filter(_flat, e -> e.text IS NOT NULL AND e.value IS NULL),
         e -> e.category || '/' || e.subcategory || ' is not a count: ' || e.text)
     ) AS typing_issues,
     raw,
