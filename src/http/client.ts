@@ -6,13 +6,14 @@
  * the status and an excerpt of the body.
  */
 import { createWriteStream } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip, gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { Agent, request, type Dispatcher } from 'undici';
 import { UpstreamError, excerptOf } from '../errors.js';
+import { fileEnds } from '../util/fs.js';
 import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
 
@@ -85,10 +86,9 @@ function networkError(error: unknown, doing = 'Network error', status?: number):
   );
 }
 
-/** The body stream, gunzipped when the server compressed it (asked for or not). */
-function decoded(response: Dispatcher.ResponseData): NodeJS.ReadableStream[] {
-  const encoding = String(response.headers['content-encoding'] ?? '');
-  return /\bgzip\b/.test(encoding) ? [response.body, createGunzip()] : [response.body];
+/** Whether the server compressed the body (asked for or not). */
+function isGzip(response: Dispatcher.ResponseData): boolean {
+  return /\bgzip\b/.test(String(response.headers['content-encoding'] ?? ''));
 }
 
 const gunzipAsync = promisify(gunzip);
@@ -101,8 +101,7 @@ async function readBody(
 ): Promise<Buffer> {
   try {
     const body = Buffer.from(await response.body.arrayBuffer());
-    const gzip = /\bgzip\b/.test(String(response.headers['content-encoding'] ?? ''));
-    return gzip ? await gunzipAsync(body) : body;
+    return isGzip(response) ? await gunzipAsync(body) : body;
   } catch (error) {
     if (signal.aborted && req.signal?.aborted) throw error;
     throw networkError(error);
@@ -133,16 +132,38 @@ function notOk(req: HttpRequest, response: HttpResponse, what = 'Request failed'
   });
 }
 
-/** The first bytes of a file, for an error message. */
-async function readExcerpt(path: string): Promise<string> {
-  const handle = await open(path, 'r').catch(() => undefined);
-  if (!handle) return '';
+/** A file check: why the written body is not what was asked for, or undefined. */
+type FileCheck = (headers: HttpResponse['headers'], path: string) => Promise<string | undefined>;
+
+/**
+ * Streams a 2xx body to `path` (gunzipped when compressed) and lets check()
+ * refuse the file. A transfer that breaks off, or a refused file, is removed and
+ * worth another attempt; a transfer stopped by the caller's signal is not.
+ */
+async function bodyToFile(
+  response: Dispatcher.ResponseData,
+  path: string,
+  check: FileCheck | undefined,
+  stopped: () => boolean,
+  doing: string,
+): Promise<void> {
+  const { statusCode: status, headers } = response;
   try {
-    const buffer = Buffer.alloc(600);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
+    const decoded = isGzip(response) ? [response.body, createGunzip()] : [response.body];
+    await pipeline([...decoded, createWriteStream(path)]);
+  } catch (error) {
+    await rm(path, { force: true });
+    if (stopped()) throw error;
+    throw networkError(error, doing, status);
+  }
+  const problem = await check?.(headers, path);
+  if (problem) {
+    const excerpt = await fileEnds(path).then(
+      ({ head }) => head.toString('utf8'),
+      () => '',
+    );
+    await rm(path, { force: true });
+    throw new RetryableError(problem, status, excerpt, undefined);
   }
 }
 
@@ -212,25 +233,14 @@ export class HttpClient {
   async sendToFile(
     req: HttpRequest,
     path: string,
-    check?: (headers: HttpResponse['headers'], path: string) => Promise<string | undefined>,
+    check?: FileCheck,
   ): Promise<{ status: number; headers: HttpResponse['headers']; body: Buffer }> {
     return this.#withRetries(req, async (signal) => {
       const response = await this.#open(req, signal);
       const { statusCode: status, headers } = response;
       if (status >= 200 && status < 300) {
-        try {
-          await pipeline([...decoded(response), createWriteStream(path)]);
-        } catch (error) {
-          await rm(path, { force: true });
-          if (signal.aborted && req.signal?.aborted) throw error;
-          throw networkError(error, 'The body broke off', status);
-        }
-        const problem = await check?.(headers, path);
-        if (problem) {
-          const excerpt = await readExcerpt(path);
-          await rm(path, { force: true });
-          throw new RetryableError(problem, status, excerpt, undefined);
-        }
+        const stopped = (): boolean => signal.aborted && req.signal?.aborted === true;
+        await bodyToFile(response, path, check, stopped, 'The body broke off');
         return { status, headers, body: Buffer.alloc(0) };
       }
       return notOk(req, { status, headers, body: await readBody(response, req, signal) });
@@ -278,7 +288,7 @@ export class HttpClient {
   async download(
     req: HttpRequest,
     path: string,
-    check?: (headers: HttpResponse['headers'], path: string) => Promise<string | undefined>,
+    check?: FileCheck,
   ): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
     return this.#withRetries(
       req,
@@ -299,18 +309,13 @@ export class HttpClient {
             'Download failed',
           );
         }
-        try {
-          await pipeline([...decoded(response), createWriteStream(path)]);
-        } catch (error) {
-          await rm(path, { force: true });
-          throw networkError(error, 'The download broke off', 200);
-        }
-        const problem = await check?.(response.headers, path);
-        if (problem) {
-          const excerpt = await readExcerpt(path);
-          await rm(path, { force: true });
-          throw new RetryableError(problem, 200, excerpt, undefined);
-        }
+        await bodyToFile(
+          response,
+          path,
+          check,
+          () => req.signal?.aborted === true,
+          'The download broke off',
+        );
         return { headers: response.headers, notModified: false };
       },
       false,

@@ -7,7 +7,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { quotedString } from '../duckdb/database.js';
+import { quotedString, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
@@ -45,6 +45,13 @@ export const signsSnapshotOptions = z.strictObject({
 });
 
 export type SignsSnapshotOptions = z.output<typeof signsSnapshotOptions>;
+
+/** The tables in which DuckDB sets aside the CSV rows that do not fit the header. */
+async function dropRejects(db: Database): Promise<void> {
+  await db.run(
+    'DROP TABLE IF EXISTS snapshot_rejects; DROP TABLE IF EXISTS snapshot_reject_scans; DROP TABLE IF EXISTS snapshot_rejects_seen',
+  );
+}
 
 export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
   kind: 'signs.snapshot',
@@ -130,9 +137,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
             // by DuckDB in a rejects table, and quarantined below with its line and text.
             `(SELECT to_json(c) AS raw, md5(to_json(c)::VARCHAR) AS event_hash FROM read_csv(${quotedString(download)}, all_varchar = true, header = true, strict_mode = true, store_rejects = true, rejects_table = 'snapshot_rejects', rejects_scan = 'snapshot_reject_scans') c)`;
       const db = await context.database();
-      await db.run(
-        'DROP TABLE IF EXISTS snapshot_rejects; DROP TABLE IF EXISTS snapshot_reject_scans',
-      );
+      await dropRejects(db);
       // Streamed twice from the file (typed rows, then the untypeable ones): nothing
       // is materialised, so memory stays flat whatever the size of the download.
       const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
@@ -156,14 +161,13 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
           `COPY (SELECT * EXCLUDE (_problem), ${cutoff} AS snapshot_moment FROM ${typed} WHERE _problem IS NULL)
            TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
         );
-        const rejected =
-          options.format === 'csv'
-            ? `UNION ALL SELECT DISTINCT 'CSV line ' || line || ': ' || error_message, to_json(csv_line), NULL::INTEGER, md5(csv_line), NULL::VARCHAR FROM snapshot_rejects_seen`
-            : '';
+        let rejected = '';
         if (options.format === 'csv') {
+          // Set apart first: the next scan of the CSV adds its rejects to snapshot_rejects again.
           await db.run(
             'CREATE OR REPLACE TEMP TABLE snapshot_rejects_seen AS SELECT DISTINCT line, error_message, csv_line FROM snapshot_rejects',
           );
+          rejected = `UNION ALL SELECT 'CSV line ' || line || ': ' || error_message, to_json(csv_line), NULL::INTEGER, md5(csv_line), NULL::VARCHAR FROM snapshot_rejects_seen`;
         }
         quarantined = await db.copy(
           `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
@@ -178,6 +182,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
           { cause: error },
         );
       }
+      await dropRejects(db);
       await commitFile(temporary, target);
       await context.recordFile(target);
       if (quarantined > 0) {
