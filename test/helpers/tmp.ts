@@ -1,8 +1,10 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
+import { ROOT } from './cli.js';
 
 /** A temporary folder removed when the current test finishes. */
 export async function testDir(): Promise<string> {
@@ -39,4 +41,46 @@ export async function duck(sql: string): Promise<Record<string, unknown>[]> {
   } finally {
     db.close();
   }
+}
+
+/**
+ * A project folder for a pipeline run by the CLI: pipelines/p.yaml and copies
+ * of the shipped SQL files it names. In `dir`, or a fresh test folder.
+ */
+export async function pipelineProject(
+  yaml: string,
+  sqlFiles: readonly string[] = [],
+  dir?: string,
+): Promise<{ dir: string; file: string; output: string }> {
+  const folder = dir ?? (await testDir());
+  const files: Record<string, string> = { 'pipelines/p.yaml': yaml };
+  for (const name of sqlFiles)
+    files[`sql/${name}`] = await readFile(join(ROOT, 'sql', name), 'utf8');
+  await writeFiles(folder, files);
+  return { dir: folder, file: join(folder, 'pipelines/p.yaml'), output: join(folder, 'output') };
+}
+
+/** The sha256 of every file below an output folder (path -> hash), leaving out .state and `skip`. */
+export async function outputHashes(
+  output: string,
+  skip: readonly string[] = [],
+): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== '.state') await walk(path);
+      } else if (!skip.includes(entry.name)) {
+        found.set(
+          relative(output, path),
+          createHash('sha256')
+            .update(await readFile(path))
+            .digest('hex'),
+        );
+      }
+    }
+  };
+  await walk(output);
+  return found;
 }

@@ -49,6 +49,8 @@ const ENV = {
   ROAD_ETL_PASSWORD: 'secret',
   ROAD_ETL_SIGNS_URL: 'http://127.0.0.1:9',
 };
+/** `road-etl run pipelines/bicycle.yaml` with these --param values. */
+const bicycle = (...params: string[]) => ['run', BICYCLE, ...params.flatMap((p) => ['--param', p])];
 const START = 'start=2026-01-01T00:00:00Z';
 const END = 'end=2026-01-08T00:00:00Z';
 
@@ -183,141 +185,67 @@ const CASES: Record<string, Case> = {
   },
   // params
   'a required param that is missing': {
-    args: ['run', BICYCLE, '--param', END, '--param', 'prefixes=GAL'],
+    args: bicycle(END, 'prefixes=GAL'),
     message: /params\.start: required param is missing: give it with --param start=/,
   },
   'a timestamp in local time': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=2026-01-01T00:00:00',
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=2026-01-01T00:00:00', END, 'prefixes=GAL'),
     message: /--param start: must be in UTC with a Z/,
   },
   'a timestamp with an offset': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=2026-01-01T01:00:00+01:00',
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=2026-01-01T01:00:00+01:00', END, 'prefixes=GAL'),
     message: /--param start: must be in UTC with a Z/,
   },
   'a timestamp in another format': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=01/01/2026',
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=01/01/2026', END, 'prefixes=GAL'),
     message: /--param start: must be a UTC timestamp YYYY-MM-DDTHH:mm:ssZ/,
   },
   'an impossible date': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=2026-02-30T00:00:00Z',
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=2026-02-30T00:00:00Z', END, 'prefixes=GAL'),
     message: /--param start: must be a UTC timestamp/,
   },
   'a start that is not a whole hour': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=2026-01-01T00:30:00Z',
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=2026-01-01T00:30:00Z', END, 'prefixes=GAL'),
     message: /steps\[1\]\.options\.start: .*whole hour/,
   },
   'an end before the start': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=2026-01-08T00:00:00Z',
-      '--param',
-      'end=2026-01-01T00:00:00Z',
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=2026-01-08T00:00:00Z', 'end=2026-01-01T00:00:00Z', 'prefixes=GAL'),
     message: /steps\[1\]\.options\.end: must be after start/,
   },
   'a period in the future': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      'start=2099-01-01T00:00:00Z',
-      '--param',
-      'end=2099-01-02T00:00:00Z',
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle('start=2099-01-01T00:00:00Z', 'end=2099-01-02T00:00:00Z', 'prefixes=GAL'),
     message: /steps\[1\]\.options\.start: .*future/,
   },
   'a prefix under 3 characters': {
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'prefixes=GAL,UT'],
+    args: bicycle(START, END, 'prefixes=GAL,UT'),
     message: /steps\[1\]\.options\.prefixes\[1\]: a prefix has at least 3 characters, got "UT"/,
   },
   'two selections at once': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      START,
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-      '--param',
-      'locations=A1',
-    ],
+    args: bicycle(START, END, 'prefixes=GAL', 'locations=A1'),
     message:
       /bicycle\.yaml:\d+: steps\[1\]\.options\.prefixes: give one selection only, not locations and prefixes/,
   },
   'no selection': {
-    args: ['run', BICYCLE, '--param', START, '--param', END],
+    args: bicycle(START, END),
     message:
       /bicycle\.yaml:\d+: steps\[1\]\.options: needs one selection: locations, prefixes or polygon/,
   },
   'an empty location list': {
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'locations='],
+    args: bicycle(START, END, 'locations='),
     message: /--param locations: .*empty|steps\[1\]\.options\.locations: .*empty/,
   },
   'a polygon file that does not exist': {
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/none.geojson'],
+    args: bicycle(START, END, 'polygon=D/none.geojson'),
     message: /none\.geojson.*(does not exist|ENOENT)/,
   },
   'a polygon file that is not JSON': {
     files: { 'area.geojson': '{"type": "Polygon", coordinates' },
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    args: bicycle(START, END, 'polygon=D/area.geojson'),
     message: /bicycle\.yaml:\d+: steps\[1\]\.options\.polygon: .*area\.geojson is not JSON/,
   },
   'a polygon file holding a Point': {
     files: { 'area.geojson': JSON.stringify({ type: 'Point', coordinates: [5, 52] }) },
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    args: bicycle(START, END, 'polygon=D/area.geojson'),
     message: /steps\[1\]\.options\.polygon: .*Polygon.*Point/,
   },
   'a self-intersecting polygon': {
@@ -330,7 +258,7 @@ const CASES: Record<string, Case> = {
         [4, 52],
       ]),
     },
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    args: bicycle(START, END, 'polygon=D/area.geojson'),
     message: /steps\[1\]\.options\.polygon: coordinates\[0\]: ring intersects itself/,
   },
   'a polygon that is not closed': {
@@ -342,41 +270,19 @@ const CASES: Record<string, Case> = {
         [4, 53],
       ]),
     },
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'polygon=D/area.geojson'],
+    args: bicycle(START, END, 'polygon=D/area.geojson'),
     message: /steps\[1\]\.options\.polygon: coordinates\[0\]: .*not closed/,
   },
   'a param the pipeline does not have': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      START,
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-      '--param',
-      'prefix=GAL',
-    ],
+    args: bicycle(START, END, 'prefixes=GAL', 'prefix=GAL'),
     message: /--param prefix: the pipeline has no such param/,
   },
   'a --param without a value': {
-    args: ['run', BICYCLE, '--param', START, '--param', END, '--param', 'prefixes'],
+    args: bicycle(START, END, 'prefixes'),
     message: /--param "prefixes": expected NAME=VALUE/,
   },
   'a param given twice': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      START,
-      '--param',
-      START,
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-    ],
+    args: bicycle(START, START, END, 'prefixes=GAL'),
     message: /--param start: given twice/,
   },
   'a town code carrying SQL': {
@@ -390,7 +296,7 @@ const CASES: Record<string, Case> = {
   },
   // the command line
   'an unknown flag': {
-    args: ['run', BICYCLE, '--outptu', 'x'],
+    args: [...bicycle(), '--outptu', 'x'],
     message: /Unknown argument: outptu/,
   },
   'an unknown command': {
@@ -399,56 +305,43 @@ const CASES: Record<string, Case> = {
   },
   'run without a pipeline': { args: ['run'], message: /Not enough non-option arguments/ },
   'a --select of a step that is not there': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      START,
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-      '--select',
-      'bicycle_measurment',
-    ],
+    args: [...bicycle(START, END, 'prefixes=GAL'), '--select', 'bicycle_measurment'],
     message:
       /--select: no step named bicycle_measurment in .*bicycle\.yaml \(steps: bicycle_locations, /,
   },
   'a --reset of a step that is not there': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      START,
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-      '--reset',
-      'ghost',
-    ],
+    args: [...bicycle(START, END, 'prefixes=GAL'), '--reset', 'ghost'],
     message: /--reset: ghost is not among/,
   },
   'an unknown log level': {
-    args: ['run', BICYCLE, '--log-level', 'loud'],
+    args: [...bicycle(), '--log-level', 'loud'],
     message: /log-level.*Invalid values|Invalid values:.*log-level/s,
   },
   'an empty --output': {
-    args: [
-      'run',
-      BICYCLE,
-      '--param',
-      START,
-      '--param',
-      END,
-      '--param',
-      'prefixes=GAL',
-      '--output',
-      '',
-    ],
+    args: [...bicycle(START, END, 'prefixes=GAL'), '--output', ''],
     message: /--output: must name a folder/,
   },
 };
+
+/** A folder with the case's files (and sql/ok.sql), and its command line with P and D/ resolved. */
+async function setUpCase(
+  files: Case['files'],
+  args: string[],
+): Promise<{ dir: string; argv: string[] }> {
+  const dir = await caseDir();
+  await writeFiles(dir, {
+    'sql/ok.sql': GOOD_SQL,
+    ...Object.fromEntries(
+      Object.entries(files ?? {}).map(([k, v]) => [k === P ? 'pipelines/p.yaml' : k, v]),
+    ),
+  });
+  const argv = args.map((a) =>
+    a === P
+      ? join(dir, 'pipelines/p.yaml')
+      : a.replace(/^D\//, `${dir}/`).replace(/=D\//, `=${dir}/`),
+  );
+  return { dir, argv };
+}
 
 describe('bad input: exit 2, what and where, nothing written', () => {
   it('has at least 30 cases', () => {
@@ -458,13 +351,7 @@ describe('bad input: exit 2, what and where, nothing written', () => {
   it.concurrent.each(Object.entries(CASES))(
     'refuses %s',
     async (_name, { files, args, message }) => {
-      const dir = await caseDir();
-      await writeFiles(dir, {
-        'sql/ok.sql': GOOD_SQL,
-        ...Object.fromEntries(
-          Object.entries(files ?? {}).map(([k, v]) => [k === P ? 'pipelines/p.yaml' : k, v]),
-        ),
-      });
+      const { dir, argv } = await setUpCase(files, args);
       // An output folder holding earlier data, state and a manifest: left exactly as it was.
       const output = join(dir, 'out');
       await writeFiles(output, {
@@ -473,11 +360,6 @@ describe('bad input: exit 2, what and where, nothing written', () => {
         'manifest.json': '{}',
       });
       const before = await fingerprint(output);
-      const argv = args.map((a) =>
-        a === P
-          ? join(dir, 'pipelines/p.yaml')
-          : a.replace(/^D\//, `${dir}/`).replace(/=D\//, `=${dir}/`),
-      );
       const hasOutput = argv.includes('--output');
       const result = await runCli(hasOutput ? argv : [...argv, '--output', output], { env: ENV });
       expect(result.code, result.stderr).toBe(2);
@@ -495,17 +377,8 @@ describe('bad input: exit 2, what and where, nothing written', () => {
     'an unknown flag',
   ])('does not create the output folder for %s', async (name) => {
     const { files, args } = CASES[name]!;
-    const dir = await caseDir();
-    await writeFiles(dir, {
-      'sql/ok.sql': GOOD_SQL,
-      ...Object.fromEntries(
-        Object.entries(files ?? {}).map(([k, v]) => [k === P ? 'pipelines/p.yaml' : k, v]),
-      ),
-    });
+    const { dir, argv } = await setUpCase(files, args);
     const output = join(dir, 'fresh');
-    const argv = args.map((a) =>
-      a === P ? join(dir, 'pipelines/p.yaml') : a.replace(/=D\//, `=${dir}/`),
-    );
     const result = await runCli([...argv, '--output', output], { env: ENV });
     expect(result.code).toBe(2);
     expect(existsSync(output)).toBe(false);

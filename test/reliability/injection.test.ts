@@ -8,11 +8,11 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_TEXTS } from '../../src/simulator/signs/payload.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { CURRENT_STATE_STEP, signsPipeline } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { duck, testDir, writeFiles } from '../helpers/tmp.js';
+import { duck, pipelineProject, testDir, writeFiles } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({ seed: 53, signs: { signs: 200, hostileTextRate: 0.4 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
@@ -37,16 +37,8 @@ const PIPELINE = signsPipeline(
 
 describe('hostile text from the service', () => {
   it('is stored verbatim, neutralised in CSV cells, plain in GeoJSON, and runs nowhere', async () => {
-    const dir = await testDir();
-    await writeFiles(dir, {
-      'pipelines/p.yaml': PIPELINE,
-      'sql/signs_current_state.sql': await readFile(
-        join(ROOT, 'sql/signs_current_state.sql'),
-        'utf8',
-      ),
-    });
-    const output = join(dir, 'output');
-    const run = await runCli(['run', join(dir, 'pipelines/p.yaml'), '--output', output], { env });
+    const { dir, file, output } = await pipelineProject(PIPELINE, ['signs_current_state.sql']);
+    const run = await runCli(['run', file, '--output', output], { env });
     expect(run.code, run.stderr).toBe(0);
 
     // The truth: each current sign's road name as the service sent it.

@@ -6,11 +6,10 @@
  * gives exactly the ground truth: the simulator's events, signs and counts, and
  * exports identical to those of a run that was never interrupted.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BICYCLE_SOURCE,
@@ -18,7 +17,7 @@ import {
   landedMeasurements,
   truthMeasurements,
 } from '../helpers/bicycle.js';
-import { ROOT, collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
 import {
   landedEventHashes,
   tableStateKeys,
@@ -26,7 +25,7 @@ import {
   truthStateKeys,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { testDir, writeFiles } from '../helpers/tmp.js';
+import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 
 const START = '2026-03-01T00:00:00Z';
 const END = '2026-03-08T00:00:00Z';
@@ -74,36 +73,11 @@ ${BICYCLE_SOURCE.replace('source:\n', `source:\n  signs: { url: "\${env.ROAD_ETL
     options: { query: "SELECT * FROM bicycle_hourly ORDER BY location_id, measurement_hour, category, subcategory", path: exports/bicycle_hourly.csv }
 `;
 
-async function setUp(dir?: string): Promise<{ file: string; output: string }> {
-  dir ??= await testDir();
-  const sql: Record<string, string> = {};
-  for (const name of ['signs_current_state.sql', 'bicycle_hourly.sql'])
-    sql[`sql/${name}`] = await readFile(join(ROOT, 'sql', name), 'utf8');
-  await writeFiles(dir, { 'pipelines/p.yaml': PIPELINE, ...sql });
-  return { file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
-}
+const setUp = (dir?: string) =>
+  pipelineProject(PIPELINE, ['signs_current_state.sql', 'bicycle_hourly.sql'], dir);
 
 /** Every file below the output folder outside .state, with its sha256. */
-async function files(output: string): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  const walk = async (folder: string): Promise<void> => {
-    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== '.state') await walk(path);
-      } else {
-        found.set(
-          relative(output, path),
-          createHash('sha256')
-            .update(await readFile(path))
-            .digest('hex'),
-        );
-      }
-    }
-  };
-  await walk(output);
-  return found;
-}
+const files = (output: string) => outputHashes(output);
 
 const EXPORTS = ['exports/signs.csv', 'exports/signs.geojson', 'exports/bicycle_hourly.csv'];
 

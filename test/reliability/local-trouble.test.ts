@@ -10,12 +10,11 @@
  * simulated inside road-etl.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, collect, runCli, startCli } from '../helpers/cli.js';
+import { BIN, collect, runCli, startCli } from '../helpers/cli.js';
 import {
   CURRENT_STATE_STEP,
   landedEventHashes,
@@ -25,7 +24,7 @@ import {
   truthStateKeys,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { testDir, writeFiles } from '../helpers/tmp.js';
+import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({ seed: 43, signs: { signs: 300 }, faults: { latencyMs: 2 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
@@ -39,36 +38,10 @@ const PIPELINE = signsPipeline(
 `,
 );
 
-async function setUp(): Promise<{ dir: string; file: string; output: string }> {
-  const dir = await testDir();
-  await writeFiles(dir, {
-    'pipelines/p.yaml': PIPELINE,
-    'sql/signs_current_state.sql': await readFile(
-      join(ROOT, 'sql', 'signs_current_state.sql'),
-      'utf8',
-    ),
-  });
-  return { dir, file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
-}
+const setUp = () => pipelineProject(PIPELINE, ['signs_current_state.sql']);
 
-/** Every file of the datasets and exports (not .state), with its sha256. */
-async function contents(output: string): Promise<Record<string, string>> {
-  const found: Record<string, string> = {};
-  const walk = async (folder: string): Promise<void> => {
-    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== '.state') await walk(path);
-      } else if (entry.name !== 'manifest.json') {
-        found[relative(output, path)] = createHash('sha256')
-          .update(await readFile(path))
-          .digest('hex');
-      }
-    }
-  };
-  await walk(output);
-  return found;
-}
+/** Every file of the datasets and exports (not .state, not the manifest), with its sha256. */
+const contents = (output: string) => outputHashes(output, ['manifest.json']);
 
 async function expectGroundTruth(output: string): Promise<void> {
   expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
@@ -183,7 +156,7 @@ describe('local trouble', () => {
     expect(landed.length).toBeGreaterThan(0);
     expect(new Set(landed).size).toBe(landed.length);
     expect(truthEventHashes(simulator)).toEqual(expect.arrayContaining(landed));
-    const leftovers = Object.keys(await contents(join(dir, 'tiny'))).filter((f) =>
+    const leftovers = [...(await contents(join(dir, 'tiny'))).keys()].filter((f) =>
       /\.tmp-/.test(f),
     );
     expect(leftovers).toEqual([]);

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { collect, killRepeatedly, runCli, startCli, ROOT } from '../helpers/cli.js';
+import { collect, killRepeatedly, runCli, startCli } from '../helpers/cli.js';
 import {
   CURRENT_STATE_STEP,
   landedEventHashes,
@@ -13,7 +13,7 @@ import {
   truthStateKeys,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { testDir, writeFiles } from '../helpers/tmp.js';
+import { pipelineProject } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({ seed: 31, signs: { signs: 700 }, faults: { latencyMs: 3 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
@@ -27,17 +27,7 @@ const PIPELINE = signsPipeline(
 `,
 );
 
-async function setUp(): Promise<{ file: string; output: string }> {
-  const dir = await testDir();
-  await writeFiles(dir, {
-    'pipelines/p.yaml': PIPELINE,
-    'sql/signs_current_state.sql': await readFile(
-      join(ROOT, 'sql', 'signs_current_state.sql'),
-      'utf8',
-    ),
-  });
-  return { file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
-}
+const setUp = () => pipelineProject(PIPELINE, ['signs_current_state.sql']);
 
 describe('a run killed at any moment', () => {
   it('gives exactly the ground truth after a rerun, however often it was killed (SIGKILL)', async () => {
