@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ParamValue } from '../config/params.js';
 import { redactor } from '../log.js';
 import { writeFileAtomic, type FileRecord } from '../util/fs.js';
+import { scratchFolder } from './state.js';
 import type { ExportRecord } from './step-kind.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'reused' | 'interrupted';
@@ -40,6 +41,10 @@ export const MANIFEST_FILE = 'manifest.json';
 
 export async function writeManifest(output: string, manifest: Manifest): Promise<string> {
   const path = join(output, MANIFEST_FILE);
-  await writeFileAtomic(path, JSON.stringify(redactor.value(manifest), null, 2) + '\n');
+  await writeFileAtomic(
+    path,
+    JSON.stringify(redactor.value(manifest), null, 2) + '\n',
+    scratchFolder(output),
+  );
   return path;
 }

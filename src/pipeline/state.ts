@@ -11,6 +11,15 @@ import { temporaryPath, writeFileAtomic } from '../util/fs.js';
 
 export const STATE_FOLDER = '.state';
 
+/**
+ * The output folder's scratch folder: files are written there and renamed into
+ * place when whole, so that a killed run leaves nothing half-written where
+ * users look. Cleared at the start of every run.
+ */
+export function scratchFolder(output: string): string {
+  return join(output, STATE_FOLDER, 'tmp');
+}
+
 export interface StepRecord {
   /** How the step's last run ended. */
   status: 'succeeded' | 'failed' | 'running';
@@ -21,9 +30,11 @@ export interface StepRecord {
 
 export class StateStore {
   readonly folder: string;
+  readonly #scratch: string;
 
   constructor(output: string) {
     this.folder = join(output, STATE_FOLDER);
+    this.#scratch = scratchFolder(output);
   }
 
   #file(stepId: string): string {
@@ -60,7 +71,11 @@ export class StateStore {
   }
 
   async write(stepId: string, record: StepRecord): Promise<void> {
-    await writeFileAtomic(this.#file(stepId), JSON.stringify(record, null, 2) + '\n');
+    await writeFileAtomic(
+      this.#file(stepId),
+      JSON.stringify(record, null, 2) + '\n',
+      this.#scratch,
+    );
   }
 
   async remove(stepId: string): Promise<void> {
@@ -130,8 +145,9 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
     started_at: new Date().toISOString(),
     pipeline,
   };
-  const draft = temporaryPath(lock);
-  await writeFileAtomic(draft, JSON.stringify(mine) + '\n');
+  const scratch = scratchFolder(output);
+  const draft = temporaryPath(lock, scratch);
+  await writeFileAtomic(draft, JSON.stringify(mine) + '\n', scratch);
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {

@@ -63,10 +63,11 @@ function neutralised(expression: string): string {
 
 async function withTemporary(
   path: string,
+  scratch: string,
   write: (temporary: string) => Promise<ExportResult>,
 ): Promise<ExportResult> {
   await mkdir(dirname(path), { recursive: true });
-  const temporary = temporaryPath(path);
+  const temporary = temporaryPath(path, scratch);
   try {
     const result = await write(temporary);
     await commitFile(temporary, path);
@@ -81,6 +82,7 @@ export async function exportCsv(
   db: Database,
   source: ExportSource,
   path: string,
+  scratch: string,
 ): Promise<ExportResult> {
   const columns = await describe(db, source);
   const projection = columns.map(({ name, type }) => {
@@ -90,7 +92,7 @@ export async function exportCsv(
       return `${neutralised(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
   });
-  return withTemporary(path, async (temporary) => {
+  return withTemporary(path, scratch, async (temporary) => {
     const rows = await db.copy(
       `COPY (SELECT ${projection.join(', ')} FROM ${source.sql}) TO ${quotedString(temporary)} ` +
         `(FORMAT csv, HEADER true, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n')`,
@@ -104,8 +106,9 @@ export async function exportParquet(
   db: Database,
   source: ExportSource,
   path: string,
+  scratch: string,
 ): Promise<ExportResult> {
-  return withTemporary(path, async (temporary) => ({
+  return withTemporary(path, scratch, async (temporary) => ({
     rows: await db.copy(
       `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
       source.params,
@@ -127,6 +130,7 @@ export async function exportGeoJson(
   db: Database,
   source: ExportSource,
   path: string,
+  scratch: string,
   geometry: GeometryColumns,
 ): Promise<ExportResult> {
   const columns = await describe(db, source);
@@ -154,7 +158,7 @@ export async function exportGeoJson(
     `'properties', ${properties.length > 0 ? `json_object(${properties.join(', ')})` : `'{}'::JSON`})::VARCHAR`;
   const sql = `SELECT ${feature} AS feature, coalesce(${valid}, false) AS located FROM ${source.sql}`;
 
-  return withTemporary(path, async (temporary) => {
+  return withTemporary(path, scratch, async (temporary) => {
     const out = createWriteStream(temporary, { flags: 'wx' });
     const failed = once(out, 'error').then(([error]) => {
       throw error as Error;

@@ -11,7 +11,7 @@ import { quotedString } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
-import { STATE_FOLDER } from '../pipeline/state.js';
+import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { commitFile, temporaryPath } from '../util/fs.js';
@@ -86,7 +86,7 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
       await writeFile(file, body);
       const target = join(context.output, LOCATIONS_DATASET, 'data.parquet');
       await mkdir(join(context.output, LOCATIONS_DATASET), { recursive: true });
-      const temporary = temporaryPath(target);
+      const temporary = temporaryPath(target, scratchFolder(context.output));
       const db = await context.database();
       const features = `(SELECT unnest(json_extract(json, '$.features[*]')) AS f
         FROM read_json_objects(${quotedString(file)}, maximum_object_size = ${Math.max(16 << 20, body.length + 1024)}))`;

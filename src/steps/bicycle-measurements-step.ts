@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { Database, quotedString } from '../duckdb/database.js';
 import { InputError, RunError } from '../errors.js';
 import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
-import { STATE_FOLDER } from '../pipeline/state.js';
+import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import {
   Sizer,
@@ -512,7 +512,7 @@ class MeasurementsRun {
       return;
     }
     await mkdir(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true });
-    const temporary = temporaryPath(quarantineFile);
+    const temporary = temporaryPath(quarantineFile, scratchFolder(context.output));
     await db.run(
       `COPY ${quarantinedRows(files)} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
     );

@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { z } from 'zod';
 import { quotedIdentifier } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
+import { scratchFolder } from '../pipeline/state.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import {
   exportCsv,
@@ -93,15 +94,16 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     const format = formatOf(options)!;
     const path = insideFolder(context.output, options.path)!;
     const db = await context.database();
+    const scratch = scratchFolder(context.output);
     const source: ExportSource = options.table
       ? { sql: quotedIdentifier(options.table), params: {} }
       : { sql: `(${options.query ?? ''})`, params: options.params };
     let result: ExportResult;
     try {
-      if (format === 'csv') result = await exportCsv(db, source, path);
-      else if (format === 'parquet') result = await exportParquet(db, source, path);
+      if (format === 'csv') result = await exportCsv(db, source, path, scratch);
+      else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
       else
-        result = await exportGeoJson(db, source, path, {
+        result = await exportGeoJson(db, source, path, scratch, {
           ...options.geometry,
           id: options.geometry.id,
         });

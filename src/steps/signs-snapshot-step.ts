@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { quotedString, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
-import { STATE_FOLDER } from '../pipeline/state.js';
+import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
 import { httpClientFor } from './http-options.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
@@ -143,13 +143,13 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
       const target = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
       await mkdir(join(context.output, SNAPSHOT_DATASET), { recursive: true });
-      const temporary = temporaryPath(target);
+      const temporary = temporaryPath(target, scratchFolder(context.output));
       const quarantineTarget = join(
         context.output,
         QUARANTINE_DATASET,
         `${context.stepId}.parquet`,
       );
-      const quarantineTemporary = temporaryPath(quarantineTarget);
+      const quarantineTemporary = temporaryPath(quarantineTarget, scratchFolder(context.output));
       await mkdir(join(context.output, QUARANTINE_DATASET), { recursive: true });
       let rows: number;
       let quarantined: number;

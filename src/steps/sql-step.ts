@@ -10,6 +10,7 @@ import { quotedIdentifier, quotedString } from '../duckdb/database.js';
 import { DERIVED_FOLDER, discoverDatasets, readDatasetSql } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
+import { scratchFolder } from '../pipeline/state.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import { commitFile, temporaryPath } from '../util/fs.js';
 import { insideFolder } from './paths.js';
@@ -107,7 +108,7 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       const folder = join(context.output, DERIVED_FOLDER, table);
       await mkdir(folder, { recursive: true });
       const target = join(folder, 'data.parquet');
-      const temporary = temporaryPath(target);
+      const temporary = temporaryPath(target, scratchFolder(context.output));
       rowsOut += await db.copy(
         `COPY ${quotedIdentifier(table)} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
       );

@@ -1,15 +1,19 @@
 /** Durable file operations: a file is either wholly there or not at all. */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream, mkdirSync } from 'node:fs';
+import { copyFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
-/** A temporary name beside `path`: hidden, and not ending like the final name (so globs skip it). */
-export function temporaryPath(path: string): string {
-  return join(
-    dirname(path),
-    `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`,
-  );
+/**
+ * A temporary name for a file that will be renamed to `path`, in the folder
+ * `scratch` (created if need be): a folder nobody reads, on the file system of
+ * `path` so that the rename is atomic, so that a killed run leaves nothing
+ * half-written beside the finished files. Hidden, and not ending like the
+ * final name (so globs skip it even where scratch is the file's own folder).
+ */
+export function temporaryPath(path: string, scratch: string): string {
+  mkdirSync(scratch, { recursive: true });
+  return join(scratch, `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
 export function isTemporaryName(name: string): boolean {
@@ -26,12 +30,36 @@ async function fsyncPath(path: string, flags = 'r'): Promise<void> {
 }
 
 /**
+ * Renames, or where the temporary file is on another file system (a folder of
+ * the output mounted apart), copies it beside `path` under its temporary name
+ * and renames that: the final name still appears whole or not at all.
+ */
+async function moveInto(temporary: string, path: string): Promise<void> {
+  try {
+    await rename(temporary, path);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+  }
+  const beside = join(dirname(path), basename(temporary));
+  try {
+    await copyFile(temporary, beside);
+    await fsyncPath(beside);
+    await rename(beside, path);
+  } catch (error) {
+    await rm(beside, { force: true });
+    throw error;
+  }
+  await rm(temporary, { force: true });
+}
+
+/**
  * Moves a finished temporary file to its final name durably: fsync the file,
  * rename (atomic on one file system), fsync the folder so the rename survives a crash.
  */
 export async function commitFile(temporary: string, path: string): Promise<void> {
   await fsyncPath(temporary);
-  await rename(temporary, path);
+  await moveInto(temporary, path);
   await fsyncPath(dirname(path));
 }
 
@@ -43,16 +71,23 @@ export async function commitFiles(
   moves: readonly (readonly [temporary: string, path: string])[],
 ): Promise<void> {
   await Promise.all(moves.map(([temporary]) => fsyncPath(temporary)));
-  for (const [temporary, path] of moves) await rename(temporary, path);
+  for (const [temporary, path] of moves) await moveInto(temporary, path);
   await Promise.all(
     [...new Set(moves.map(([, path]) => dirname(path)))].map((folder) => fsyncPath(folder)),
   );
 }
 
-/** Writes data to path atomically (write, fsync, rename, fsync the folder). */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+/**
+ * Writes data to path atomically (write, fsync, rename, fsync the folder), by
+ * way of a temporary file in `scratch` (see temporaryPath).
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  scratch: string,
+): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const temporary = temporaryPath(path);
+  const temporary = temporaryPath(path, scratch);
   try {
     const handle = await open(temporary, 'wx');
     try {

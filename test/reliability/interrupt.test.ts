@@ -7,7 +7,7 @@
  * exports identical to those of a run that was never interrupted.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,7 +150,7 @@ describe('a run interrupted in each step kind', () => {
     const { file, output } = await setUp();
     const { result, sent } = await interruptDuring(file, output, kind, signal);
     expect(sent).toBe(true);
-    // No half-written file anywhere a user looks: every export present is a whole one.
+    // No half-written file anywhere a user looks (.state aside): every export present is a whole one.
     const after = await files(output);
     expect([...after.keys()].filter((name) => /\.tmp|\.partial|~$/.test(name))).toEqual([]);
     const present = EXPORTS.filter((name) => after.has(name));
@@ -162,6 +162,8 @@ describe('a run interrupted in each step kind', () => {
     const rerun = await runCli(['run', file, '--output', output], { env });
     expect(rerun.code, rerun.stderr).toBe(0);
     await expectGroundTruth(output);
+    // What the killed run was writing went with the rerun's start.
+    expect(await readdir(join(output, '.state', 'tmp'))).toEqual([]);
     return result;
   }
 

@@ -5,8 +5,8 @@
  * exports as they were, and, once the trouble is gone, a rerun completes with
  * the ground truth.
  *
- * The disk and the read-only folder are real: a small tmpfs and a read-only bind
- * mount, in a mount namespace of the test's own (unshare), so that nothing is
+ * The disk, the read-only folder and the folders mounted apart are real: small
+ * tmpfs and a read-only bind mount, in a mount namespace of the test's own (unshare), so that nothing is
  * simulated inside road-etl.
  */
 import { execFile } from 'node:child_process';
@@ -160,6 +160,8 @@ describe('local trouble', () => {
       /\.tmp-/.test(f),
     );
     expect(leftovers).toEqual([]);
+    // The failed step's temporary file went at once, so it holds none of the room a rerun needs.
+    expect(await readdir(join(dir, 'tiny', '.state', 'tmp')).catch(() => [])).toEqual([]);
     // Full while rebuilding the current state: the old table and export stay as they were.
     const full = await readFile(join(dir, 'full.err'), 'utf8');
     expect(full).toMatch(/step signs_current_state: the disk is full/);
@@ -184,5 +186,25 @@ describe('local trouble', () => {
     expect(await contents(output)).toEqual(before);
     await goodRun(file, output);
     await expectGroundTruth(output);
+  });
+
+  it('lands whole files in folders mounted apart from the output folder (exports, a dataset)', async () => {
+    const { dir, file, output } = await setUp();
+    // Files are written in .state/tmp and renamed into place; across file systems the
+    // rename cannot be done, so they are copied beside their final name and renamed there.
+    const printed = await inMountNamespace(`
+      set -u
+      mkdir -p ${output}/exports ${output}/signs/events
+      mount -t tmpfs -o size=8m tmpfs ${output}/exports
+      mount -t tmpfs -o size=8m tmpfs ${output}/signs/events
+      "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/apart.out 2> ${dir}/apart.err; echo "apart $?"
+      cp -a ${output} ${dir}/apart
+    `);
+    const stderr = await readFile(join(dir, 'apart.err'), 'utf8');
+    expect(printed, stderr).toBe('apart 0\n');
+    const copy = join(dir, 'apart');
+    await expectGroundTruth(copy);
+    expect([...(await contents(copy)).keys()].filter((f) => /\.tmp-/.test(f))).toEqual([]);
+    expect(await readdir(join(copy, '.state', 'tmp'))).toEqual([]);
   });
 });

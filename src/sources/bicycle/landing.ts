@@ -10,6 +10,7 @@
 import { mkdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
+import { scratchFolder } from '../../pipeline/state.js';
 import { commitFile, exists, temporaryPath } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 
@@ -140,7 +141,7 @@ export async function stageBatch(
   batch: { from: number; to: number; ids: readonly string[] },
 ): Promise<StagedBatch> {
   const file = join(staging, `${stem}.parquet`);
-  const temporary = temporaryPath(file);
+  const temporary = temporaryPath(file, staging);
   // Two rows for one location and hour are rare: they are looked for only when a count says so.
   for (const dedupe of [false, true]) {
     const typed = typingSelect(bodyFile, batch.ids, batch.from, batch.to, dedupe);
@@ -251,7 +252,7 @@ async function commitDate(
       WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
-  const temporary = temporaryPath(target);
+  const temporary = temporaryPath(target, scratchFolder(output));
   await mkdir(folder, { recursive: true });
   const rows = await db.copy(
     `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
