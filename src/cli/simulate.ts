@@ -29,6 +29,11 @@ interface SimulateArgs {
   'rate-limit-rate': number | undefined;
   'stall-rate': number | undefined;
   'html-rate': number | undefined;
+  'content-type-rate': number | undefined;
+  'not-array-rate': number | undefined;
+  'non-objects-rate': number | undefined;
+  'corrupt-gzip-rate': number | undefined;
+  'ragged-csv-rate': number | undefined;
   'latency-ms': number | undefined;
 }
 
@@ -66,6 +71,11 @@ export function simulatorInputFromArgs(args: SimulateArgs): SimulatorInput[] {
         rateLimitRate: args['rate-limit-rate'],
         stallRate: args['stall-rate'],
         htmlRate: args['html-rate'],
+        contentTypeRate: args['content-type-rate'],
+        notArrayRate: args['not-array-rate'],
+        nonObjectsRate: args['non-objects-rate'],
+        corruptGzipRate: args['corrupt-gzip-rate'],
+        raggedCsvRate: args['ragged-csv-rate'],
         latencyMs: args['latency-ms'],
       },
     },
@@ -140,6 +150,26 @@ export const simulateCommand: CommandModule<object, SimulateArgs> = {
       })
       .option('stall-rate', { type: 'number', describe: 'Fraction of requests that stall 30 s' })
       .option('html-rate', { type: 'number', describe: 'Fraction answered 200 with an HTML page' })
+      .option('content-type-rate', {
+        type: 'number',
+        describe: 'Fraction answered 200 with a text/plain body',
+      })
+      .option('not-array-rate', {
+        type: 'number',
+        describe: 'Fraction answered 200 with a JSON object where an array belongs',
+      })
+      .option('non-objects-rate', {
+        type: 'number',
+        describe: 'Fraction answered 200 with a JSON array of non-objects',
+      })
+      .option('corrupt-gzip-rate', {
+        type: 'number',
+        describe: 'Fraction answered 200 with a gzip body that does not inflate',
+      })
+      .option('ragged-csv-rate', {
+        type: 'number',
+        describe: 'Fraction of current-state CSV downloads with a ragged row',
+      })
       .option('latency-ms', { type: 'number', describe: 'Latency added to every request' })
       .group(
         [
@@ -149,6 +179,11 @@ export const simulateCommand: CommandModule<object, SimulateArgs> = {
           'rate-limit-rate',
           'stall-rate',
           'html-rate',
+          'content-type-rate',
+          'not-array-rate',
+          'non-objects-rate',
+          'corrupt-gzip-rate',
+          'ragged-csv-rate',
           'latency-ms',
         ],
         'Faults:',

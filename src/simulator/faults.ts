@@ -4,7 +4,7 @@
  * a test can assert exactly how many requests a retry made.
  */
 import { unit } from '../util/hash.js';
-import type { FaultOptions } from './options.js';
+import { FAULT_RATES, type FaultOptions } from './options.js';
 
 export type FaultKind =
   | 'error'
@@ -23,6 +23,20 @@ export type FaultKind =
   | 'corrupt-gzip'
   /** the current-state CSV with a row of more fields than the header (other routes: no fault) */
   | 'ragged-csv';
+
+const KIND_OF_RATE: Record<(typeof FAULT_RATES)[number], FaultKind> = {
+  errorRate: 'error',
+  resetRate: 'reset',
+  rateLimitRate: 'rate-limit',
+  stallRate: 'stall',
+  htmlRate: 'html',
+  truncateRate: 'truncate',
+  contentTypeRate: 'content-type',
+  notArrayRate: 'not-array',
+  nonObjectsRate: 'non-objects',
+  corruptGzipRate: 'corrupt-gzip',
+  raggedCsvRate: 'ragged-csv',
+};
 
 export interface QueuedFault {
   kind: FaultKind;
@@ -81,18 +95,13 @@ export class FaultPlan {
     const o = this.#options;
     if (o.paths.length > 0 && !o.paths.some((p) => path.includes(p))) return undefined;
     const roll = unit(this.#seed, ++this.#counter, 0xfa17);
-    const table: [FaultKind, number][] = [
-      ['error', o.errorRate],
-      ['reset', o.resetRate],
-      ['rate-limit', o.rateLimitRate],
-      ['stall', o.stallRate],
-      ['html', o.htmlRate],
-      ['truncate', o.truncateRate],
-    ];
     let edge = 0;
-    for (const [kind, rate] of table) {
-      edge += rate;
-      if (roll < edge) return { kind, status: kind === 'error' ? 500 : 200 };
+    for (const key of FAULT_RATES) {
+      edge += o[key];
+      if (roll < edge) {
+        const kind = KIND_OF_RATE[key];
+        return { kind, status: kind === 'error' ? 500 : 200 };
+      }
     }
     return undefined;
   }

@@ -22,6 +22,16 @@ export interface FaultOptions {
   stallMs: number;
   /** Fraction of requests answered 200 with an HTML error page. Default 0. */
   htmlRate: number;
+  /** Fraction of requests answered 200 with a text/plain body. Default 0. */
+  contentTypeRate: number;
+  /** Fraction of requests answered 200 with a JSON object where an array belongs. Default 0. */
+  notArrayRate: number;
+  /** Fraction of requests answered 200 with a JSON array of numbers, strings and null. Default 0. */
+  nonObjectsRate: number;
+  /** Fraction of requests answered 200 with a gzip body that does not inflate. Default 0. */
+  corruptGzipRate: number;
+  /** Fraction of current-state CSV downloads with a row of one field too many. Default 0. */
+  raggedCsvRate: number;
   /** Latency added to every request, in ms. Default 0. */
   latencyMs: number;
   /** Only requests whose path contains one of these are faulted; empty = all. Default []. */
@@ -164,6 +174,11 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     stallRate: 0,
     stallMs: 30_000,
     htmlRate: 0,
+    contentTypeRate: 0,
+    notArrayRate: 0,
+    nonObjectsRate: 0,
+    corruptGzipRate: 0,
+    raggedCsvRate: 0,
     latencyMs: 0,
     paths: [],
   },
@@ -193,6 +208,21 @@ function merge<T>(base: T, override: unknown): T {
   }
   return out as T;
 }
+
+/** The random fault rates, in the order a request's roll meets them. */
+export const FAULT_RATES = [
+  'errorRate',
+  'resetRate',
+  'rateLimitRate',
+  'stallRate',
+  'htmlRate',
+  'truncateRate',
+  'contentTypeRate',
+  'notArrayRate',
+  'nonObjectsRate',
+  'corruptGzipRate',
+  'raggedCsvRate',
+] as const;
 
 function rate(name: string, value: number): void {
   if (!(value >= 0 && value <= 1)) throw new RangeError(`${name} must be between 0 and 1`);
@@ -231,15 +261,15 @@ export function resolveSimulatorOptions(...inputs: SimulatorInput[]): SimulatorO
   }
   rate('signs.burst.at', signs.burst.at);
   rate('bicycle.offHourRate', bicycle.offHourRate);
-  for (const key of [
-    'errorRate',
-    'resetRate',
-    'truncateRate',
-    'rateLimitRate',
-    'stallRate',
-    'htmlRate',
-  ] as const) {
+  let faulted = 0;
+  for (const key of FAULT_RATES) {
     rate(`faults.${key}`, faults[key]);
+    faulted += faults[key];
+  }
+  if (faulted > 1 + 1e-9) {
+    throw new RangeError(
+      `the fault rates add up to ${Number(faulted.toFixed(6))}, more than 1 (every request)`,
+    );
   }
   if (!(faults.latencyMs >= 0)) throw new RangeError('faults.latencyMs must be >= 0');
   if (Number.isNaN(Date.parse(signs.feedStart)) || Number.isNaN(Date.parse(signs.feedEnd))) {

@@ -40,7 +40,7 @@ describe('bicycle.measurements under trouble', () => {
     );
   });
 
-  it('retries 5xx, 429, resets, cut bodies and HTML error pages, and lands the same rows', async () => {
+  it('retries 5xx, 429, resets, cut bodies, HTML error pages and malformed answers, and lands the same rows', async () => {
     const simulator = await useSimulator({
       seed: 6,
       bicycle: { locations: 30, maxLocations: 8, maxPeriodDays: 4 },
@@ -51,6 +51,9 @@ describe('bicycle.measurements under trouble', () => {
         htmlRate: 0.06,
         rateLimitRate: 0.04,
         retryAfterSeconds: 1,
+        notArrayRate: 0.03,
+        nonObjectsRate: 0.03,
+        corruptGzipRate: 0.03,
       },
     });
     const end = '2026-02-21T00:00:00Z';
@@ -64,7 +67,7 @@ describe('bicycle.measurements under trouble', () => {
     expect(summary.status, failure?.message).toBe('succeeded');
     expect(logger.events.filter((e) => e.event === 'http.retry').length).toBeGreaterThan(3);
     const faults = new Set(simulator.requests.map((r) => r.fault).filter(Boolean));
-    expect(faults.size).toBeGreaterThanOrEqual(4);
+    expect(faults.size).toBeGreaterThanOrEqual(5);
     expect(await landedMeasurements(output)).toEqual(
       truthMeasurements(simulator, idsWithPrefix(simulator, 'GAL', 'NBR', 'FRL'), START, end).kept,
     );

@@ -63,6 +63,10 @@ describe('road-etl simulate', () => {
 
   it.each([
     [['simulate', '--error-rate', '2'], /faults.errorRate must be between 0 and 1/],
+    [
+      ['simulate', '--error-rate', '0.6', '--corrupt-gzip-rate', '0.6'],
+      /the fault rates add up to 1.2, more than 1/,
+    ],
     [['simulate', '--scale', 'huge'], /Invalid values:[\s\S]*scale/],
     [['simulate', '--bogus-flag'], /Unknown argument: bogus-flag/],
     [['simulate', '--burst-size', '10', '--burst-town', 'GM0000'], /not a known town code/],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseRfc4180 } from '../helpers/csv.js';
 import { CURRENT_STATE_PATH, EVENTS_PATH, useSimulator } from '../helpers/simulator.js';
 
 const simulator = await useSimulator({ seed: 2, signs: { signs: 3000 } });
@@ -95,5 +96,41 @@ describe('simulator faults', () => {
     expect(
       simulator.requests.filter((r) => r.fault === 'rate-limit').every((r) => r.status === 429),
     ).toBe(true);
+  });
+
+  it('gives the malformed answers at configured rates too (every request at rate 1)', async () => {
+    const csvUrl = `${simulator.env.ROAD_ETL_SIGNS_URL}${CURRENT_STATE_PATH}?town-code=GM0014&content-type=csv`;
+    const fieldCounts = async (): Promise<Set<number>> =>
+      new Set(parseRfc4180(await (await fetch(csvUrl)).text()).map((row) => row.length));
+    try {
+      simulator.faults.configure({ contentTypeRate: 1 });
+      const plain = await fetch(events);
+      expect([plain.status, plain.headers.get('content-type')]).toEqual([
+        200,
+        'text/plain; charset=utf-8',
+      ]);
+      simulator.faults.configure({ contentTypeRate: 0, notArrayRate: 1 });
+      expect(Array.isArray(await (await fetch(events)).json())).toBe(false);
+      simulator.faults.configure({ notArrayRate: 0, nonObjectsRate: 1 });
+      expect(await (await fetch(events)).json()).toEqual([1, 'two', null]);
+      simulator.faults.configure({ nonObjectsRate: 0, corruptGzipRate: 1 });
+      const gzip = await fetch(events);
+      expect(gzip.headers.get('content-encoding')).toBe('gzip');
+      await expect(gzip.arrayBuffer()).rejects.toThrow();
+      simulator.faults.configure({ corruptGzipRate: 0 });
+      expect(await fieldCounts()).toHaveProperty('size', 1);
+      simulator.faults.configure({ raggedCsvRate: 1 });
+      // One row of the CSV has a field more than the header; the feed is untouched.
+      expect((await fieldCounts()).size).toBe(2);
+      expect((await fetch(events)).status).toBe(200);
+    } finally {
+      simulator.faults.configure({
+        contentTypeRate: 0,
+        notArrayRate: 0,
+        nonObjectsRate: 0,
+        corruptGzipRate: 0,
+        raggedCsvRate: 0,
+      });
+    }
   });
 });
