@@ -150,7 +150,10 @@ ${BICYCLE_SOURCE}steps:
     Object.entries(FAULTS).map(([fault, f]) => [endpoint, fault, spec, f] as const),
   );
 
-  /** Every file below the output folder that is not a whole dataset or export file. */
+  /**
+   * Every file below the output folder that is not a whole dataset or export
+   * file, and whatever the failed step left in the scratch folder (.state/tmp).
+   */
   async function leftovers(output: string): Promise<string[]> {
     const found: string[] = [];
     const walk = async (folder: string): Promise<void> => {
@@ -164,6 +167,9 @@ ${BICYCLE_SOURCE}steps:
       }
     };
     await walk(output);
+    const scratch = join(output, '.state', 'tmp');
+    for (const name of await readdir(scratch).catch(() => []))
+      found.push(join('.state', 'tmp', name));
     return found;
   }
 
