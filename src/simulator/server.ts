@@ -191,10 +191,12 @@ export class Simulator {
     const latency = this.faults.options.latencyMs;
     if (latency > 0) await sleep(latency);
     const fault = this.faults.next(url.pathname);
-    record.fault = fault?.kind;
+    // A ragged row exists only in a CSV download; elsewhere that roll is no fault.
+    const ragged =
+      fault?.kind === 'ragged-csv' && route.name === 'current-state' && wantsCsv(req, url);
+    record.fault = fault?.kind === 'ragged-csv' && !ragged ? undefined : fault?.kind;
     if (fault && (await this.#applyFault(fault, req, res, url))) return;
     const truncate = fault?.kind === 'truncate';
-    const ragged = fault?.kind === 'ragged-csv';
 
     switch (route.name) {
       case 'token': {
@@ -515,8 +517,7 @@ export class Simulator {
       }
       sectionIds = new Set(parts.map(Number));
     }
-    const csv =
-      params.get('content-type') === 'csv' || (req.headers.accept ?? '').includes('text/csv');
+    const csv = wantsCsv(req, url);
     const gzip = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
     const rvv = params.get('rvv-code') ?? undefined;
     const world = this.world;
@@ -586,6 +587,14 @@ export class Simulator {
 }
 
 /** The CSV lines with the first row after the header given a field more than the header. */
+/** A current-state request for CSV: content-type=csv, or an Accept of text/csv. */
+function wantsCsv(req: IncomingMessage, url: URL): boolean {
+  return (
+    url.searchParams.get('content-type') === 'csv' ||
+    (req.headers.accept ?? '').includes('text/csv')
+  );
+}
+
 function* withRaggedRow(lines: Iterable<string>): Generator<string> {
   let n = 0;
   for (const line of lines) yield ++n === 2 ? line.replace(/\r?\n$/, '') + ',extra\r\n' : line;

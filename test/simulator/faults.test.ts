@@ -122,7 +122,10 @@ describe('simulator faults', () => {
       simulator.faults.configure({ raggedCsvRate: 1 });
       // One row of the CSV has a field more than the header; the feed is untouched.
       expect((await fieldCounts()).size).toBe(2);
+      // The feed is served as it is, and not recorded as faulted.
+      const before = simulator.requests.length;
       expect((await fetch(events)).status).toBe(200);
+      expect(simulator.requests.slice(before).map((r) => r.fault)).toEqual([undefined]);
     } finally {
       simulator.faults.configure({
         contentTypeRate: 0,
