@@ -302,7 +302,7 @@ export class HttpClient {
           return { headers: response.headers, notModified: true };
         }
         if (response.statusCode !== 200) {
-          const body = Buffer.from(await response.body.text().catch(() => ''));
+          const body = await readBody(response, req, signal).catch(() => Buffer.alloc(0));
           notOk(
             { ...req, pass: [] },
             { status: response.statusCode, headers: response.headers, body },

@@ -143,13 +143,14 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
       const target = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
       await mkdir(join(context.output, SNAPSHOT_DATASET), { recursive: true });
-      const temporary = temporaryPath(target, scratchFolder(context.output));
+      const scratch = scratchFolder(context.output);
+      const temporary = temporaryPath(target, scratch);
       const quarantineTarget = join(
         context.output,
         QUARANTINE_DATASET,
         `${context.stepId}.parquet`,
       );
-      const quarantineTemporary = temporaryPath(quarantineTarget, scratchFolder(context.output));
+      const quarantineTemporary = temporaryPath(quarantineTarget, scratch);
       await mkdir(join(context.output, QUARANTINE_DATASET), { recursive: true });
       let rows: number;
       let quarantined: number;

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { duck } from './tmp.js';
 
@@ -58,6 +60,36 @@ steps:
     kind: signs.events
     options: ${JSON.stringify({ backoff_ms: 1, ...options })}
 ${extraSteps}`;
+}
+
+/**
+ * The feed, the current state built from its events, and `columns` of that
+ * state exported to exports/state.csv (YAML); `more` steps may follow.
+ */
+export function stateExportPipeline(
+  options: Record<string, unknown>,
+  columns: string,
+  more = '',
+): string {
+  return signsPipeline(
+    options,
+    `${CURRENT_STATE_STEP}  - id: export_csv
+    kind: export
+    needs: [signs_current_state]
+    options: { query: "SELECT ${columns} FROM signs_current_state ORDER BY id", path: exports/state.csv }
+${more}`,
+  );
+}
+
+/**
+ * An output of stateExportPipeline against the simulator's ground truth: every
+ * event landed once, the current state, and one CSV row per sign.
+ */
+export async function expectStateGroundTruth(simulator: Simulator, output: string): Promise<void> {
+  expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
+  expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
+  const csv = await readFile(join(output, 'exports/state.csv'), 'utf8');
+  expect(csv.trim().split('\r\n')).toHaveLength(truthStateKeys(simulator).length + 1);
 }
 
 /** What identifies a sign's state, comparable between the simulator's payloads and the typed table. */

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { HOSTILE_TEXTS } from '../../src/simulator/signs/payload.js';
 import { runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { CURRENT_STATE_STEP, signsPipeline } from '../helpers/signs.js';
+import { stateExportPipeline } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, pipelineProject, testDir, writeFiles } from '../helpers/tmp.js';
 
@@ -19,13 +19,10 @@ const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
 const FORMULA = /^[=+\-@\t\r]/;
 const SHELL_TARGET = '/tmp/road-etl-hostile';
 
-const PIPELINE = signsPipeline(
+const PIPELINE = stateExportPipeline(
   { concurrency: 2 },
-  `${CURRENT_STATE_STEP}  - id: export_csv
-    kind: export
-    needs: [signs_current_state]
-    options: { query: "SELECT id, location_road_name AS road, text_signs FROM signs_current_state ORDER BY id", path: exports/state.csv }
-  - id: export_geojson
+  'id, location_road_name AS road, text_signs',
+  `  - id: export_geojson
     kind: export
     needs: [signs_current_state]
     options:

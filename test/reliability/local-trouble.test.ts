@@ -16,12 +16,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { BIN, collect, runCli, startCli } from '../helpers/cli.js';
 import {
-  CURRENT_STATE_STEP,
+  expectStateGroundTruth,
   landedEventHashes,
-  signsPipeline,
-  tableStateKeys,
+  stateExportPipeline,
   truthEventHashes,
-  truthStateKeys,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
@@ -29,13 +27,9 @@ import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 const simulator = await useSimulator({ seed: 43, signs: { signs: 300 }, faults: { latencyMs: 2 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
 
-const PIPELINE = signsPipeline(
+const PIPELINE = stateExportPipeline(
   { limit: 25, concurrency: 2, unit_rows: 150 },
-  `${CURRENT_STATE_STEP}  - id: export_csv
-    kind: export
-    needs: [signs_current_state]
-    options: { query: "SELECT id, type, rvv_code, location_county_code FROM signs_current_state ORDER BY id", path: exports/state.csv }
-`,
+  'id, type, rvv_code, location_county_code',
 );
 
 const setUp = () => pipelineProject(PIPELINE, ['signs_current_state.sql']);
@@ -43,12 +37,7 @@ const setUp = () => pipelineProject(PIPELINE, ['signs_current_state.sql']);
 /** Every file of the datasets and exports (not .state, not the manifest), with its sha256. */
 const contents = (output: string) => outputHashes(output, ['manifest.json']);
 
-async function expectGroundTruth(output: string): Promise<void> {
-  expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
-  expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
-  const csv = await readFile(join(output, 'exports/state.csv'), 'utf8');
-  expect(csv.trim().split('\r\n')).toHaveLength(truthStateKeys(simulator).length + 1);
-}
+const expectGroundTruth = (output: string) => expectStateGroundTruth(simulator, output);
 
 async function goodRun(file: string, output: string): Promise<void> {
   const run = await runCli(['run', file, '--output', output], { env });
