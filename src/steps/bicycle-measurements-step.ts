@@ -678,7 +678,12 @@ class MeasurementsRun {
         );
         hoursSizer.settled(hours, true, probes.hours);
         try {
-          const result = await land(() => stageBatch(db, this.#staging, stem, body, batch));
+          const result = await land(async () => {
+            const staged = await stageBatch(db, this.#staging, stem, body, batch);
+            // What the staging freed goes back to the system before the next batch.
+            await db.releaseMemory();
+            return staged;
+          });
           stats.boundary += result.boundary;
           stats.rowsIn += result.rows + result.quarantined + result.boundary;
           current.run!.batches.push({

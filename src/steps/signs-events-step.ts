@@ -6,7 +6,9 @@
  * checkpoint that covers it is saved.
  */
 import { readdir, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
@@ -76,8 +78,8 @@ export const signsEventsOptions = z.strictObject({
     .number()
     .int()
     .min(1)
-    .default(20_000)
-    .describe('Events landed per unit (file set). Default 20000.'),
+    .default(10_000)
+    .describe('Events landed per unit (file set). Default 10000.'),
   unreachable: z
     .enum(['fail', 'record'])
     .default('fail')
@@ -182,6 +184,11 @@ class EventsRun {
   #saving: Promise<void> = Promise.resolve();
   /** Last units of finished ranges, landing while their readers move on. */
   readonly #tails: Promise<void>[] = [];
+  /**
+   * Units land at most as many at a time as there are cores, whatever the number
+   * of readers: more would only contend for the CPU, and each holds its memory.
+   */
+  readonly #landings = pLimit(availableParallelism());
   readonly stats = {
     events: 0,
     landed: 0,
@@ -306,7 +313,13 @@ class EventsRun {
         connection ??= await (await this.#context.database()).fork();
         const stem = unitStem(this.#context.stepId, position(start));
         const staging = join(this.#context.output, STATE_FOLDER, 'staging');
-        const landed = await landUnit(connection, this.#context.output, staging, stem, pages);
+        const db = connection;
+        const landed = await this.#landings(async () => {
+          const result = await landUnit(db, this.#context.output, staging, stem, pages);
+          // What the landing freed goes back to the system before the next unit.
+          await db.releaseMemory();
+          return result;
+        });
         for (const file of landed.files) await this.#context.recordFile(file);
         this.stats.landed += landed.rows;
         this.stats.quarantined += landed.quarantined;

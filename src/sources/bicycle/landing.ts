@@ -325,6 +325,7 @@ export class DateCommits {
         };
         try {
           const result = await commitDate(this.#db, input, day);
+          await this.#db.releaseMemory();
           if (result.file) this.files.push(result.file);
           if (result.removed) this.removed++;
         } catch (error) {

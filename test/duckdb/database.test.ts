@@ -1,0 +1,49 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Database } from '../../src/duckdb/database.js';
+
+const db = await Database.open({ threads: 3 });
+afterAll(() => db.close());
+
+async function threads(on: Database): Promise<number> {
+  const [row] = await on.all(`SELECT current_setting('threads') AS threads`);
+  return Number(row?.['threads']);
+}
+
+describe('Database.releaseMemory', () => {
+  it('leaves the thread setting as it was', async () => {
+    await db.releaseMemory();
+    expect(await threads(db)).toBe(3);
+    await db.run('SET threads = 1');
+    await db.releaseMemory();
+    expect(await threads(db)).toBe(1);
+    await db.run('SET threads = 3');
+  });
+
+  it('leaves it as it was when connections release at the same time', async () => {
+    const forks = await Promise.all(Array.from({ length: 4 }, () => db.fork()));
+    try {
+      for (let round = 0; round < 100; round++) {
+        await Promise.all(forks.map((fork) => fork.releaseMemory()));
+        expect(await threads(db)).toBe(3);
+      }
+    } finally {
+      for (const fork of forks) fork.close();
+    }
+  });
+
+  it('does not disturb statements running on other connections', async () => {
+    const other = await db.fork();
+    try {
+      const n = 3_000_000;
+      const statement = other.all(
+        `SELECT sum(i)::VARCHAR AS total, count(DISTINCT i % 1000)::INTEGER AS groups FROM range(${n}) t(i)`,
+      );
+      for (let i = 0; i < 5; i++) await db.releaseMemory();
+      const [row] = await statement;
+      // 0 + 1 + ... + (n - 1)
+      expect(row).toEqual({ total: String((n * (n - 1)) / 2), groups: 1000 });
+    } finally {
+      other.close();
+    }
+  });
+});
