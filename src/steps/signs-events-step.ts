@@ -23,6 +23,7 @@ import {
   processPage,
   toOffset,
   type Cursor,
+  type PageOutcome,
   type TakenPage,
 } from '../sources/signs/feed.js';
 import {
@@ -31,6 +32,7 @@ import {
   landUnit,
   parseUnitFile,
   removeUncommitted,
+  StagedLines,
   unitStem,
   type FeedPosition,
 } from '../sources/signs/landing.js';
@@ -147,20 +149,18 @@ function readCheckpoint(
   return parsed.data as EventsCheckpoint;
 }
 
+/** The step's staging folder: units being read and landed. */
+function stagingFolder(context: StepContext): string {
+  return join(context.output, STATE_FOLDER, 'staging', context.stepId);
+}
+
 function position(cursor: Cursor): FeedPosition {
   return { ms: offsetMs(cursor.offset), index: cursor.seen.length };
 }
 
-/** The pages of the unit being read that events were taken from, and the number of those events. */
+/** The unit being read: its staged lines, written as the pages arrive. */
 interface Buffered {
-  pages: TakenPage[];
-  rows: number;
-}
-
-function addPage(buffer: Buffered, page: TakenPage): void {
-  if (page.positions.length === 0) return; // a page of repeats only: nothing to land
-  buffer.pages.push(page);
-  buffer.rows += page.positions.length;
+  lines: StagedLines;
 }
 
 /** A range as the readers work on it: the committed cursor and the live one, which runs ahead. */
@@ -189,6 +189,9 @@ class EventsRun {
    * of readers: more would only contend for the CPU, and each holds its memory.
    */
   readonly #landings = pLimit(availableParallelism());
+  /** Where units are staged (cleared when the step starts) and how many have been. */
+  readonly #staging: string;
+  #staged = 0;
   readonly stats = {
     events: 0,
     landed: 0,
@@ -216,6 +219,11 @@ class EventsRun {
       firstMs: undefined,
     }));
     this.#towns = new Set(checkpoint.towns);
+    this.#staging = stagingFolder(context);
+  }
+
+  #stagedLines(): StagedLines {
+    return new StagedLines(join(this.#staging, `unit-${++this.#staged}.ndjson`));
   }
 
   get checkpoint(): EventsCheckpoint {
@@ -302,20 +310,19 @@ class EventsRun {
   }
 
   async #read(range: LiveRange): Promise<void> {
-    const buffer: Buffered = { pages: [], rows: 0 };
+    const buffer: Buffered = { lines: this.#stagedLines() };
     // Each reader lands through a connection of its own; they share one database.
     let connection: Database | undefined;
     // One unit lands in the background while the reader fetches the next one.
     let landing: Promise<void> = Promise.resolve();
-    const land = async (pages: TakenPage[], start: Cursor, end: Cursor): Promise<void> => {
-      if (pages.length > 0) {
+    const land = async (lines: StagedLines, start: Cursor, end: Cursor): Promise<void> => {
+      if (lines.rows > 0) {
         const t0 = performance.now();
         connection ??= await (await this.#context.database()).fork();
         const stem = unitStem(this.#context.stepId, position(start));
-        const staging = join(this.#context.output, STATE_FOLDER, 'staging');
         const db = connection;
         const landed = await this.#landings(async () => {
-          const result = await landUnit(db, this.#context.output, staging, stem, pages);
+          const result = await landUnit(db, this.#context.output, this.#staging, stem, lines);
           // What the landing freed goes back to the system before the next unit.
           await db.releaseMemory();
           return result;
@@ -342,10 +349,9 @@ class EventsRun {
     };
     const flush = async (wait: boolean): Promise<void> => {
       await landing; // at most one unit in flight; its failure surfaces here
-      const pages = buffer.pages;
-      buffer.pages = [];
-      buffer.rows = 0;
-      landing = land(pages, range.state.cursor, range.live);
+      const lines = buffer.lines;
+      buffer.lines = this.#stagedLines();
+      landing = land(lines, range.state.cursor, range.live);
       landing.catch(() => undefined); // awaited later; never left unhandled
       if (wait) await landing;
     };
@@ -354,6 +360,7 @@ class EventsRun {
       complete = await this.#readPages(range, buffer, flush);
     } catch (error) {
       await landing.catch(() => undefined);
+      await buffer.lines.discard();
       connection?.close();
       throw error;
     }
@@ -371,12 +378,38 @@ class EventsRun {
     this.#tails.push(tail);
   }
 
+  /**
+   * Reads and takes the next page of a range; moves its live cursor. The parsed
+   * page does not outlive this call: only what is taken goes on.
+   */
+  async #nextPage(range: LiveRange): Promise<PageOutcome> {
+    const { limit, town_code: townCode } = this.#options;
+    const { events: page, body } = await this.#client.events({
+      offset: range.live.offset,
+      limit,
+      townCode,
+      signal: this.#context.signal,
+    });
+    this.stats.pages++;
+    const end = range.state.end === null ? undefined : offsetMs(range.state.end);
+    const outcome = processPage(page, body, range.live, limit, end);
+    for (const town of outcome.towns) this.#towns.add(town);
+    const count = outcome.taken.positions.length;
+    this.stats.events += count;
+    range.taken += count;
+    if (range.firstMs === undefined && outcome.firstInstant)
+      range.firstMs = offsetMs(outcome.firstInstant);
+    // The live cursor moves before anything yields: a split meanwhile must not cut into this page.
+    range.live = outcome.next;
+    return outcome;
+  }
+
   async #readPages(
     range: LiveRange,
     buffer: Buffered,
     flush: (wait: boolean) => Promise<void>,
   ): Promise<boolean> {
-    const { limit, town_code: townCode, unit_rows: unitRows } = this.#options;
+    const { unit_rows: unitRows } = this.#options;
     const { signal, progress } = this.#context;
     for (;;) {
       if (signal.aborted) {
@@ -384,26 +417,11 @@ class EventsRun {
         return false;
       }
       const before = offsetMs(range.live.offset);
-      const { events: page, body } = await this.#client.events({
-        offset: range.live.offset,
-        limit,
-        townCode,
-        signal,
-      });
-      this.stats.pages++;
-      const end = range.state.end === null ? undefined : offsetMs(range.state.end);
-      const outcome = processPage(page, body, range.live, limit, end);
-      for (const town of outcome.towns) this.#towns.add(town);
-      const count = outcome.taken.positions.length;
-      addPage(buffer, outcome.taken);
-      this.stats.events += count;
-      range.taken += count;
-      if (range.firstMs === undefined && outcome.firstInstant)
-        range.firstMs = offsetMs(outcome.firstInstant);
-      range.live = outcome.next;
+      const outcome = await this.#nextPage(range);
+      await buffer.lines.add(outcome.taken);
       if (outcome.stuckAt) await this.#throughBurst(range, outcome.stuckAt, buffer);
       progress.add({
-        rows: count,
+        rows: outcome.taken.positions.length,
         requests: 1,
         done: Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
       });
@@ -414,7 +432,7 @@ class EventsRun {
         range.finished = true;
         return outcome.reachedEnd;
       }
-      if (buffer.rows >= unitRows) await flush(false);
+      if (buffer.lines.rows >= unitRows) await flush(false);
     }
   }
 
@@ -450,7 +468,7 @@ class EventsRun {
         taken.positions.push(position);
         taken.indexes.push(index++);
       }
-      addPage(buffer, taken);
+      await buffer.lines.add(taken);
       found += taken.positions.length;
       if (page.length >= limit && atInstant === page.length) {
         const reason = `more than ${limit} events of town ${town} share the instant ${instant}; the feed cannot be paged past them`;
@@ -623,9 +641,12 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
             { files: removed },
           );
       }
+      // Units an interrupted run was reading or landing: read again from the checkpoint.
+      await rm(stagingFolder(context), { recursive: true, force: true });
       const run = new EventsRun(options, context, client, checkpoint);
       await run.save();
       await run.run();
+      await rm(stagingFolder(context), { recursive: true, force: true });
       const { stats } = run;
       context.log.log(
         'info',

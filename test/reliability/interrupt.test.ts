@@ -164,6 +164,7 @@ describe('a run interrupted in each step kind', () => {
     await expectGroundTruth(output);
     // What the killed run was writing went with the rerun's start.
     expect(await readdir(join(output, '.state', 'tmp'))).toEqual([]);
+    expect(await readdir(join(output, '.state', 'staging')).catch(() => [])).toEqual([]);
     return result;
   }
 

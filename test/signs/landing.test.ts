@@ -1,7 +1,8 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
-import { landUnit } from '../../src/sources/signs/landing.js';
+import { StagedLines, landUnit } from '../../src/sources/signs/landing.js';
 import { md5 } from '../helpers/signs.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
@@ -36,8 +37,11 @@ describe('landUnit', () => {
       { body: Buffer.from(firstBody), positions: [0, 2], indexes: [0, 0] },
       { body: Buffer.from(pretty(second)), positions: [1], indexes: [1] },
     ];
-    const landed = await landUnit(db, join(dir, 'out'), join(dir, 'staging'), 'step-1-0', pages);
+    const lines = new StagedLines(join(dir, 'staging', 'unit-1.ndjson'));
+    for (const page of pages) await lines.add(page);
+    const landed = await landUnit(db, join(dir, 'out'), join(dir, 'staging'), 'step-1-0', lines);
     expect(landed).toMatchObject({ rows: 2, quarantined: 1 });
+    expect(await readdir(join(dir, 'staging'))).toEqual([]);
 
     const rows = await duck(
       `SELECT id, feed_index, event_hash, raw_event::VARCHAR AS raw, text_signs, publication_date::VARCHAR AS d

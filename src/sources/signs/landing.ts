@@ -1,15 +1,16 @@
 /**
  * Lands a unit of events: the events taken, as received, with their
- * feed_index, in an NDJSON staging file -> DuckDB (parsing, content hash,
+ * feed_index, in an NDJSON staging file written as the pages arrive -> DuckDB (parsing, content hash,
  * typing) -> Parquet files
  * under signs/events/publication_date=YYYY-MM-DD/, and untypeable records under
  * signs/quarantine/. Files are named after the unit's first feed position, so a
  * unit landed again after a crash replaces its files instead of adding to them.
  */
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { finished } from 'node:stream/promises';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, commitFiles } from '../../util/fs.js';
 import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
@@ -47,34 +48,59 @@ export interface LandedUnit {
 }
 
 /**
- * Writes the taken events of a unit as NDJSON, one event per line with its
- * feed_index: {"f":<feed_index>,"e":<the event as received>}. One event per line
- * lets DuckDB parse the unit a vector of events at a time.
+ * The NDJSON staging file of the unit being read, one event per line with its
+ * feed_index: {"f":<feed_index>,"e":<the event as received>}. Each page's taken
+ * events are appended as the page arrives, so no response body is held until
+ * the unit lands. One event per line lets DuckDB parse the unit a vector of
+ * events at a time.
  */
-async function writeLines(path: string, pages: readonly TakenPage[]): Promise<void> {
-  const out = createWriteStream(path);
-  let chunk: Buffer[] = [];
-  let size = 0;
-  for (const page of pages) {
+export class StagedLines {
+  readonly path: string;
+  /** Events written. */
+  rows = 0;
+  #out: WriteStream | undefined;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Appends the taken events of a page. */
+  async add(page: TakenPage): Promise<void> {
+    if (page.positions.length === 0) return;
+    if (!this.#out) {
+      await mkdir(dirname(this.path), { recursive: true });
+      // Pages are written without waiting while less than 1 MB is pending.
+      this.#out = createWriteStream(this.path, { highWaterMark: 1 << 20 });
+      this.#out.on('error', () => undefined); // surfaces in the write, the drain or close()
+    }
+    const out = this.#out;
+    if (out.errored) throw out.errored;
     const ranges = arrayElementRanges(page.body);
+    const parts: Buffer[] = [];
     page.positions.forEach((position, n) => {
       const start = ranges[2 * position]!;
       const end = ranges[2 * position + 1]!;
       let event = page.body.subarray(start, end);
       // Line breaks can only be whitespace between tokens: a space does as well.
       if (hasLineBreak(page.body, start, end)) event = Buffer.from(event.map(blankLineBreak));
-      const head = Buffer.from(`{"f":${page.indexes[n]!},"e":`);
-      chunk.push(head, event, NEWLINE_CLOSE);
-      size += head.length + event.length + 2;
+      parts.push(Buffer.from(`{"f":${page.indexes[n]!},"e":`), event, NEWLINE_CLOSE);
     });
-    if (size > 1 << 20) {
-      if (!out.write(Buffer.concat(chunk))) await once(out, 'drain');
-      chunk = [];
-      size = 0;
-    }
+    this.rows += page.positions.length;
+    if (!out.write(Buffer.concat(parts))) await once(out, 'drain');
   }
-  out.end(Buffer.concat(chunk));
-  await once(out, 'finish');
+
+  /** Finishes the file; rejects when it could not be written whole. */
+  async close(): Promise<void> {
+    if (!this.#out) return;
+    this.#out.end();
+    await finished(this.#out);
+  }
+
+  /** Stops writing and removes the file. */
+  async discard(): Promise<void> {
+    this.#out?.destroy();
+    await rm(this.path, { force: true });
+  }
 }
 
 const NEWLINE_CLOSE = Buffer.from('}\n');
@@ -89,21 +115,21 @@ function stagedEvents(lines: string): string {
     FROM read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {f: 'INTEGER', e: 'JSON'}))`;
 }
 
-/** Lands one unit; resolves to what was written (paths absolute). */
+/** Lands one unit from its staged lines (removed afterwards); resolves to what was written (paths absolute). */
 export async function landUnit(
   db: Database,
   output: string,
   stagingRoot: string,
   stem: string,
-  pages: readonly TakenPage[],
+  staged: StagedLines,
 ): Promise<LandedUnit> {
   const staging = join(stagingRoot, stem);
-  await rm(staging, { recursive: true, force: true });
-  await mkdir(staging, { recursive: true });
   try {
-    const lines = join(staging, 'unit.ndjson');
-    await writeLines(lines, pages);
-    const events = pages.reduce((sum, page) => sum + page.positions.length, 0);
+    await staged.close();
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
+    const lines = staged.path;
+    const events = staged.rows;
     const typed = `(${typingSelect(stagedEvents(lines), 'nested', ['feed_index', 'event_hash'])})`;
     const files: string[] = [];
     const parts = join(staging, 'parts');
@@ -143,6 +169,7 @@ export async function landUnit(
     }
     return { rows, quarantined, files };
   } finally {
+    await staged.discard();
     await rm(staging, { recursive: true, force: true });
   }
 }
