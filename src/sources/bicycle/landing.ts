@@ -325,7 +325,6 @@ export class DateCommits {
         };
         try {
           const result = await commitDate(this.#db, input, day);
-          await this.#db.releaseMemory();
           if (result.file) this.files.push(result.file);
           if (result.removed) this.removed++;
         } catch (error) {
