@@ -586,7 +586,6 @@ export class Simulator {
   }
 }
 
-/** The CSV lines with the first row after the header given a field more than the header. */
 /** A current-state request for CSV: content-type=csv, or an Accept of text/csv. */
 function wantsCsv(req: IncomingMessage, url: URL): boolean {
   return (
@@ -595,6 +594,7 @@ function wantsCsv(req: IncomingMessage, url: URL): boolean {
   );
 }
 
+/** The CSV lines with the first row after the header given a field more than the header. */
 function* withRaggedRow(lines: Iterable<string>): Generator<string> {
   let n = 0;
   for (const line of lines) yield ++n === 2 ? line.replace(/\r?\n$/, '') + ',extra\r\n' : line;

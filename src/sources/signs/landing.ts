@@ -1,8 +1,8 @@
 /**
  * Lands a unit of events: the events taken, as received, with their
- * feed_index, in an NDJSON staging file written as the pages arrive -> DuckDB (parsing, content hash,
- * typing) -> Parquet files
- * under signs/events/publication_date=YYYY-MM-DD/, and untypeable records under
+ * feed_index, in an NDJSON staging file written as the pages arrive -> DuckDB
+ * (parsing, content hash, typing) -> Parquet files under
+ * signs/events/publication_date=YYYY-MM-DD/, and untypeable records under
  * signs/quarantine/. Files are named after the unit's first feed position, so a
  * unit landed again after a crash replaces its files instead of adding to them.
  */
@@ -115,7 +115,10 @@ function stagedEvents(lines: string): string {
     FROM read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {f: 'INTEGER', e: 'JSON'}))`;
 }
 
-/** Lands one unit from its staged lines (removed afterwards); resolves to what was written (paths absolute). */
+/**
+ * Lands one unit from its staged lines (removed afterwards); resolves to what
+ * was written (paths absolute).
+ */
 export async function landUnit(
   db: Database,
   output: string,
