@@ -109,6 +109,22 @@ export class Database {
     await release;
   }
 
+  /**
+   * Runs `fn` with DuckDB's `threads` set to `threads`, and sets it back to the
+   * value it had before (the configured one, not DuckDB's default) however `fn` ends.
+   */
+  async withThreads<T>(threads: number, fn: () => Promise<T>): Promise<T> {
+    const [row] = await this.all(`SELECT current_setting('threads') AS threads`);
+    const before = Number(row?.['threads']);
+    await this.connection.run(`SET threads = ${Math.max(1, Math.floor(threads))}`);
+    try {
+      return await fn();
+    } finally {
+      if (Number.isInteger(before) && before >= 1)
+        await this.connection.run(`SET threads = ${before}`);
+    }
+  }
+
   /** Closes this connection (and the database, for the connection that opened it). */
   close(): void {
     this.connection.closeSync();

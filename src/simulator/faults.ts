@@ -42,6 +42,8 @@ export interface QueuedFault {
   kind: FaultKind;
   /** Only requests whose path contains this; any request when undefined. */
   path?: string;
+  /** Only requests whose query or body contains this text (a location id, a town code). */
+  contains?: string;
   /** How many matching requests get it. Default 1. */
   count?: number;
   /** For 'error': the status to answer with. Default 500. */
@@ -51,8 +53,13 @@ export interface QueuedFault {
 export class FaultPlan {
   #options: FaultOptions;
   readonly #seed: number;
-  readonly #queue: { kind: FaultKind; path: string | undefined; count: number; status: number }[] =
-    [];
+  readonly #queue: {
+    kind: FaultKind;
+    path: string | undefined;
+    contains: string | undefined;
+    count: number;
+    status: number;
+  }[] = [];
   #counter = 0;
 
   constructor(seed: number, options: FaultOptions) {
@@ -74,6 +81,7 @@ export class FaultPlan {
     this.#queue.push({
       kind: fault.kind,
       path: fault.path,
+      contains: fault.contains,
       count: fault.count ?? 1,
       status: fault.status ?? 500,
     });
@@ -84,9 +92,13 @@ export class FaultPlan {
     this.#queue.length = 0;
   }
 
-  /** Decides the fault for one request, if any. */
-  next(path: string): { kind: FaultKind; status: number } | undefined {
-    const queued = this.#queue.find((f) => f.path === undefined || path.includes(f.path));
+  /** Decides the fault for one request (its path, and its query and body as text), if any. */
+  next(path: string, detail = ''): { kind: FaultKind; status: number } | undefined {
+    const queued = this.#queue.find(
+      (f) =>
+        (f.path === undefined || path.includes(f.path)) &&
+        (f.contains === undefined || detail.includes(f.contains)),
+    );
     if (queued) {
       queued.count--;
       if (queued.count <= 0) this.#queue.splice(this.#queue.indexOf(queued), 1);

@@ -190,7 +190,7 @@ export class Simulator {
 
     const latency = this.faults.options.latencyMs;
     if (latency > 0) await sleep(latency);
-    const fault = this.faults.next(url.pathname);
+    const fault = this.faults.next(url.pathname, `${url.search}\n${body.toString('utf8')}`);
     // A ragged row exists only in a CSV download; elsewhere that roll is no fault.
     const ragged =
       fault?.kind === 'ragged-csv' && route.name === 'current-state' && wantsCsv(req, url);

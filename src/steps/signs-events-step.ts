@@ -606,68 +606,68 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     const client = new SignsClient(http, upstream.url);
     // One DuckDB thread per statement: units land on connections of their own, beside the readers.
     const db = await context.database();
-    await db.run('SET threads = 1');
     try {
-      let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
-      if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
-        throw new RunError(
-          `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
-        );
-      }
-      if (!checkpoint) {
-        checkpoint = {
-          version: 1,
-          town_code: options.town_code ?? null,
-          ranges: await planRanges(client, options, context.signal),
-          towns: [],
-          gaps: [],
-          events: 0,
-          quarantined: 0,
-        };
-      } else {
-        const removed = await removeUncommitted(
-          context.output,
-          context.stepId,
-          checkpoint.ranges.map((r) => ({
-            committed: position(r.cursor),
-            endMs: r.end === null ? undefined : offsetMs(r.end),
-          })),
-        );
-        if (removed > 0)
-          context.log.log(
-            'info',
-            'signs.cleanup',
-            `Removed ${removed} file(s) of units an interrupted run had not recorded`,
-            { files: removed },
+      return await db.withThreads(1, async () => {
+        let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
+        if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
+          throw new RunError(
+            `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
           );
-      }
-      // Units an interrupted run was reading or landing: read again from the checkpoint.
-      await rm(stagingFolder(context), { recursive: true, force: true });
-      const run = new EventsRun(options, context, client, checkpoint);
-      await run.save();
-      await run.run();
-      await rm(stagingFolder(context), { recursive: true, force: true });
-      const { stats } = run;
-      context.log.log(
-        'info',
-        'signs.events',
-        `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
-        { ...stats, bursts: stats.bursts.length },
-      );
-      return {
-        rowsIn: stats.events,
-        rowsOut: stats.landed,
-        notes: {
-          requests: http.requests,
-          quarantined: stats.quarantined,
-          ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
-          ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
-          feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
-        },
-      };
+        }
+        if (!checkpoint) {
+          checkpoint = {
+            version: 1,
+            town_code: options.town_code ?? null,
+            ranges: await planRanges(client, options, context.signal),
+            towns: [],
+            gaps: [],
+            events: 0,
+            quarantined: 0,
+          };
+        } else {
+          const removed = await removeUncommitted(
+            context.output,
+            context.stepId,
+            checkpoint.ranges.map((r) => ({
+              committed: position(r.cursor),
+              endMs: r.end === null ? undefined : offsetMs(r.end),
+            })),
+          );
+          if (removed > 0)
+            context.log.log(
+              'info',
+              'signs.cleanup',
+              `Removed ${removed} file(s) of units an interrupted run had not recorded`,
+              { files: removed },
+            );
+        }
+        // Units an interrupted run was reading or landing: read again from the checkpoint.
+        await rm(stagingFolder(context), { recursive: true, force: true });
+        const run = new EventsRun(options, context, client, checkpoint);
+        await run.save();
+        await run.run();
+        await rm(stagingFolder(context), { recursive: true, force: true });
+        const { stats } = run;
+        context.log.log(
+          'info',
+          'signs.events',
+          `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
+          { ...stats, bursts: stats.bursts.length },
+        );
+        return {
+          rowsIn: stats.events,
+          rowsOut: stats.landed,
+          notes: {
+            requests: http.requests,
+            quarantined: stats.quarantined,
+            ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
+            ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
+            feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
+          },
+        };
+      });
     } finally {
       await http.close();
-      await db.run('RESET threads');
     }
   },
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   WorkPlan,
+  Coverage,
   classifyRefusal,
   emptyLimits,
   nextSize,
@@ -169,29 +170,6 @@ describe('work plan', () => {
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('never hands out work that starts before its low-water mark (dates before it can be committed)', () => {
-    const ids = Array.from({ length: 5 }, (_, i) => `L${i}`);
-    // a second group (another stretch left per location), as after a resumed run
-    const done: Batch[] = [{ from: 0, to: 6 * H, ids: ['L0', 'L1'] }];
-    const plan = new WorkPlan(ids, [0, 30 * H], done);
-    let round = 0;
-    const requeued: [number, number][] = [];
-    for (;;) {
-      const low = plan.lowWater();
-      const b = plan.next(2 + (round % 2), 4 + (round % 3));
-      if (!b) break;
-      expect(b.from).toBeGreaterThanOrEqual(low);
-      // every third batch is refused and comes back: the mark goes back to it
-      if (round++ % 3 === 0) {
-        plan.requeue([b]);
-        requeued.push([plan.lowWater(), b.from]);
-      }
-    }
-    expect(requeued.length).toBeGreaterThan(3);
-    expect(requeued.every(([low, from]) => low <= from)).toBe(true);
-    expect(plan.lowWater()).toBe(Infinity);
-  });
-
   it('takes refused batches first, cut again at the sizes current when taken', () => {
     const plan = new WorkPlan(['A', 'B', 'C'], [0, 4 * H], []);
     const first = plan.next(3, 4)!;
@@ -214,5 +192,31 @@ describe('work plan', () => {
       expect(plan.requestsLeft(3, 4)).toBe(left);
     }
     expect(left).toBe(0);
+  });
+});
+
+describe('Coverage', () => {
+  it('covers a stretch only when every location of the selection has all of its hours staged', () => {
+    const coverage = new Coverage(['A', 'B', 'C']);
+    expect(coverage.covers(0, 24 * H)).toBe(false);
+    coverage.add({ from: 0, to: 10 * H, ids: ['A', 'B', 'C'] });
+    expect(coverage.covers(0, 10 * H)).toBe(true);
+    expect(coverage.covers(0, 11 * H)).toBe(false);
+    // A and B go on, C does not (its batch failed): nothing past 10 h is covered
+    coverage.add({ from: 10 * H, to: 24 * H, ids: ['A', 'B'] });
+    expect(coverage.covers(10 * H, 24 * H)).toBe(false);
+    expect(coverage.covers(5 * H, 12 * H)).toBe(false);
+    // C in two pieces that meet, out of order: joined
+    coverage.add({ from: 17 * H, to: 24 * H, ids: ['C'] });
+    expect(coverage.covers(10 * H, 24 * H)).toBe(false);
+    coverage.add({ from: 10 * H, to: 17 * H, ids: ['C'] });
+    expect(coverage.covers(0, 24 * H)).toBe(true);
+  });
+
+  it('ignores ids outside the selection and treats an empty stretch as covered', () => {
+    const coverage = new Coverage(['A']);
+    coverage.add({ from: 0, to: 5 * H, ids: ['Z'] });
+    expect(coverage.covers(0, 5 * H)).toBe(false);
+    expect(coverage.covers(3 * H, 3 * H)).toBe(true);
   });
 });

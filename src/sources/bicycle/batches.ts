@@ -188,20 +188,6 @@ export class WorkPlan {
     return count;
   }
 
-  /** The earliest hour of the work not yet handed out (Infinity when all of it has been). */
-  lowWater(): number {
-    let low = Infinity;
-    for (const region of this.#retry) low = Math.min(low, region.from);
-    for (let g = this.#group; g < this.#groups.length; g++) {
-      const group = this.#groups[g]!;
-      const interval = group.intervals[g === this.#group ? this.#interval : 0];
-      if (!interval) continue;
-      const current = g === this.#group && this.#cursor !== undefined;
-      low = Math.min(low, current ? this.#cursor! : interval[0]);
-    }
-    return low;
-  }
-
   /**
    * Puts refused batches back, taken before anything else and cut again at the
    * sizes current when they are taken (so that what was learned from the
@@ -256,4 +242,47 @@ export class WorkPlan {
     }
     return undefined;
   }
+}
+
+/**
+ * What the staged batches cover of a run's selection: per location, the hours
+ * staged, as merged intervals. A date partition may be rewritten only when
+ * every location of the run is covered over the run's hours of that date;
+ * anything less would drop rows the rewrite is meant to replace.
+ */
+export class Coverage {
+  readonly #byId = new Map<string, Interval[]>();
+
+  constructor(ids: readonly string[]) {
+    for (const id of ids) this.#byId.set(id, []);
+  }
+
+  /** Records a staged batch (ids outside the selection are ignored). */
+  add(batch: Batch): void {
+    for (const id of batch.ids) {
+      const intervals = this.#byId.get(id);
+      if (intervals) this.#byId.set(id, merge([...intervals, [batch.from, batch.to]]));
+    }
+  }
+
+  /** Whether every location of the selection is covered over [from, to). */
+  covers(from: number, to: number): boolean {
+    if (to <= from) return true;
+    for (const intervals of this.#byId.values()) {
+      if (!intervals.some(([a, b]) => a <= from && b >= to)) return false;
+    }
+    return true;
+  }
+}
+
+/** Sorted, merged intervals (touching ones joined). */
+function merge(intervals: Interval[]): Interval[] {
+  const sorted = intervals.sort((x, y) => x[0] - y[0]);
+  const out: Interval[] = [];
+  for (const [a, b] of sorted) {
+    const last = out.at(-1);
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
 }

@@ -13,6 +13,7 @@ import { quotedString, type Database } from '../../duckdb/database.js';
 import { scratchFolder } from '../../pipeline/state.js';
 import { commitFile, exists, temporaryPath } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
+import { Coverage, type Batch } from './batches.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
@@ -269,9 +270,11 @@ async function commitDate(
 }
 
 /**
- * The date partitions of a run, rewritten in date order as soon as no batch
- * still to come can touch them (commitDate on a connection of its own), while
- * later batches are fetched and staged.
+ * The date partitions of a run. A date is rewritten (commitDate, on a
+ * connection of its own, while later batches are fetched and staged) only once
+ * the staged batches cover every location of the run over the run's hours of
+ * that date: a failed or interrupted run never rewrites a date it has not
+ * wholly fetched, so the rows landed there before stay until a rerun has them all.
  */
 export class DateCommits {
   readonly files: string[] = [];
@@ -281,40 +284,61 @@ export class DateCommits {
   readonly #from: number;
   readonly #to: number;
   readonly #staged: () => CommitInput['staged'];
-  readonly #pending: number[];
+  readonly #coverage: Coverage;
+  /** Dates (UTC midnight, ms) not yet queued for their rewrite. */
+  readonly #pending: Set<number>;
   #chain: Promise<void> = Promise.resolve();
   #failure: Error | undefined;
 
   private constructor(
     db: Database,
-    output: string,
-    from: number,
-    to: number,
+    input: { output: string; ids: readonly string[]; from: number; to: number },
     staged: () => CommitInput['staged'],
   ) {
     this.#db = db;
-    this.#output = output;
-    this.#from = from;
-    this.#to = to;
+    this.#output = input.output;
+    this.#from = input.from;
+    this.#to = input.to;
     this.#staged = staged;
-    this.#pending = datesOf(from, to);
+    this.#coverage = new Coverage(input.ids);
+    this.#pending = new Set(datesOf(input.from, input.to));
   }
 
-  /** `staged` gives the staged batches at the moment a date is rewritten. */
+  /**
+   * `staged` gives the staged batches at the moment a date is rewritten; `done`
+   * are the batches already staged (a resumed run): the dates they cover are
+   * queued at once.
+   */
   static async open(
     db: Database,
     input: { output: string; ids: readonly string[]; from: number; to: number },
     staged: () => CommitInput['staged'],
+    done: readonly Batch[] = [],
   ): Promise<DateCommits> {
     await prepareCommit(db, input.ids);
-    return new DateCommits(db, input.output, input.from, input.to, staged);
+    const commits = new DateCommits(db, input, staged);
+    for (const batch of done) commits.#coverage.add(batch);
+    commits.#queueCovered(input.from, input.to);
+    return commits;
   }
 
-  /** Queues the dates that end at or before `lowWater` (all that are left with Infinity). */
-  release(lowWater: number): void {
-    const ready = lowWater === Infinity ? Infinity : Math.min(lowWater, this.#to);
-    while (this.#pending.length > 0 && this.#pending[0]! + DAY_MS <= ready) {
-      const day = this.#pending.shift()!;
+  /** Records a batch as staged (listed by `staged` from now on) and queues the dates it completes. */
+  add(batch: Batch): void {
+    this.#coverage.add(batch);
+    this.#queueCovered(batch.from, batch.to);
+  }
+
+  /** Dates of the run not rewritten because the staged batches do not cover them. */
+  get uncovered(): number {
+    return this.#pending.size;
+  }
+
+  #queueCovered(from: number, to: number): void {
+    for (const day of datesOf(from, to)) {
+      if (!this.#pending.has(day)) continue;
+      if (!this.#coverage.covers(Math.max(day, this.#from), Math.min(day + DAY_MS, this.#to)))
+        continue;
+      this.#pending.delete(day);
       this.#chain = this.#chain.then(async () => {
         if (this.#failure !== undefined) return;
         const input = {
