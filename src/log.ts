@@ -23,7 +23,16 @@ export interface Logger {
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** Replaces every registered secret with *** in strings, recursively. */
+/** Keys of structured values (log fields, manifest notes) whose strings are free text. */
+const FREE_TEXT_KEYS = new Set(['error', 'message', 'reason', 'body', 'excerpt', 'detail']);
+
+/**
+ * Keeps secrets (passwords, tokens) out of what road-etl writes. Free text
+ * (messages, errors, body excerpts) has every registered secret replaced with
+ * ***; names, ids and paths are never touched, so that a secret that happens
+ * to be an ordinary word does not mask a pipeline's name or a file's path.
+ * A username is no secret and is not registered.
+ */
 export class Redactor {
   readonly #secrets = new Set<string>();
 
@@ -32,17 +41,24 @@ export class Redactor {
     if (secret && secret.length >= 4) this.#secrets.add(secret);
   }
 
+  /** Free text with every secret replaced. */
   text(value: string): string {
     let out = value;
     for (const secret of this.#secrets) out = out.replaceAll(secret, '***');
     return out;
   }
 
-  value(value: unknown): unknown {
-    if (typeof value === 'string') return this.text(value);
-    if (Array.isArray(value)) return value.map((v) => this.value(v));
+  /**
+   * A structured value (log fields, a manifest's notes): the strings under a
+   * free-text key (`error`, `message`, `reason`, `body`, ...) are redacted, at
+   * any depth; other strings (names, ids, paths, timestamps) are kept as they are.
+   */
+  value(value: unknown, key?: string): unknown {
+    if (typeof value === 'string')
+      return key !== undefined && FREE_TEXT_KEYS.has(key) ? this.text(value) : value;
+    if (Array.isArray(value)) return value.map((v) => this.value(v, key));
     if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.value(v)]));
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.value(v, k)]));
     }
     return value;
   }

@@ -137,7 +137,6 @@ function resolveUpstream(
         password: values['password']!,
         clientId: values['client_id'] ?? (env['ROAD_ETL_CLIENT_ID'] || 'road-etl'),
       };
-      redactor.add(upstream.bicycle.username);
       redactor.add(upstream.bicycle.password);
     }
   }

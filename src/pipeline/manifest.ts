@@ -39,11 +39,27 @@ export interface Manifest {
 
 export const MANIFEST_FILE = 'manifest.json';
 
+/**
+ * The manifest as written: its free text (errors, and the free-text fields of
+ * the notes) redacted; names, params, paths and hashes kept as they are.
+ */
+function redacted(manifest: Manifest): Manifest {
+  return {
+    ...manifest,
+    steps: manifest.steps.map((step) => ({
+      ...step,
+      ...(step.notes ? { notes: redactor.value(step.notes) as Record<string, unknown> } : {}),
+      ...(step.error !== undefined ? { error: redactor.text(step.error) } : {}),
+    })),
+    ...(manifest.error !== undefined ? { error: redactor.text(manifest.error) } : {}),
+  };
+}
+
 export async function writeManifest(output: string, manifest: Manifest): Promise<string> {
   const path = join(output, MANIFEST_FILE);
   await writeFileAtomic(
     path,
-    JSON.stringify(redactor.value(manifest), null, 2) + '\n',
+    JSON.stringify(redacted(manifest), null, 2) + '\n',
     scratchFolder(output),
   );
   return path;

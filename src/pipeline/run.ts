@@ -12,7 +12,7 @@ import {
   discoverDatasets,
 } from '../duckdb/datasets.js';
 import { InputError, InterruptedError, explainIoError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { redactor, type Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import { describeFile, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import { VERSION } from '../version.js';
@@ -345,7 +345,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     steps: reports.map((r) => ({ id: r.id, status: r.status, rows_out: r.rows_out })),
     rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),
     exports: exports.length,
-    ...(failure ? { error: failure.message } : {}),
+    ...(failure ? { error: redactor.text(failure.message) } : {}),
   };
   return { summary, failure };
 }

@@ -47,3 +47,18 @@ describe('Database.releaseMemory', () => {
     }
   });
 });
+
+describe('Database.withThreads', () => {
+  it('runs with the given threads and sets back the configured value, also when the work fails', async () => {
+    const seen = await db.withThreads(1, () => threads(db));
+    expect(seen).toBe(1);
+    expect(await threads(db)).toBe(3);
+    await expect(
+      db.withThreads(2, async () => {
+        expect(await threads(db)).toBe(2);
+        throw new Error('work failed');
+      }),
+    ).rejects.toThrow('work failed');
+    expect(await threads(db)).toBe(3);
+  });
+});

@@ -6,12 +6,14 @@
  * login). For the demo, whose embedded simulator makes its own credentials,
  * nothing shaped like a token (a JWT) may appear anywhere.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/pipeline/manifest.js';
+import { BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { BICYCLE_PATH, useSimulator } from '../helpers/simulator.js';
-import { testDir } from '../helpers/tmp.js';
+import { pipelineProject, testDir } from '../helpers/tmp.js';
 
 const USERNAME = 'svc-leak-check-user-5K';
 const PASSWORD = 'pw-LEAK-CHECK-3141-qq';
@@ -69,6 +71,61 @@ const BICYCLE_PARAMS = [
   'prefixes=GAL,UTR',
 ];
 
+/** A project whose pipeline, file and datasets are named by `word`, run with `word` as username and password. */
+async function runWithWordCredentials(
+  word: string,
+): Promise<{ output: string; manifest: Manifest }> {
+  const words = await useSimulator({
+    seed: 62,
+    signs: { signs: 40 },
+    auth: { username: word, password: word },
+    bicycle: { locations: 6 },
+  });
+  const { dir, output } = await pipelineProject(`name: ${word}
+${BICYCLE_SOURCE}  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }
+steps:
+  - { id: ${word}_snapshot, kind: signs.snapshot }
+  - { id: ${word}_locations, kind: bicycle.locations }
+  - id: ${word}_measurements
+    kind: bicycle.measurements
+    needs: [${word}_locations]
+    options: { start: '2026-05-01T00:00:00Z', end: '2026-05-03T00:00:00Z', prefixes: [GAL] }
+  - { id: ${word}_export, kind: export, needs: [${word}_locations], options: { table: bicycle_locations, path: ${word}/${word}.geojson } }
+`);
+  const definition = join(dir, 'pipelines', `${word}.yaml`);
+  await rename(join(dir, 'pipelines', 'p.yaml'), definition);
+  const result = await runCli(['run', definition, '--output', output], {
+    env: words.env,
+    cwd: dir,
+  });
+  expect(result.code, result.stderr).toBe(0);
+  const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+  return { output, manifest };
+}
+
+describe('credentials that are ordinary words', () => {
+  it.each(['demo', 'bicycle', 'signs'])(
+    'with %s as username and password, names and paths stay in the clear',
+    async (word) => {
+      const { manifest } = await runWithWordCredentials(word);
+      expect(manifest.pipeline).toBe(word);
+      expect(manifest.definition.endsWith(join('pipelines', `${word}.yaml`))).toBe(true);
+      expect(manifest.steps.map((s) => s.id)).toEqual(
+        ['snapshot', 'locations', 'measurements', 'export'].map((s) => `${word}_${s}`),
+      );
+      const paths = [
+        ...manifest.steps.flatMap((s) => s.files.map((f) => f.path)),
+        ...manifest.exports.map((e) => e.path),
+      ];
+      expect(paths).toContain(join('signs', 'snapshot', 'data.parquet'));
+      expect(paths).toContain(join('bicycle', 'locations', 'data.parquet'));
+      expect(paths).toContain(join(word, `${word}.geojson`));
+      expect(JSON.stringify(manifest)).not.toContain('***');
+    },
+    60_000,
+  );
+});
+
 describe('secrets appear nowhere', () => {
   it.each([
     ['bicycle.yaml', BICYCLE_PARAMS],
@@ -94,6 +151,11 @@ describe('secrets appear nowhere', () => {
     );
     expect(result.code, result.stderr).toBe(0);
     expect(await leaks(output, [result.stdout, result.stderr], [JWT, /Bearer \S/])).toEqual([]);
+    // its credentials are demo/demo: the manifest still names its pipeline and files
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    expect(manifest.pipeline).toBe('demo');
+    expect(manifest.definition).toBe(join(ROOT, 'pipelines', 'demo.yaml'));
+    expect(JSON.stringify(manifest)).not.toContain('***');
   }, 90_000);
 
   it('when a 401 persists after a new token', async () => {

@@ -3,7 +3,7 @@
  * token is refreshed with the refresh token ahead of its expiry, and the
  * password grant is used again once the refresh token has expired too.
  * Concurrent callers share one token request: never a stampede of logins.
- * Every credential and token is registered with the log redactor.
+ * The password and every token are registered with the log redactor.
  */
 import { RunError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
@@ -44,7 +44,6 @@ export class TokenSource {
     this.#http = http;
     this.#credentials = credentials;
     this.#now = now;
-    redactor.add(credentials.username);
     redactor.add(credentials.password);
   }
 
