@@ -88,6 +88,7 @@ export async function exportCsv(
   const projection = columns.map(({ name, type }) => {
     const column = quotedIdentifier(name);
     if (isText(type)) return `${neutralised(column)} AS ${column}`;
+    if (isTimestamp(type)) return `${isoTimestamp({ name, type })} AS ${column}`;
     if (isNested(type) || type === 'JSON')
       return `${neutralised(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
@@ -116,14 +117,27 @@ export async function exportParquet(
   }));
 }
 
+function isTimestamp(type: string): boolean {
+  return (
+    type === 'TIMESTAMP' || type.startsWith('TIMESTAMP_') || type === 'TIMESTAMP WITH TIME ZONE'
+  );
+}
+
+/**
+ * A timestamp column as ISO 8601 UTC text with its full precision: milliseconds
+ * always (`2020-07-28T11:30:19.833Z`, as the feed's own offsets), microseconds
+ * where the value has them.
+ */
+function isoTimestamp(column: Column): string {
+  const ref = quotedIdentifier(column.name);
+  const utc =
+    column.type === 'TIMESTAMP WITH TIME ZONE' ? `timezone('UTC', ${ref})` : `${ref}::TIMESTAMP`;
+  return `CASE WHEN microsecond(${utc}) % 1000 = 0 THEN strftime(${utc}, '%Y-%m-%dT%H:%M:%S.%gZ') ELSE strftime(${utc}, '%Y-%m-%dT%H:%M:%S.%fZ') END`;
+}
+
 /** A JSON value expression for a column: timestamps as ISO 8601 UTC text, the rest as DuckDB's JSON does it. */
 function jsonValue(column: Column): string {
-  const ref = quotedIdentifier(column.name);
-  if (column.type === 'TIMESTAMP' || column.type.startsWith('TIMESTAMP_'))
-    return `strftime(${ref}, '%Y-%m-%dT%H:%M:%SZ')`;
-  if (column.type === 'TIMESTAMP WITH TIME ZONE')
-    return `strftime(timezone('UTC', ${ref}), '%Y-%m-%dT%H:%M:%SZ')`;
-  return ref;
+  return isTimestamp(column.type) ? isoTimestamp(column) : quotedIdentifier(column.name);
 }
 
 export async function exportGeoJson(

@@ -9,8 +9,8 @@ import { duck, writeParquet } from '../helpers/tmp.js';
 
 /** A table with every kind of awkward value an export meets. */
 const FIXTURE = `SELECT * FROM (VALUES
-  (1, 'plain', 4.9, 52.37, TIMESTAMP '2024-03-31 01:00:00', DATE '2024-03-31', ['a', 'b'], -5, true, NULL),
-  (2, 'comma, "quote"', 5.1, 52.1, TIMESTAMP '2024-10-27 02:30:00', DATE '2024-10-27', [], 0, false, 'x'),
+  (1, 'plain', 4.9, 52.37, TIMESTAMP '2020-07-28 11:30:19.833', DATE '2024-03-31', ['a', 'b'], -5, true, NULL),
+  (2, 'comma, "quote"', 5.1, 52.1, TIMESTAMP '2024-10-27 02:30:00.000251', DATE '2024-10-27', [], 0, false, 'x'),
   (3, '=SUM(A1:A2)', 6.5, 53.2, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', ['=1'], 7, NULL, 'y'),
   (4, '+31 6 1234', 3.6, 51.5, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, -1, true, NULL),
   (5, '-minus', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
@@ -21,6 +21,21 @@ const FIXTURE = `SELECT * FROM (VALUES
   (10, 'café ☕ Ã©', 200.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
   (11, NULL, 4.0, -91.0, NULL, NULL, NULL, NULL, NULL, NULL)
 ) t(id, text, longitude, latitude, ts, day, tags, amount, flag, note)`;
+
+/** The fixture's timestamps as every export writes them: ISO 8601 UTC, full precision (by id). */
+const ISO_TS: Record<number, string | null> = {
+  1: '2020-07-28T11:30:19.833Z',
+  2: '2024-10-27T02:30:00.000251Z',
+  3: '2024-01-01T00:00:00.000Z',
+  4: '2024-01-01T00:00:00.000Z',
+  5: '2024-01-01T00:00:00.000Z',
+  6: '2024-01-01T00:00:00.000Z',
+  7: '2024-01-01T00:00:00.000Z',
+  8: '2024-01-01T00:00:00.000Z',
+  9: '2024-01-01T00:00:00.000Z',
+  10: '2024-01-01T00:00:00.000Z',
+  11: null,
+};
 
 const PIPELINE = `name: exports
 steps:
@@ -86,7 +101,7 @@ describe('export to CSV', () => {
       expect(row['amount']).toBe(
         original['amount'] === null ? null : String(original['amount'] as number),
       );
-      expect(row['ts']).toBe(original['ts']);
+      expect(row['ts']).toBe(ISO_TS[Number(row['id'])]);
       expect(row['note']).toBe(original['note']);
       expect(row['tags']).toBe(original['tags'] === null ? null : JSON.stringify(original['tags']));
     });
@@ -94,6 +109,15 @@ describe('export to CSV', () => {
       .filter((r) => String(r['text']).startsWith("'"))
       .map((r) => Number(r['id']));
     expect(neutralised).toEqual([3, 4, 5, 6, 7]);
+  });
+
+  it('writes timestamps as ISO 8601 UTC with their milliseconds, which DuckDB reads back as the same instant', async () => {
+    const back = await duck(
+      `SELECT c.ts::TIMESTAMPTZ = o.ts AS same FROM read_csv('${file}', header = true, all_varchar = true) c
+       JOIN read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') o ON c.id::INTEGER = o.id WHERE o.ts IS NOT NULL ORDER BY o.id`,
+    );
+    expect(back.map((r) => r['same'])).toEqual(Array(10).fill(true));
+    expect(await readFile(file, 'utf8')).toContain(',2020-07-28T11:30:19.833Z,');
   });
 
   it('keeps the empty string apart from NULL', async () => {
@@ -139,7 +163,7 @@ describe('export to GeoJSON', () => {
       const expected = { ...row };
       delete expected['longitude'];
       delete expected['latitude'];
-      expected['ts'] = row['ts'] === null ? null : `${(row['ts'] as string).replace(' ', 'T')}Z`;
+      expected['ts'] = ISO_TS[row['id'] as number];
       expected['amount'] = row['amount'] === null ? null : Number(row['amount']);
       expect(feature.properties).toEqual(expected);
     });
