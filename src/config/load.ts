@@ -7,7 +7,13 @@ import { readFile } from 'node:fs/promises';
 import { LineCounter, isMap, isNode, isPair, isScalar, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { checkParamValue, parseParamText, type ParamValue } from './params.js';
-import { definitionSchema, type Definition } from './schema.js';
+import {
+  definitionSchema,
+  identifierPattern,
+  paramSpecSchema,
+  stepSchema,
+  type Definition,
+} from './schema.js';
 
 export type Path = readonly (string | number)[];
 
@@ -19,6 +25,8 @@ export interface LoadedDefinition {
   definition: Definition;
   params: Record<string, ParamValue>;
   locate: Locate;
+  /** What was left out of `definition` because it does not fit the schema. */
+  broken: Broken;
 }
 
 export function formatPath(path: Path): string {
@@ -100,11 +108,20 @@ export async function loadDefinition(
     };
   }
   const locate = locator(file, doc, lines);
-  const parsed = definitionSchema.safeParse(doc.toJS());
-  if (!parsed.success) return { loaded: undefined, problems: zodProblems(parsed.error, locate) };
-  const definition = parsed.data;
-
+  const raw: unknown = doc.toJS();
+  const parsed = definitionSchema.safeParse(raw);
   const problems: string[] = [];
+  let definition: Definition;
+  let broken: Broken = { steps: [], params: [] };
+  if (parsed.success) definition = parsed.data;
+  else {
+    // The parts that are fine are still checked, so that every problem is reported at once.
+    problems.push(...zodProblems(parsed.error, locate));
+    const salvaged = salvage(raw);
+    if (!salvaged) return { loaded: undefined, problems };
+    ({ definition, broken } = salvaged);
+  }
+
   const params: Record<string, ParamValue> = {};
   for (const [name, spec] of Object.entries(definition.params)) {
     if (name in givenParams) {
@@ -127,14 +144,61 @@ export async function loadDefinition(
     }
   }
   for (const name of Object.keys(givenParams)) {
-    if (!(name in definition.params)) {
+    if (!(name in definition.params) && !broken.params.includes(name)) {
       const known = Object.keys(definition.params);
       problems.push(
         `--param ${name}: the pipeline has no such param${known.length ? ` (it has: ${known.join(', ')})` : ''}`,
       );
     }
   }
-  return { loaded: { file, definition, params, locate }, problems };
+  return { loaded: { file, definition, params, locate, broken }, problems };
+}
+
+/** Parts of a definition left out because they do not fit the schema (their problems are reported). */
+export interface Broken {
+  /** Ids of the steps left out, so that a step needing one is not also reported. */
+  steps: string[];
+  /** Names of the params left out, so that options using one are not also reported. */
+  params: string[];
+}
+
+/**
+ * The parts of a definition that fit the schema, for the checks that follow
+ * (kinds, options, needs): each top-level field that does not fit is replaced
+ * by its default, and each step and param that does not fit is left out.
+ * Undefined when the file is no mapping at all.
+ */
+function salvage(raw: unknown): { definition: Definition; broken: Broken } | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const fields = raw as Record<string, unknown>;
+  const shape = definitionSchema.shape;
+  const kept: Record<string, unknown> = {};
+  for (const key of Object.keys(shape) as (keyof typeof shape)[]) {
+    if (key === 'steps' || key === 'params' || !(key in fields)) continue;
+    if (shape[key].safeParse(fields[key]).success) kept[key] = fields[key];
+  }
+  if (!identifierPattern.test(String(kept['name'] ?? ''))) kept['name'] = 'unnamed';
+  const broken: Broken = { steps: [], params: [] };
+  const params: Record<string, unknown> = {};
+  if (fields['params'] && typeof fields['params'] === 'object') {
+    for (const [name, spec] of Object.entries(fields['params'] as Record<string, unknown>)) {
+      if (identifierPattern.test(name) && paramSpecSchema.safeParse(spec).success)
+        params[name] = spec;
+      else broken.params.push(name);
+    }
+  }
+  kept['params'] = params;
+  const steps: unknown[] = [];
+  for (const step of Array.isArray(fields['steps']) ? (fields['steps'] as unknown[]) : []) {
+    if (stepSchema.safeParse(step).success) steps.push(step);
+    else if (step && typeof step === 'object' && typeof (step as { id?: unknown }).id === 'string')
+      broken.steps.push((step as { id: string }).id);
+  }
+  kept['steps'] = steps.length > 0 ? steps : [];
+  const again = definitionSchema.safeParse(kept);
+  if (again.success) return { definition: again.data, broken };
+  // No step fits: the remaining checks have nothing to look at.
+  return undefined;
 }
 
 /** A param value checked against the values its spec allows, if it names any. */

@@ -5,9 +5,11 @@
 import { z } from 'zod';
 import { PARAM_TYPES } from './params.js';
 
+export const identifierPattern = /^[a-z][a-z0-9_]*$/;
+
 const identifier = z
   .string()
-  .regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case (a-z, 0-9, _), starting with a letter');
+  .regex(identifierPattern, 'must be lower snake_case (a-z, 0-9, _), starting with a letter');
 
 export const paramSpecSchema = z.strictObject({
   type: z.enum(PARAM_TYPES).describe('Type of the value; timestamps are UTC YYYY-MM-DDTHH:mm:ssZ'),

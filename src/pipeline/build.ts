@@ -58,6 +58,13 @@ function issuesOf(error: z.ZodError, locate: Locate, base: Path): string[] {
     ];
     if (issue.code === 'unrecognized_keys')
       return issue.keys.map((key) => problemAt(locate, [...path, key], 'unknown option'));
+    const name = path.at(-1);
+    if (
+      issue.code === 'invalid_type' &&
+      /received undefined$/.test(issue.message) &&
+      name !== undefined
+    )
+      return [problemAt(locate, path, `missing required option \`${name}\``)];
     return [problemAt(locate, path, issue.message)];
   });
 }
@@ -148,7 +155,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
   const env = options.env ?? process.env;
   const { loaded, problems } = await loadDefinition(file, options.params ?? {});
   if (!loaded) throw new InputError(problems);
-  const { definition, params, locate } = loaded;
+  const { definition, params, locate, broken } = loaded;
   const sqlDir = resolve(dirname(file), definition.sql_dir);
 
   const seen = new Set<string>();
@@ -159,7 +166,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     step.needs.forEach((need, j) => {
       if (need === step.id)
         problems.push(problemAt(locate, ['steps', i, 'needs', j], 'a step cannot need itself'));
-      else if (!definition.steps.some((s) => s.id === need)) {
+      else if (!definition.steps.some((s) => s.id === need) && !broken.steps.includes(need)) {
         problems.push(
           problemAt(
             locate,
@@ -199,7 +206,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     }
     // Options fed by a param that has a problem would only repeat it: that param's problem is reported alone.
     if (
-      Object.keys(definition.params).some(
+      [...Object.keys(definition.params), ...broken.params].some(
         (name) => !(name in params) && referencesParam(step.options, name),
       )
     )

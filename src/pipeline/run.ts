@@ -11,7 +11,7 @@ import {
   createPlaceholderViews,
   discoverDatasets,
 } from '../duckdb/datasets.js';
-import { InputError, InterruptedError, explainIoError } from '../errors.js';
+import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
 import { redactor, type Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import { describeFile, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
@@ -79,6 +79,16 @@ export async function describePlan(
   for (const { step, need } of reused)
     lines.push(`Reuses the output of ${need} from an earlier run (needed by ${step}).`);
   return lines;
+}
+
+/**
+ * A problem of the input found only once the run has started (a selection that
+ * matches nothing in the catalog just fetched): the lock, state and manifest
+ * are written by then, so it is a failed run (exit 1), not bad input (exit 2,
+ * which promises that nothing was written).
+ */
+function afterStart(error: unknown): unknown {
+  return error instanceof InputError ? new RunError(error.message, { cause: error }) : error;
 }
 
 /** Read through a call, so that the compiler does not narrow it from an earlier check. */
@@ -274,7 +284,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         report.status = interrupted ? 'interrupted' : 'failed';
         failure = interrupted
           ? new InterruptedError(String(signal.reason ?? 'a signal'))
-          : explainIoError(error, `step ${step.id}`);
+          : explainIoError(afterStart(error), `step ${step.id}`);
         report.error = failure.message;
         // A file the step was writing when it failed is no use and may hold the space a rerun
         // needs (a full disk): it goes now, not at the start of the next run.

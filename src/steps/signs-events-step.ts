@@ -182,6 +182,11 @@ class EventsRun {
   readonly #ranges: LiveRange[];
   readonly #towns: Set<string>;
   #saving: Promise<void> = Promise.resolve();
+  /** Stops every reader when one fails (or the run is interrupted); each lands the unit in hand. */
+  readonly #stop = new AbortController();
+  readonly #signal: AbortSignal;
+  /** The first reader's failure: what the run reports. */
+  #failure: { error: unknown } | undefined;
   /** Last units of finished ranges, landing while their readers move on. */
   readonly #tails: Promise<void>[] = [];
   /**
@@ -220,6 +225,7 @@ class EventsRun {
     }));
     this.#towns = new Set(checkpoint.towns);
     this.#staging = stagingFolder(context);
+    this.#signal = AbortSignal.any([context.signal, this.#stop.signal]);
   }
 
   #stagedLines(): StagedLines {
@@ -242,10 +248,18 @@ class EventsRun {
   async run(): Promise<void> {
     const total = this.#ranges.reduce((sum, r) => sum + this.#span(r), 0);
     this.#context.progress.setTotal(Math.max(1, Math.round(total / 1000)));
-    const workers = Array.from({ length: this.#options.concurrency }, () => this.#worker());
+    const workers = Array.from({ length: this.#options.concurrency }, () =>
+      this.#worker().catch((error: unknown) => {
+        // The others stop at once (their requests are cancelled), keeping what they landed.
+        this.#failure ??= { error };
+        this.#stop.abort(error);
+        throw error;
+      }),
+    );
     const results = await Promise.allSettled([...workers]);
     results.push(...(await Promise.allSettled(this.#tails)));
     await this.#saving;
+    if (this.#failure) throw this.#failure.error;
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
@@ -257,7 +271,7 @@ class EventsRun {
 
   async #worker(): Promise<void> {
     for (;;) {
-      if (this.#context.signal.aborted) return;
+      if (this.#signal.aborted) return;
       let range = this.#ranges.find((r) => !r.claimed && !r.finished);
       if (range) range.claimed = true;
       else range = await this.#split();
@@ -388,7 +402,7 @@ class EventsRun {
       offset: range.live.offset,
       limit,
       townCode,
-      signal: this.#context.signal,
+      signal: this.#signal,
     });
     this.stats.pages++;
     const end = range.state.end === null ? undefined : offsetMs(range.state.end);
@@ -410,7 +424,8 @@ class EventsRun {
     flush: (wait: boolean) => Promise<void>,
   ): Promise<boolean> {
     const { unit_rows: unitRows } = this.#options;
-    const { signal, progress } = this.#context;
+    const { progress } = this.#context;
+    const signal = this.#signal;
     for (;;) {
       if (signal.aborted) {
         await flush(true); // the unit in hand is finished, then the run stops
@@ -454,7 +469,7 @@ class EventsRun {
         offset: instant,
         limit,
         townCode: town,
-        signal: this.#context.signal,
+        signal: this.#signal,
       });
       this.stats.pages++;
       const taken: TakenPage = { body, positions: [], indexes: [] };

@@ -343,7 +343,7 @@ describe('bicycle.measurements: bad selections', () => {
     );
   });
 
-  it('fails with exit code 2 and writes no measurements when the selection matches nothing', async () => {
+  it('fails with exit code 1 (the lock and manifest are written by then) and writes no measurements when the selection matches nothing', async () => {
     const dir = await testDir();
     const { failure, output } = await runDefinition(
       dir,
@@ -351,7 +351,9 @@ describe('bicycle.measurements: bad selections', () => {
       {},
       { env },
     );
-    expect(failure).toBeInstanceOf(InputError);
+    expect(failure).toBeInstanceOf(RunError);
+    expect((failure as RunError).exitCode).toBe(1);
+    expect(failure?.cause).toBeInstanceOf(InputError);
     expect(failure?.message).toMatch(/matches no location of the catalog \(40 locations\)/);
     expect(await readdir(join(output, 'bicycle')).catch(() => [])).not.toContain('measurements');
   });

@@ -181,6 +181,42 @@ describe('pipeline definitions', () => {
     ).toBe(true);
   });
 
+  it('reports every problem at once, also when the name or a step does not fit the schema', async () => {
+    const problems = await problemsOf(
+      `name: Bad-Name
+params:
+  n: { type: float }
+steps:
+  - { id: a, kind: unknown-kind }
+  - { id: b, kind: sql, needs: [c], options: { fil: ok.sql, outputs: [t] } }
+  - { id: c, kind: sql, extra: 1 }
+  - { id: d, kind: export, options: { table: "\${params.n}", path: x.txt } }
+`,
+      { n: '1' },
+    );
+    expect(problems).toEqual([
+      'p.yaml:1: name: must be lower snake_case (a-z, 0-9, _), starting with a letter',
+      expect.stringMatching(/^p\.yaml:3: params\.n\.type: /),
+      'p.yaml:7: steps[2].extra: unknown key',
+      expect.stringMatching(/^p\.yaml:5: steps\[0\]\.kind: unknown step kind "unknown-kind"/),
+      'p.yaml:6: steps[1].options.file: missing required option `file`',
+      'p.yaml:6: steps[1].options.fil: unknown option',
+    ]);
+  });
+
+  it.each([
+    ['sql', 'file', '{ outputs: [t] }'],
+    ['export', 'path', '{ table: t }'],
+    ['bicycle.measurements', 'start', "{ end: '2026-01-02T00:00:00Z', locations: [A] }"],
+  ])('names a missing required option of a %s step: %s', async (kind, option, options) => {
+    const problems = await problemsOf(
+      `name: p\nsteps:\n  - { id: s, kind: ${kind}, options: ${options} }\n`,
+    );
+    expect(problems).toContain(
+      `p.yaml:3: steps[0].options.${option}: missing required option \`${option}\``,
+    );
+  });
+
   it.each([
     [
       'a timestamp in local time',
@@ -229,7 +265,9 @@ describe('pipeline definitions', () => {
   it('reports every problem at once', async () => {
     const yaml = `name: p\nbogus: 1\nparams:\n  start: { type: timestamp, required: true }\nsteps:\n  - { id: a, kind: nope }\n  - { id: b, kind: sql, needs: [ghost], options: { file: missing.sql, outputs: [t] } }\n`;
     const problems = await problemsOf(yaml);
-    expect(problems).toHaveLength(1); // schema problems stop before the rest: the unknown key
+    // the unknown key does not hide the rest
+    expect(problems).toHaveLength(5);
+    expect(problems[0]).toMatch(/p\.yaml:2: bogus: unknown key/);
     const fixed = yaml.replace('bogus: 1\n', '');
     const all = await problemsOf(fixed);
     expect(all).toHaveLength(4);

@@ -1,12 +1,18 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RunError } from '../../src/errors.js';
-import { StateStore, acquireLock } from '../../src/pipeline/state.js';
+import {
+  LOCK_HEARTBEAT_MS,
+  LOCK_STALE_MS,
+  StateStore,
+  acquireLock,
+} from '../../src/pipeline/state.js';
+import { processIdentity } from '../../src/util/process.js';
 import { removeTemporaryFiles } from '../../src/util/fs.js';
 import { ROOT } from '../helpers/cli.js';
 import { testDir } from '../helpers/tmp.js';
@@ -57,6 +63,111 @@ describe('the output lock', () => {
       pipeline: 'next',
     });
     await release();
+  });
+});
+
+/** Writes a lock file as another run would have, and sets its time (the heartbeat) `ageMs` back. */
+async function writeLock(dir: string, held: Record<string, unknown>, ageMs = 0): Promise<void> {
+  await mkdir(join(dir, '.state'), { recursive: true });
+  const file = join(dir, '.state', 'lock');
+  await writeFile(file, JSON.stringify({ started_at: 'then', pipeline: 'other', ...held }));
+  const then = new Date(Date.now() - ageMs);
+  await utimes(file, then, then);
+}
+
+async function holder(dir: string): Promise<unknown> {
+  return JSON.parse(await readFile(join(dir, '.state', 'lock'), 'utf8'));
+}
+
+describe('the owner of the output lock', () => {
+  it('is dead when its process is a zombie (exited, not yet reaped)', async () => {
+    const dir = await testDir();
+    // the inner shell exits; the outer one has become `sleep`, which never reaps it
+    const parent = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 30']);
+    try {
+      const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+      const pid = Number(line.toString().trim());
+      let state = '';
+      for (let i = 0; i < 100 && state !== 'Z'; i++) {
+        await sleep(20);
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+        state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+      }
+      expect(state).toBe('Z');
+      const { start, boot } = await processIdentity(pid);
+      await writeLock(dir, { pid, hostname: hostname(), process_start: start, boot_id: boot });
+      const release = await acquireLock(dir, 'next');
+      expect(await holder(dir)).toMatchObject({ pid: process.pid, pipeline: 'next' });
+      await release();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
+  it('is dead when its pid now belongs to another process (started at another moment)', async () => {
+    const dir = await testDir();
+    const me = await processIdentity();
+    const other = String(Number(me.start) - 1);
+    await writeLock(dir, {
+      pid: process.pid,
+      hostname: hostname(),
+      process_start: other,
+      boot_id: me.boot,
+    });
+    const release = await acquireLock(dir, 'next');
+    expect(await holder(dir)).toMatchObject({ pipeline: 'next' });
+    await release();
+  });
+
+  it('is alive while its process runs: the lock of a live run is never taken over', async () => {
+    const dir = await testDir();
+    const child = spawn('sleep', ['30']);
+    try {
+      await once(child, 'spawn');
+      const { start, boot } = await processIdentity(child.pid);
+      await writeLock(
+        dir,
+        { pid: child.pid, hostname: hostname(), process_start: start, boot_id: boot },
+        10 * LOCK_STALE_MS,
+      );
+      await expect(acquireLock(dir, 'next')).rejects.toThrow(/in use by another road-etl run/);
+      expect(await holder(dir)).toMatchObject({ pid: child.pid });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('on another host is alive until its heartbeat is older than the stated staleness', async () => {
+    const dir = await testDir();
+    await writeLock(dir, { pid: 1, hostname: 'another-host' }, LOCK_STALE_MS - 10_000);
+    await expect(acquireLock(dir, 'next')).rejects.toThrow(
+      /in use by another road-etl run \(pipeline other, pid 1 on another-host.*no heartbeat for 120 s/,
+    );
+    await writeLock(dir, { pid: 1, hostname: 'another-host' }, LOCK_STALE_MS + 10_000);
+    const release = await acquireLock(dir, 'next');
+    expect(await holder(dir)).toMatchObject({ pid: process.pid, pipeline: 'next' });
+    await release();
+  });
+
+  it('keeps its lock fresh with a heartbeat, and releases only its own lock', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval'] });
+    try {
+      const dir = await testDir();
+      const file = join(dir, '.state', 'lock');
+      const release = await acquireLock(dir, 'mine');
+      const then = new Date(Date.now() - LOCK_STALE_MS * 2);
+      await utimes(file, then, then);
+      vi.advanceTimersByTime(LOCK_HEARTBEAT_MS);
+      for (let i = 0; i < 50 && (await stat(file)).mtimeMs < Date.now() - 60_000; i++)
+        await sleep(10);
+      expect((await stat(file)).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+      // another run took the folder over meanwhile: releasing leaves its lock alone
+      await writeFile(file, JSON.stringify({ pid: 1, hostname: 'another-host', token: 'theirs' }));
+      await release();
+      expect(await holder(dir)).toMatchObject({ token: 'theirs' });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
