@@ -177,7 +177,7 @@ function salvage(raw: unknown): { definition: Definition; broken: Broken } | und
     if (key === 'steps' || key === 'params' || !(key in fields)) continue;
     if (shape[key].safeParse(fields[key]).success) kept[key] = fields[key];
   }
-  if (!identifierPattern.test(String(kept['name'] ?? ''))) kept['name'] = 'unnamed';
+  if (typeof kept['name'] !== 'string') kept['name'] = 'unnamed';
   const broken: Broken = { steps: [], params: [] };
   const params: Record<string, unknown> = {};
   if (fields['params'] && typeof fields['params'] === 'object') {

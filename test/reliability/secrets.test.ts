@@ -95,7 +95,7 @@ steps:
   const definition = join(dir, 'pipelines', `${word}.yaml`);
   await rename(join(dir, 'pipelines', 'p.yaml'), definition);
   const result = await runCli(['run', definition, '--output', output], {
-    env: words.env,
+    env: { ...words.env },
     cwd: dir,
   });
   expect(result.code, result.stderr).toBe(0);
