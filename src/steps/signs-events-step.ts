@@ -174,6 +174,15 @@ interface LiveRange {
   firstMs: number | undefined;
 }
 
+/**
+ * Every municipality code the CBS can have issued so far (GM0000 .. GM1999): an
+ * instant read per town reads all of them, so that towns never seen are read too.
+ */
+const TOWN_CODE_SWEEP: readonly string[] = Array.from(
+  { length: 2000 },
+  (_, i) => `GM${String(i).padStart(4, '0')}`,
+);
+
 class EventsRun {
   readonly #options: SignsEventsOptions;
   readonly #context: StepContext;
@@ -434,7 +443,8 @@ class EventsRun {
       const before = offsetMs(range.live.offset);
       const outcome = await this.#nextPage(range);
       await buffer.lines.add(outcome.taken);
-      if (outcome.stuckAt) await this.#throughBurst(range, outcome.stuckAt, buffer);
+      if (outcome.stuckAt)
+        await this.#throughBurst(range, outcome.stuckAt, buffer, outcome.townless);
       progress.add({
         rows: outcome.taken.positions.length,
         requests: 1,
@@ -453,24 +463,53 @@ class EventsRun {
 
   /**
    * An instant with more events than a chunk holds: offset paging cannot get
-   * past it, so it is read per town code (every code seen so far). Events of it
-   * that even that cannot reach stop the run, or are recorded as a gap.
+   * past it, so it is read per town code: every code seen so far, every code of
+   * the datasets, and every municipality code the CBS can have issued
+   * (TOWN_CODE_SWEEP), so that towns never seen before are read too. Events
+   * that even that cannot reach (more than a chunk of one town, or events
+   * without a town code) stop the run, or are recorded as a gap.
    */
-  async #throughBurst(range: LiveRange, instant: string, buffer: Buffered): Promise<void> {
+  async #throughBurst(
+    range: LiveRange,
+    instant: string,
+    buffer: Buffered,
+    townless: boolean,
+  ): Promise<void> {
     const { limit, town_code: only, unreachable } = this.#options;
     const towns = only
       ? [only]
-      : [...new Set([...this.#towns, ...(await this.#datasetTowns())])].sort();
+      : [...new Set([...this.#towns, ...(await this.#datasetTowns()), ...TOWN_CODE_SWEEP])].sort();
+    const gap = (town: string | null, reason: string): void => {
+      if (unreachable === 'fail') {
+        throw new RunError(
+          `signs.events: ${reason}. Events may be missing there: rerun with the option unreachable: record to pass the instant and record the gap in the manifest`,
+        );
+      }
+      this.#checkpoint.gaps.push({ instant, town_code: town, reason });
+      this.#context.log.log('warn', 'signs.gap', `Passing ${instant} with a gap: ${reason}`, {
+        instant,
+        town_code: town,
+      });
+    };
+    if (townless && !only)
+      gap(
+        null,
+        `events without a town code share the instant ${instant} with more than ${limit} others; those past the first chunk cannot be read per town`,
+      );
     const seen = new Set(range.live.seen);
     let index = limit;
     let found = 0;
-    for (const town of towns) {
-      const { events: page, body } = await this.#client.events({
-        offset: instant,
-        limit,
-        townCode: town,
-        signal: this.#signal,
-      });
+    // Pages are fetched a few at a time and taken in town order (the feed index follows it).
+    const fetch = pLimit(this.#options.concurrency);
+    const pages = towns.map((town) =>
+      fetch(() =>
+        this.#client.events({ offset: instant, limit, townCode: town, signal: this.#signal }),
+      ),
+    );
+    for (const page of pages) page.catch(() => undefined); // awaited in order below
+    for (const [t, town] of towns.entries()) {
+      const { events: page, body } = await pages[t]!;
+      pages[t] = Promise.resolve({ events: [], body: Buffer.alloc(0) });
       this.stats.pages++;
       const taken: TakenPage = { body, positions: [], indexes: [] };
       let atInstant = 0;
@@ -485,19 +524,11 @@ class EventsRun {
       }
       await buffer.lines.add(taken);
       found += taken.positions.length;
-      if (page.length >= limit && atInstant === page.length) {
-        const reason = `more than ${limit} events of town ${town} share the instant ${instant}; the feed cannot be paged past them`;
-        if (unreachable === 'fail') {
-          throw new RunError(
-            `signs.events: ${reason}. Events may be missing there: rerun with the option unreachable: record to pass the instant and record the gap in the manifest`,
-          );
-        }
-        this.#checkpoint.gaps.push({ instant, town_code: town, reason });
-        this.#context.log.log('warn', 'signs.gap', `Passing ${instant} with a gap: ${reason}`, {
-          instant,
-          town_code: town,
-        });
-      }
+      if (page.length >= limit && atInstant === page.length)
+        gap(
+          town,
+          `more than ${limit} events of town ${town} share the instant ${instant}; the feed cannot be paged past them`,
+        );
     }
     this.stats.events += found;
     this.stats.bursts.push({ instant, events: seen.size });
@@ -510,25 +541,18 @@ class EventsRun {
     range.live = { offset: afterInstant(instant), seen: [] };
   }
 
+  /** Town codes of the events and snapshot datasets (views that are empty until extracted). */
   async #datasetTowns(): Promise<string[]> {
-    try {
-      const db = await this.#context.database();
-      const rows: string[] = [];
-      for (const view of ['signs_events', 'signs_snapshot']) {
-        const exists = await db.all(`SELECT 1 FROM duckdb_views() WHERE view_name = $name`, {
-          name: view,
-        });
-        if (exists.length === 0) continue;
-        for (const row of await db.all(
-          `SELECT DISTINCT location_county_code AS code FROM ${quotedIdentifier(view)} WHERE location_county_code IS NOT NULL`,
-        )) {
-          rows.push(String(row['code']));
-        }
+    const db = await this.#context.database();
+    const rows: string[] = [];
+    for (const view of ['signs_events', 'signs_snapshot']) {
+      for (const row of await db.all(
+        `SELECT DISTINCT location_county_code AS code FROM ${quotedIdentifier(view)} WHERE location_county_code IS NOT NULL`,
+      )) {
+        rows.push(String(row['code']));
       }
-      return rows;
-    } catch {
-      return [];
     }
+    return rows;
   }
 }
 

@@ -6,6 +6,7 @@ import type { Manifest } from '../../src/pipeline/manifest.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import {
   landedEventHashes,
+  md5,
   quarantinedHashes,
   signsPipeline,
   truthEventHashes,
@@ -153,6 +154,31 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
     expect(bursts.map((b) => b.instant)).toEqual([
       new Date(burst.world.feed.burst!.time).toISOString(),
     ]);
+  });
+
+  it('reads the towns the feed has not shown yet too (a run that starts at the instant)', async () => {
+    const burst = await useSimulator({
+      seed: 34,
+      signs: { signs: 3000, rounds: 2, burst: { size: 300 } },
+    });
+    const time = burst.world.feed.burst!.time;
+    const instant = new Date(time).toISOString();
+    const atInstant = [...burst.world.distinctEvents()].filter(
+      (e) => e['publication_timestamp'] === instant,
+    );
+    const town = (e: Record<string, unknown>): string =>
+      (e['location'] as { county: { code: string } }).county.code;
+    // Precondition: a town of the instant has none of its events in the first chunk, so
+    // neither that chunk nor an earlier one (the run starts at the instant) shows it.
+    const first = new Set(atInstant.slice(0, 100).map(town));
+    expect(atInstant.map(town).filter((t) => !first.has(t)).length).toBeGreaterThan(0);
+    const { failure, output, logger } = await runAgainst(burst, { concurrency: 1, start: instant });
+    expect(failure).toBeUndefined();
+    const fromInstant = [...burst.world.distinctEvents()]
+      .filter((e) => Date.parse(e['publication_timestamp'] as string) >= time)
+      .map((e) => md5(JSON.stringify(e)));
+    expect(sorted(await landedEventHashes(output))).toEqual(sorted(fromInstant));
+    expect(logger.events.some((e) => e.event === 'signs.burst')).toBe(true);
   });
 
   it('stops with an error naming the instant when even one town holds more than a chunk', async () => {

@@ -32,6 +32,8 @@ export interface PageOutcome {
   firstInstant: string | undefined;
   /** county.code of the events taken, to learn the town codes that exist. */
   towns: Set<string>;
+  /** Some event of the page has no town code (no read per town can reach such events). */
+  townless: boolean;
   next: Cursor;
   /** An event at or after the range's end was seen: the range is complete. */
   reachedEnd: boolean;
@@ -114,6 +116,7 @@ export function processPage(
   }
   const taken: TakenPage = { body, positions: [], indexes: [] };
   const towns = new Set<string>();
+  const townless = page.some((item) => !townOf(record(item)));
   const take = (position: number, index: number): void => {
     taken.positions.push(position);
     taken.indexes.push(index);
@@ -170,6 +173,7 @@ export function processPage(
     taken,
     firstInstant: taken.positions.length > 0 ? instants[taken.positions[0]!] : undefined,
     towns,
+    townless,
     next,
     reachedEnd,
     exhausted: !full,
