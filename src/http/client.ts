@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip, gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { Agent, request, type Dispatcher } from 'undici';
-import { UpstreamError, excerptOf } from '../errors.js';
+import { RoadEtlError, UpstreamError, excerptOf, explainIoError } from '../errors.js';
 import { fileEnds } from '../util/fs.js';
 import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
@@ -154,6 +154,9 @@ async function bodyToFile(
   } catch (error) {
     await rm(path, { force: true });
     if (stopped()) throw error;
+    // The local disk, not the service: a full disk or a read-only folder is no reason to ask again.
+    const local = explainIoError(error, `writing the response body to ${path}`);
+    if (local instanceof RoadEtlError) throw local;
     throw networkError(error, doing, status);
   }
   const problem = await check?.(headers, path);

@@ -1,0 +1,328 @@
+/**
+ * Failures met by a rerun on an output folder that already holds data: every
+ * row starts from a copy of a whole run's output, meets one failure in a step
+ * of one kind (upstream 5xx for some requests or for all, a refused 400,
+ * SIGTERM, SIGKILL, a full disk, a read-only folder), and then finds every
+ * dataset, export and the snapshot byte-identical to what had landed; a clean
+ * rerun then gives the ground truth and the exports of the first run.
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RoadEtlError } from '../../src/errors.js';
+import {
+  BICYCLE_SOURCE,
+  idsWithPrefix,
+  landedMeasurements,
+  truthMeasurements,
+} from '../helpers/bicycle.js';
+import { BIN, collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import {
+  landedEventHashes,
+  tableStateKeys,
+  truthEventHashes,
+  truthStateKeys,
+} from '../helpers/signs.js';
+import {
+  BICYCLE_PATH,
+  CURRENT_STATE_PATH,
+  EVENTS_PATH,
+  LOCATIONS_PATH,
+  useSimulator,
+} from '../helpers/simulator.js';
+import { duck, outputHashes, pipelineProject, testDir } from '../helpers/tmp.js';
+
+const START = '2026-03-01T00:00:00Z';
+const END = '2026-03-05T00:00:00Z';
+const PREFIXES = ['GAL', 'UTR'];
+
+const simulator = await useSimulator({
+  seed: 71,
+  signs: { signs: 200 },
+  bicycle: { locations: 16, maxLocations: 4, maxPeriodDays: 2 },
+  faults: { latencyMs: 3 },
+});
+const env = { ...simulator.env };
+const HTTP = { retries: 1, backoff_ms: 1, timeout_ms: 2000 };
+
+const PIPELINE = `name: landed
+${BICYCLE_SOURCE.replace('source:\n', `source:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\n`)}steps:
+  - { id: signs_events, kind: signs.events, options: ${JSON.stringify({ ...HTTP, limit: 20, concurrency: 2, unit_rows: 100 })} }
+  - { id: signs_snapshot, kind: signs.snapshot, options: ${JSON.stringify({ ...HTTP, refresh: 'always' })} }
+  - { id: bicycle_locations, kind: bicycle.locations, options: ${JSON.stringify(HTTP)} }
+  - id: bicycle_measurements
+    kind: bicycle.measurements
+    needs: [bicycle_locations]
+    options: ${JSON.stringify({ ...HTTP, start: START, end: END, prefixes: PREFIXES, concurrency: 2 })}
+  - id: signs_current_state
+    kind: sql
+    needs: [signs_events, signs_snapshot]
+    options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
+  - id: export_signs
+    kind: export
+    needs: [signs_current_state]
+    options:
+      query: "SELECT * EXCLUDE (raw_event, typing_issues) FROM signs_current_state ORDER BY id"
+      path: exports/signs.geojson
+      geometry: { longitude: location_wgs84_longitude, latitude: location_wgs84_latitude, id: id }
+  - id: export_measurements
+    kind: export
+    needs: [bicycle_measurements]
+    options: { query: "SELECT location_id, measurement_hour FROM bicycle_measurements ORDER BY ALL", path: exports/measurements.csv }
+`;
+const SQL = ['signs_current_state.sql'];
+
+/** The step of each kind in PIPELINE. */
+const STEP_OF: Record<string, string> = {
+  'signs.events': 'signs_events',
+  'signs.snapshot': 'signs_snapshot',
+  'bicycle.locations': 'bicycle_locations',
+  'bicycle.measurements': 'bicycle_measurements',
+  sql: 'signs_current_state',
+  export: 'export_signs',
+};
+const EXPORTS = ['exports/signs.geojson', 'exports/measurements.csv'];
+
+/** Datasets, exports and the snapshot with their sha256 (not .state, not the manifest). */
+const contents = (output: string) => outputHashes(output, ['manifest.json']);
+
+let landed: string;
+let reference: Map<string, string>;
+const cleanUps: (() => Promise<void>)[] = [];
+afterAll(() => Promise.all(cleanUps.map((f) => f())));
+
+beforeAll(async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'road-etl-landed-'));
+  cleanUps.push(() => rm(dir, { recursive: true, force: true }));
+  const { output } = await pipelineProject(PIPELINE, SQL, dir);
+  const run = await runDefinition(dir, PIPELINE, {}, { env });
+  if (run.failure) throw run.failure;
+  landed = output;
+  reference = await contents(output);
+}, 60_000);
+
+/** A project whose output folder is a copy of the landed one. */
+async function withLandedData(): Promise<{ dir: string; file: string; output: string }> {
+  const project = await pipelineProject(PIPELINE, SQL);
+  await cp(landed, project.output, { recursive: true });
+  expect(await contents(project.output)).toEqual(reference);
+  return project;
+}
+
+async function expectGroundTruth(output: string): Promise<void> {
+  expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
+  expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
+  expect(await landedMeasurements(output)).toEqual(
+    truthMeasurements(simulator, idsWithPrefix(simulator, ...PREFIXES), START, END).kept,
+  );
+  const snapshot = await duck(
+    `SELECT count(*)::INTEGER AS n FROM read_parquet('${join(output, 'signs/snapshot/data.parquet')}')`,
+  );
+  expect(snapshot[0]!['n']).toBe(
+    [...simulator.world.currentState(simulator.world.snapshotMoment)].length,
+  );
+  const now = await contents(output);
+  for (const name of EXPORTS) expect(now.get(name), name).toBe(reference.get(name));
+}
+
+/** After the failure: what had landed is byte-identical; a clean rerun gives the ground truth. */
+async function expectKeptThenCompleted(dir: string, output: string): Promise<void> {
+  expect(await contents(output)).toEqual(reference);
+  const rerun = await runDefinition(dir, PIPELINE, {}, { env });
+  expect(rerun.failure?.message).toBeUndefined();
+  await expectGroundTruth(output);
+}
+
+describe('the landed run', () => {
+  it('holds the ground truth', async () => {
+    expect([...reference.keys()]).toEqual(expect.arrayContaining(EXPORTS));
+    await expectGroundTruth(landed);
+  });
+});
+
+/** Upstream failures, as queued on the simulator for the rerun. */
+const UPSTREAM: [
+  kind: string,
+  failure: string,
+  path: string,
+  contains: () => string | undefined,
+  status: number,
+][] = [
+  ['signs.events', 'lasting 5xx', EVENTS_PATH, () => undefined, 500],
+  ['signs.events', 'a refused 400', EVENTS_PATH, () => undefined, 400],
+  ['signs.snapshot', 'lasting 5xx', CURRENT_STATE_PATH, () => undefined, 502],
+  ['signs.snapshot', 'a refused 400', CURRENT_STATE_PATH, () => undefined, 400],
+  ['bicycle.locations', 'lasting 5xx', LOCATIONS_PATH, () => undefined, 500],
+  ['bicycle.locations', 'a refused 400', LOCATIONS_PATH, () => undefined, 400],
+  [
+    'bicycle.measurements',
+    'lasting 5xx for the requests naming one location',
+    BICYCLE_PATH,
+    () => idsWithPrefix(simulator, 'UTR')[0],
+    500,
+  ],
+  ['bicycle.measurements', 'lasting 5xx for all requests', BICYCLE_PATH, () => undefined, 503],
+  ['bicycle.measurements', 'a refused 400', BICYCLE_PATH, () => undefined, 400],
+];
+
+describe('a rerun on landed data meets upstream trouble', () => {
+  it.each(UPSTREAM)(
+    '%s, %s: exit 1, what landed is unchanged, a clean rerun gives the ground truth',
+    async (kind, _failure, path, contains, status) => {
+      const { dir, output } = await withLandedData();
+      const matching = contains();
+      simulator.inject({
+        kind: 'error',
+        status,
+        path,
+        count: 100_000,
+        ...(matching ? { contains: matching } : {}),
+      });
+      let run;
+      try {
+        run = await runDefinition(dir, PIPELINE, {}, { env });
+      } finally {
+        simulator.faults.clearQueue();
+      }
+      expect(run.summary.status).toBe('failed');
+      expect((run.failure as RoadEtlError).exitCode).toBe(1);
+      const failed = run.summary.steps.find((s) => s.status === 'failed');
+      expect(failed?.id).toBe(STEP_OF[kind]);
+      await expectKeptThenCompleted(dir, output);
+    },
+    60_000,
+  );
+});
+
+/**
+ * Runs the pipeline on `output` and sends `signal` a moment (0 to 100 ms) after
+ * its step `step` starts, read from the JSON log on stderr.
+ */
+async function signalDuring(
+  file: string,
+  output: string,
+  step: string,
+  signal: NodeJS.Signals,
+): Promise<{ result: CliResult; sent: boolean }> {
+  const child = startCli(['run', file, '--output', output, '--log-format', 'json'], { env });
+  let sent = false;
+  let pending = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    pending += chunk.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      if (sent || !line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { event?: string; step?: string };
+      if (entry.event === 'step.start' && entry.step === step) {
+        sent = true;
+        setTimeout(() => child.kill(signal), Math.floor(Math.random() * 100));
+      }
+    }
+  });
+  return { result: await collect(child), sent };
+}
+
+describe('a rerun on landed data is stopped by a signal', () => {
+  const rows = Object.keys(STEP_OF).flatMap((kind) =>
+    (['SIGTERM', 'SIGKILL'] as const).map((signal) => [kind, signal] as const),
+  );
+  it.each(rows)(
+    'in a %s step, by %s: what landed is unchanged, a clean rerun gives the ground truth',
+    async (kind, signal) => {
+      const { dir, file, output } = await withLandedData();
+      const { result, sent } = await signalDuring(file, output, STEP_OF[kind]!, signal);
+      expect(sent).toBe(true);
+      if (signal === 'SIGKILL') expect(result.signal).toBe('SIGKILL');
+      else expect(result.code).toBe(1);
+      await expectKeptThenCompleted(dir, output);
+    },
+    60_000,
+  );
+});
+
+const execFileP = promisify(execFile);
+
+/** Runs a shell script in a private mount namespace (as root there); resolves to what it printed. */
+async function inMountNamespace(script: string): Promise<string> {
+  const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', script], {
+    env: { ...process.env, ...env, NODE: process.execPath, CLI: BIN, NO_COLOR: '1' },
+    maxBuffer: 1 << 24,
+  });
+  return stdout;
+}
+
+describe('a rerun on landed data meets local trouble', () => {
+  it.each(Object.keys(STEP_OF))(
+    'in a %s step, the disk fills up: what landed is unchanged, and a run with room completes',
+    async (kind) => {
+      const { dir, file } = await withLandedData();
+      const disk = join(dir, 'disk');
+      const output = join(disk, 'output');
+      // The landed output on a small disk of its own, filled up but for a few KB, and the
+      // step run again alone (what it needs is reused from the landed run).
+      const printed = await inMountNamespace(`
+        set -u
+        mkdir -p ${disk} && mount -t tmpfs -o size=24m tmpfs ${disk}
+        cp -a ${join(dir, 'output')} ${output}
+        room=$(df --output=avail -k ${disk} | tail -1)
+        dd if=/dev/zero of=${disk}/filler bs=1k count=$((room - 24)) 2> /dev/null
+        "$NODE" "$CLI" run ${file} --output ${output} --select ${STEP_OF[kind]} > ${dir}/full.out 2> ${dir}/full.err; echo "full $?"
+        rm -rf ${join(dir, 'output')} && cp -a ${output} ${join(dir, 'output')}
+      `);
+      const stderr = await readFile(join(dir, 'full.err'), 'utf8');
+      expect(printed, stderr).toMatch(/^full [01]\n$/);
+      if (printed === 'full 1\n')
+        expect(stderr.split('\n').slice(-3).join('\n')).toMatch(/the disk is full/);
+      expect(stderr).not.toMatch(/unexpected error/);
+      await expectKeptThenCompleted(dir, join(dir, 'output'));
+    },
+    60_000,
+  );
+
+  it.each(Object.keys(STEP_OF))(
+    'in a %s step, the output folder is read-only: exit 1, nothing changes, and a writable run completes',
+    async (kind) => {
+      const { dir, file, output } = await withLandedData();
+      const printed = await inMountNamespace(`
+        set -u
+        mount --bind ${output} ${output} && mount -o remount,bind,ro ${output}
+        "$NODE" "$CLI" run ${file} --output ${output} --select ${STEP_OF[kind]} > ${dir}/ro.out 2> ${dir}/ro.err; echo "ro $?"
+      `);
+      const stderr = await readFile(join(dir, 'ro.err'), 'utf8');
+      expect(printed, stderr).toBe('ro 1\n');
+      expect(stderr).toMatch(/read-only/);
+      expect(stderr).not.toMatch(/unexpected error/);
+      await expectKeptThenCompleted(dir, output);
+    },
+    60_000,
+  );
+});
+
+describe('the thread setting after an extraction step', () => {
+  it('is the configured one again for the steps that follow', async () => {
+    const dir = await testDir();
+    const run = await runDefinition(
+      dir,
+      `name: threads
+duckdb: { threads: 3 }
+source:
+  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }
+steps:
+  - { id: signs_events, kind: signs.events, options: { concurrency: 2 } }
+  - { id: after, kind: sql, needs: [signs_events], options: { file: t.sql, outputs: [setting] } }
+`,
+      { 't.sql': "CREATE TABLE setting AS SELECT current_setting('threads') AS threads;\n" },
+      { env },
+    );
+    expect(run.failure?.message).toBeUndefined();
+    const [row] = await duck(
+      `SELECT threads::INTEGER AS threads FROM read_parquet('${join(run.output, 'derived/setting/data.parquet')}')`,
+    );
+    expect(row!['threads']).toBe(3);
+  });
+});
