@@ -49,6 +49,31 @@ describe('signs.events against the simulator', () => {
     },
   );
 
+  it('stops every reader soon after one fails for good, keeping what landed', async () => {
+    const slow = await useSimulator({
+      seed: 17,
+      signs: { signs: 3000 },
+      faults: { latencyMs: 5 },
+    });
+    const options = { limit: 20, concurrency: 4, unit_rows: 200, retries: 1, backoff_ms: 1 };
+    const clean = await runAgainst(slow, options);
+    expect(clean.failure).toBeUndefined();
+    const all = slow.requests.length;
+    // The reader of the first range meets a lasting 500 on its first request.
+    const first = new Date(slow.world.feed.start).toISOString().slice(0, 7);
+    slow.inject({ kind: 'error', status: 500, contains: `offset=${first}`, count: 100_000 });
+    const before = slow.requests.length;
+    const failed = await runAgainst(slow, options);
+    slow.faults.clearQueue();
+    expect(failed.failure?.message).toMatch(/500/);
+    // Without the stop the other readers read on to the end of their ranges (over a quarter of `all`).
+    expect(slow.requests.length - before).toBeLessThan(all / 10);
+    // What landed (if a unit was done by then) is whole events of the feed, each once.
+    const landed = await landedEventHashes(failed.output).catch(() => [] as string[]);
+    expect(new Set(landed).size).toBe(landed.length);
+    expect(truthEventHashes(slow)).toEqual(expect.arrayContaining(landed));
+  });
+
   it('hands each range to one reader only, with many readers splitting ranges as they go idle', async () => {
     const slow = await useSimulator({
       seed: 13,
