@@ -17,7 +17,7 @@ import {
   landedMeasurements,
   truthMeasurements,
 } from '../helpers/bicycle.js';
-import { collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import {
   landedEventHashes,
   tableStateKeys,
@@ -26,6 +26,7 @@ import {
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
+import { signalDuringStep } from '../helpers/trouble.js';
 
 const START = '2026-03-01T00:00:00Z';
 const END = '2026-03-08T00:00:00Z';
@@ -81,35 +82,9 @@ const files = (output: string) => outputHashes(output);
 
 const EXPORTS = ['exports/signs.csv', 'exports/signs.geojson', 'exports/bicycle_hourly.csv'];
 
-/**
- * Runs the pipeline and sends `signal` a moment (0 to 150 ms) after the first
- * step of `kind` starts, read from the JSON log on stderr.
- */
-async function interruptDuring(
-  file: string,
-  output: string,
-  kind: string,
-  signal: NodeJS.Signals,
-): Promise<{ result: CliResult; sent: boolean }> {
-  const child = startCli(['run', file, '--output', output, '--log-format', 'json'], { env });
-  let sent = false;
-  let pending = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    pending += chunk.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) {
-      if (sent || !line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { event?: string; kind?: string };
-      if (entry.event === 'step.start' && entry.kind === kind) {
-        sent = true;
-        setTimeout(() => child.kill(signal), Math.floor(Math.random() * 150));
-      }
-    }
-  });
-  const result = await collect(child);
-  return { result, sent };
-}
+/** Runs the pipeline and sends `signal` a moment (0 to 150 ms) after the first step of `kind` starts. */
+const interruptDuring = (file: string, output: string, kind: string, signal: NodeJS.Signals) =>
+  signalDuringStep(file, output, (e) => e.kind === kind, signal, env);
 
 let reference: Map<string, string>;
 const cleanUps: (() => Promise<void>)[] = [];

@@ -6,12 +6,10 @@
  * dataset, export and the snapshot byte-identical to what had landed; a clean
  * rerun then gives the ground truth and the exports of the first run.
  */
-import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RoadEtlError } from '../../src/errors.js';
 import {
@@ -20,7 +18,7 @@ import {
   landedMeasurements,
   truthMeasurements,
 } from '../helpers/bicycle.js';
-import { BIN, collect, startCli, type CliResult } from '../helpers/cli.js';
+import { collect, startCli } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import {
   landedEventHashes,
@@ -36,6 +34,7 @@ import {
   useSimulator,
 } from '../helpers/simulator.js';
 import { duck, outputHashes, pipelineProject, testDir } from '../helpers/tmp.js';
+import { inMountNamespace, signalDuringStep } from '../helpers/trouble.js';
 
 const START = '2026-03-01T00:00:00Z';
 const END = '2026-03-05T00:00:00Z';
@@ -199,35 +198,6 @@ describe('a rerun on landed data meets upstream trouble', () => {
   );
 });
 
-/**
- * Runs the pipeline on `output` and sends `signal` a moment (0 to 100 ms) after
- * its step `step` starts, read from the JSON log on stderr.
- */
-async function signalDuring(
-  file: string,
-  output: string,
-  step: string,
-  signal: NodeJS.Signals,
-): Promise<{ result: CliResult; sent: boolean }> {
-  const child = startCli(['run', file, '--output', output, '--log-format', 'json'], { env });
-  let sent = false;
-  let pending = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    pending += chunk.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) {
-      if (sent || !line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { event?: string; step?: string };
-      if (entry.event === 'step.start' && entry.step === step) {
-        sent = true;
-        setTimeout(() => child.kill(signal), Math.floor(Math.random() * 100));
-      }
-    }
-  });
-  return { result: await collect(child), sent };
-}
-
 describe('a rerun on landed data is stopped by a signal', () => {
   const rows = Object.keys(STEP_OF).flatMap((kind) =>
     (['SIGTERM', 'SIGKILL'] as const).map((signal) => [kind, signal] as const),
@@ -236,7 +206,14 @@ describe('a rerun on landed data is stopped by a signal', () => {
     'in a %s step, by %s: what landed is unchanged, a clean rerun gives the ground truth',
     async (kind, signal) => {
       const { dir, file, output } = await withLandedData();
-      const { result, sent } = await signalDuring(file, output, STEP_OF[kind]!, signal);
+      const { result, sent } = await signalDuringStep(
+        file,
+        output,
+        (e) => e.step === STEP_OF[kind],
+        signal,
+        env,
+        100,
+      );
       expect(sent).toBe(true);
       expect(signal === 'SIGKILL' ? result.signal : result.code).toBe(
         signal === 'SIGKILL' ? 'SIGKILL' : 1,
@@ -267,17 +244,6 @@ describe('killed again and again on landed data', () => {
   }, 180_000);
 });
 
-const execFileP = promisify(execFile);
-
-/** Runs a shell script in a private mount namespace (as root there); resolves to what it printed. */
-async function inMountNamespace(script: string): Promise<string> {
-  const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', script], {
-    env: { ...process.env, ...env, NODE: process.execPath, CLI: BIN, NO_COLOR: '1' },
-    maxBuffer: 1 << 24,
-  });
-  return stdout;
-}
-
 describe('a rerun on landed data meets local trouble', () => {
   it.each(Object.keys(STEP_OF))(
     'in a %s step, the disk fills up: what landed is unchanged, and a run with room completes',
@@ -287,7 +253,8 @@ describe('a rerun on landed data meets local trouble', () => {
       const output = join(disk, 'output');
       // The landed output on a small disk of its own, filled up but for a few KB, and the
       // step run again alone (what it needs is reused from the landed run).
-      const printed = await inMountNamespace(`
+      const printed = await inMountNamespace(
+        `
         set -u
         mkdir -p ${disk} && mount -t tmpfs -o size=24m tmpfs ${disk}
         cp -a ${join(dir, 'output')} ${output}
@@ -295,7 +262,9 @@ describe('a rerun on landed data meets local trouble', () => {
         dd if=/dev/zero of=${disk}/filler bs=1k count=$((room - 8)) 2> /dev/null
         "$NODE" "$CLI" run ${file} --output ${output} --select ${STEP_OF[kind]} > ${dir}/full.out 2> ${dir}/full.err; echo "full $?"
         rm -rf ${join(dir, 'output')} && cp -a ${output} ${join(dir, 'output')}
-      `);
+      `,
+        env,
+      );
       const stderr = await readFile(join(dir, 'full.err'), 'utf8');
       // The events step has nothing new to land on a rerun: it writes only its state, which fits.
       expect(printed, stderr).toBe(kind === 'signs.events' ? 'full 0\n' : 'full 1\n');
@@ -312,11 +281,14 @@ describe('a rerun on landed data meets local trouble', () => {
     'in a %s step, the output folder is read-only: exit 1, nothing changes, and a writable run completes',
     async (kind) => {
       const { dir, file, output } = await withLandedData();
-      const printed = await inMountNamespace(`
+      const printed = await inMountNamespace(
+        `
         set -u
         mount --bind ${output} ${output} && mount -o remount,bind,ro ${output}
         "$NODE" "$CLI" run ${file} --output ${output} --select ${STEP_OF[kind]} > ${dir}/ro.out 2> ${dir}/ro.err; echo "ro $?"
-      `);
+      `,
+        env,
+      );
       const stderr = await readFile(join(dir, 'ro.err'), 'utf8');
       expect(printed, stderr).toBe('ro 1\n');
       expect(stderr).toMatch(/read-only/);

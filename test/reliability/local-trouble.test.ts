@@ -9,12 +9,10 @@
  * tmpfs and a read-only bind mount, in a mount namespace of the test's own (unshare), so that nothing is
  * simulated inside road-etl.
  */
-import { execFile } from 'node:child_process';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BIN, collect, runCli, startCli } from '../helpers/cli.js';
+import { collect, runCli, startCli } from '../helpers/cli.js';
 import {
   expectStateGroundTruth,
   landedEventHashes,
@@ -23,6 +21,7 @@ import {
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
+import { inMountNamespace } from '../helpers/trouble.js';
 
 const simulator = await useSimulator({ seed: 43, signs: { signs: 300 }, faults: { latencyMs: 2 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
@@ -42,21 +41,6 @@ const expectGroundTruth = (output: string) => expectStateGroundTruth(simulator, 
 async function goodRun(file: string, output: string): Promise<void> {
   const run = await runCli(['run', file, '--output', output], { env });
   expect(run.code, run.stderr).toBe(0);
-}
-
-const execFileP = promisify(execFile);
-
-/**
- * Runs a shell script in a private mount namespace (as root there), with
- * NODE and CLI set; resolves to what it printed. Commands whose outcome matters
- * record their exit code themselves.
- */
-async function inMountNamespace(script: string): Promise<string> {
-  const { stdout } = await execFileP('unshare', ['-rm', 'sh', '-c', script], {
-    env: { ...process.env, ...env, NODE: process.execPath, CLI: BIN, NO_COLOR: '1' },
-    maxBuffer: 1 << 24,
-  });
-  return stdout;
 }
 
 describe('local trouble', () => {
@@ -121,7 +105,8 @@ describe('local trouble', () => {
     const output = join(disk, 'output');
     // A run on a tiny disk; the same with room; then the disk is filled up and the pipeline
     // run again (its sql and export steps rewrite their tables and files); then room is made.
-    const printed = await inMountNamespace(`
+    const printed = await inMountNamespace(
+      `
       set -u
       mkdir -p ${disk} && mount -t tmpfs -o size=2m tmpfs ${disk}
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/tiny.out 2> ${dir}/tiny.err; echo "tiny $?"
@@ -136,7 +121,9 @@ describe('local trouble', () => {
       rm ${disk}/filler
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/room.out 2> ${dir}/room.err; echo "room $?"
       cp -a ${output} ${dir}/final
-    `);
+    `,
+      env,
+    );
     expect(printed).toBe('tiny 1\nfirst 0\nfull 1\nroom 0\n');
     // Full while extracting: the units landed before are whole, each event once.
     const tiny = await readFile(join(dir, 'tiny.err'), 'utf8');
@@ -163,11 +150,14 @@ describe('local trouble', () => {
     const { dir, file, output } = await setUp();
     await goodRun(file, output);
     const before = await contents(output);
-    const printed = await inMountNamespace(`
+    const printed = await inMountNamespace(
+      `
       set -u
       mount --bind ${output} ${output} && mount -o remount,bind,ro ${output}
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/ro.out 2> ${dir}/ro.err; echo "ro $?"
-    `);
+    `,
+      env,
+    );
     const stderr = await readFile(join(dir, 'ro.err'), 'utf8');
     expect(printed, stderr).toBe('ro 1\n');
     expect(stderr).toMatch(/read-only/);
@@ -181,14 +171,17 @@ describe('local trouble', () => {
     const { dir, file, output } = await setUp();
     // Files are written in .state/tmp and renamed into place; across file systems the
     // rename cannot be done, so they are copied beside their final name and renamed there.
-    const printed = await inMountNamespace(`
+    const printed = await inMountNamespace(
+      `
       set -u
       mkdir -p ${output}/exports ${output}/signs/events
       mount -t tmpfs -o size=8m tmpfs ${output}/exports
       mount -t tmpfs -o size=8m tmpfs ${output}/signs/events
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/apart.out 2> ${dir}/apart.err; echo "apart $?"
       cp -a ${output} ${dir}/apart
-    `);
+    `,
+      env,
+    );
     const stderr = await readFile(join(dir, 'apart.err'), 'utf8');
     expect(printed, stderr).toBe('apart 0\n');
     const copy = join(dir, 'apart');
