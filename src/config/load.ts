@@ -194,7 +194,7 @@ function salvage(raw: unknown): { definition: Definition; broken: Broken } | und
     else if (step && typeof step === 'object' && typeof (step as { id?: unknown }).id === 'string')
       broken.steps.push((step as { id: string }).id);
   }
-  kept['steps'] = steps.length > 0 ? steps : [];
+  kept['steps'] = steps;
   const again = definitionSchema.safeParse(kept);
   if (again.success) return { definition: again.data, broken };
   // No step fits: the remaining checks have nothing to look at.

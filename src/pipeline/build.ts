@@ -50,23 +50,28 @@ export interface BuildOptions {
   state?: StateStore;
 }
 
-function issuesOf(error: z.ZodError, locate: Locate, base: Path): string[] {
+/** The problems of a step's options (`given`, as parsed), each at its place in the definition. */
+function issuesOf(error: z.ZodError, locate: Locate, base: Path, given: unknown): string[] {
   return error.issues.flatMap((issue) => {
-    const path = [
-      ...base,
-      ...issue.path.filter((p): p is string | number => typeof p !== 'symbol'),
-    ];
+    const inner = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    const path = [...base, ...inner];
     if (issue.code === 'unrecognized_keys')
       return issue.keys.map((key) => problemAt(locate, [...path, key], 'unknown option'));
-    const name = path.at(-1);
-    if (
-      issue.code === 'invalid_type' &&
-      /received undefined$/.test(issue.message) &&
-      name !== undefined
-    )
+    const name = inner.at(-1);
+    if (issue.code === 'invalid_type' && name !== undefined && valueAt(given, inner) === undefined)
       return [problemAt(locate, path, `missing required option \`${name}\``)];
     return [problemAt(locate, path, issue.message)];
   });
+}
+
+function valueAt(value: unknown, path: Path): unknown {
+  return path.reduce<unknown>(
+    (at, key) =>
+      at !== null && typeof at === 'object'
+        ? (at as Record<string | number, unknown>)[key]
+        : undefined,
+    value,
+  );
 }
 
 /** Orders steps so that each comes after what it needs; reports cycles. */
@@ -214,9 +219,10 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     const found: { path: (string | number)[]; message: string }[] = [];
     const substituted = substitute(step.options, { params, env }, base, found);
     for (const p of found) problems.push(problemAt(locate, p.path, p.message));
-    const parsed = kind.options.safeParse(dropUndefined(substituted));
+    const given = dropUndefined(substituted);
+    const parsed = kind.options.safeParse(given);
     if (!parsed.success) {
-      problems.push(...issuesOf(parsed.error, locate, base));
+      problems.push(...issuesOf(parsed.error, locate, base, given));
       continue;
     }
     const context = {

@@ -432,7 +432,18 @@ class MeasurementsRun {
           `${context.stepId}: the selection (${describeSelection(spec)}) matches no location of the catalog (${catalog.length} locations)`,
         );
       }
-      return await this.#fetchAndCommit(client, http, spec, ids, from, to);
+      // One DuckDB thread per statement: batches are staged one at a time beside the
+      // commit's connection and the network; more threads only contend.
+      const db = await context.database();
+      return await db.withThreads(1, async () => {
+        // Dates are rewritten on a connection of their own while later batches are fetched.
+        const committer = await db.fork();
+        try {
+          return await this.#fetchAndCommit(client, http, spec, ids, from, to, committer);
+        } finally {
+          committer.close();
+        }
+      });
     } finally {
       await http.close();
     }
@@ -578,6 +589,7 @@ class MeasurementsRun {
     ids: string[],
     from: number,
     to: number,
+    committer: Database,
   ) {
     const options = this.#options;
     const context = this.#context;
@@ -608,184 +620,174 @@ class MeasurementsRun {
       failure ??= error instanceof Error ? error : new Error(String(error));
     };
 
-    // A date is rewritten as soon as the staged batches cover every location of the run
-    // over its hours of that date, on a connection of its own, while later batches are
-    // fetched and staged. One DuckDB thread per statement: batches are staged one at a
-    // time beside the commit's connection and the network; more threads only contend.
+    // A date is rewritten (on `committer`) as soon as the staged batches cover every
+    // location of the run over its hours of that date.
     const stagedFiles = (): { file: string; from: number; to: number }[] =>
       current.run!.batches.map((b) => ({
         file: join(this.#staging, b.file),
         from: b.from,
         to: b.to,
       }));
-    return db.withThreads(1, async () => {
-      const committer = await db.fork();
-      try {
-        const commits = await DateCommits.open(
-          committer,
-          { output: context.output, ids, from, to },
-          stagedFiles,
-          staged,
-        );
+    const commits = await DateCommits.open(
+      committer,
+      { output: context.output, ids, from, to },
+      stagedFiles,
+      staged,
+    );
 
-        const process = async (
-          batch: Batch,
-          probes: { locations: boolean; hours: boolean },
-        ): Promise<void> => {
-          const hours = (batch.to - batch.from) / HOUR_MS;
-          const selection: Selection = sizing.serverSide
-            ? spec.mode === 'prefixes'
-              ? { prefixes: spec.prefixes }
-              : { polygon: (spec as { polygon: unknown }).polygon }
-            : { locations: batch.ids };
-          const sentServerSide = sizing.serverSide;
-          const stem = batchStem(batch);
-          const body = join(this.#staging, `${stem}.json`);
-          for (let attempt = 0; ; attempt++) {
-            let answer;
-            try {
-              answer = await client.measurements(
-                selection,
-                formatSecondTimestamp(batch.from),
-                formatSecondTimestamp(batch.to),
-                body,
-                context.signal,
-              );
-            } catch (error) {
-              locationsSizer.settled(batch.ids.length, undefined, probes.locations);
-              hoursSizer.settled(hours, undefined, probes.hours);
-              throw error;
-            }
-            stats.requests++;
-            context.progress.add({ requests: 1 });
-            if (!answer.ok) {
-              stats.refusals++;
-              this.#learnFromRefusal(answer.message, batch, probes, sizing, sentServerSide, {
-                mode: spec.mode,
-                locations: ids.length,
-              });
-              plan.requeue([batch]);
-              return;
-            }
-            locationsSizer.settled(
-              batch.ids.length,
-              sentServerSide ? undefined : true,
-              probes.locations,
-            );
-            hoursSizer.settled(hours, true, probes.hours);
-            try {
-              const result = await land(async () => {
-                const staged = await stageBatch(db, this.#staging, stem, body, batch);
-                // What the staging freed goes back to the system before the next batch.
-                await db.releaseMemory();
-                return staged;
-              });
-              stats.boundary += result.boundary;
-              stats.rowsIn += result.rows + result.quarantined + result.boundary;
-              current.run!.batches.push({
-                ...batch,
-                file: `${stem}.parquet`,
-                rows: result.rows,
-                quarantined: result.quarantined,
-              });
-              await this.#save(current);
-              commits.add(batch);
-              context.progress.add({ rows: result.rows, done: 1 });
-              return;
-            } catch (error) {
-              if (!(error instanceof UnreadableBodyError) || attempt >= options.retries)
-                throw error;
-              context.log.log(
-                'warn',
-                'http.retry',
-                `${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${error.message.slice(0, 300)}; asking again (attempt ${attempt + 2} of ${options.retries + 1})`,
-              );
-            } finally {
-              await rm(body, { force: true });
-            }
-          }
-        };
-
-        const limit = pLimit(options.concurrency);
-        const running = new Set<Promise<void>>();
-        for (;;) {
-          if (failure !== undefined || context.signal.aborted) break;
-          if (limit.activeCount + limit.pendingCount >= options.concurrency) {
-            await Promise.race(running);
-            continue;
-          }
-          const locationSize = sizing.serverSide ? ids.length : locationsSizer.size(ids.length);
-          const hourSize = hoursSizer.size(totalHours);
-          const batch =
-            locationSize === undefined || hourSize === undefined
-              ? undefined
-              : plan.next(locationSize, hourSize);
-          if (!batch) {
-            if (running.size === 0) {
-              if (locationSize === undefined || hourSize === undefined)
-                throw new Error('sizing stalled');
-              break;
-            }
-            await Promise.race(running);
-            continue;
-          }
-          const probes = {
-            locations: sizing.serverSide ? false : locationsSizer.sent(batch.ids.length),
-            hours: hoursSizer.sent((batch.to - batch.from) / HOUR_MS),
-          };
-          const task: Promise<void> = limit(() => process(batch, probes))
-            .catch(fail)
-            .finally(() => running.delete(task));
-          running.add(task);
-          context.progress.setTotal(current.run!.batches.length + running.size + expected());
-        }
-        await Promise.allSettled([...running]);
-        await this.#saving;
-        await commits.settle().catch(fail);
-        if (failure !== undefined) throw failure;
-        context.signal.throwIfAborted();
-        if (commits.uncovered > 0)
-          throw new Error(
-            `${commits.uncovered} date(s) of the period are not covered by the staged batches`,
+    const process = async (
+      batch: Batch,
+      probes: { locations: boolean; hours: boolean },
+    ): Promise<void> => {
+      const hours = (batch.to - batch.from) / HOUR_MS;
+      const selection: Selection = sizing.serverSide
+        ? spec.mode === 'prefixes'
+          ? { prefixes: spec.prefixes }
+          : { polygon: (spec as { polygon: unknown }).polygon }
+        : { locations: batch.ids };
+      const sentServerSide = sizing.serverSide;
+      const stem = batchStem(batch);
+      const body = join(this.#staging, `${stem}.json`);
+      for (let attempt = 0; ; attempt++) {
+        let answer;
+        try {
+          answer = await client.measurements(
+            selection,
+            formatSecondTimestamp(batch.from),
+            formatSecondTimestamp(batch.to),
+            body,
+            context.signal,
           );
-        this.#log(
-          'commit',
-          `${current.run!.batches.length} batch(es) staged, ${commits.files.length} date partition(s) rewritten`,
-        );
-        for (const file of commits.files) await context.recordFile(file);
-        const quarantined = current.run!.batches.reduce((sum, b) => sum + b.quarantined, 0);
-        await this.#writeQuarantine(
-          db,
-          key,
-          quarantined,
-          stagedFiles().map((f) => f.file),
-        );
-        const rowsOut = current.run!.batches.reduce((sum, b) => sum + b.rows, 0);
-        await this.#save({ version: 1, limits, run: null });
-        await rm(this.#staging, { recursive: true, force: true });
-        return {
-          rowsIn: stats.rowsIn,
-          rowsOut,
-          notes: {
+        } catch (error) {
+          locationsSizer.settled(batch.ids.length, undefined, probes.locations);
+          hoursSizer.settled(hours, undefined, probes.hours);
+          throw error;
+        }
+        stats.requests++;
+        context.progress.add({ requests: 1 });
+        if (!answer.ok) {
+          stats.refusals++;
+          this.#learnFromRefusal(answer.message, batch, probes, sizing, sentServerSide, {
+            mode: spec.mode,
             locations: ids.length,
-            batches: current.run!.batches.length,
-            requests: stats.requests,
-            http_requests: http.requests,
-            refusals: stats.refusals,
-            quarantined,
-            partitions_written: commits.files.length,
-            partitions_removed: commits.removed,
-            rows_at_period_end_left_to_next_window: stats.boundary,
-            learned_limits: {
-              locations_per_request: limits.locations,
-              hours_per_request: limits.period_hours,
-            },
-          },
-        };
-      } finally {
-        committer.close();
+          });
+          plan.requeue([batch]);
+          return;
+        }
+        locationsSizer.settled(
+          batch.ids.length,
+          sentServerSide ? undefined : true,
+          probes.locations,
+        );
+        hoursSizer.settled(hours, true, probes.hours);
+        try {
+          const result = await land(async () => {
+            const staged = await stageBatch(db, this.#staging, stem, body, batch);
+            // What the staging freed goes back to the system before the next batch.
+            await db.releaseMemory();
+            return staged;
+          });
+          stats.boundary += result.boundary;
+          stats.rowsIn += result.rows + result.quarantined + result.boundary;
+          current.run!.batches.push({
+            ...batch,
+            file: `${stem}.parquet`,
+            rows: result.rows,
+            quarantined: result.quarantined,
+          });
+          await this.#save(current);
+          commits.add(batch);
+          context.progress.add({ rows: result.rows, done: 1 });
+          return;
+        } catch (error) {
+          if (!(error instanceof UnreadableBodyError) || attempt >= options.retries) throw error;
+          context.log.log(
+            'warn',
+            'http.retry',
+            `${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${error.message.slice(0, 300)}; asking again (attempt ${attempt + 2} of ${options.retries + 1})`,
+          );
+        } finally {
+          await rm(body, { force: true });
+        }
       }
-    });
+    };
+
+    const limit = pLimit(options.concurrency);
+    const running = new Set<Promise<void>>();
+    for (;;) {
+      if (failure !== undefined || context.signal.aborted) break;
+      if (limit.activeCount + limit.pendingCount >= options.concurrency) {
+        await Promise.race(running);
+        continue;
+      }
+      const locationSize = sizing.serverSide ? ids.length : locationsSizer.size(ids.length);
+      const hourSize = hoursSizer.size(totalHours);
+      const batch =
+        locationSize === undefined || hourSize === undefined
+          ? undefined
+          : plan.next(locationSize, hourSize);
+      if (!batch) {
+        if (running.size === 0) {
+          if (locationSize === undefined || hourSize === undefined)
+            throw new Error('sizing stalled');
+          break;
+        }
+        await Promise.race(running);
+        continue;
+      }
+      const probes = {
+        locations: sizing.serverSide ? false : locationsSizer.sent(batch.ids.length),
+        hours: hoursSizer.sent((batch.to - batch.from) / HOUR_MS),
+      };
+      const task: Promise<void> = limit(() => process(batch, probes))
+        .catch(fail)
+        .finally(() => running.delete(task));
+      running.add(task);
+      context.progress.setTotal(current.run!.batches.length + running.size + expected());
+    }
+    await Promise.allSettled([...running]);
+    await this.#saving;
+    await commits.settle().catch(fail);
+    if (failure !== undefined) throw failure;
+    context.signal.throwIfAborted();
+    if (commits.uncovered > 0)
+      throw new Error(
+        `${commits.uncovered} date(s) of the period are not covered by the staged batches`,
+      );
+    this.#log(
+      'commit',
+      `${current.run!.batches.length} batch(es) staged, ${commits.files.length} date partition(s) rewritten`,
+    );
+    for (const file of commits.files) await context.recordFile(file);
+    const quarantined = current.run!.batches.reduce((sum, b) => sum + b.quarantined, 0);
+    await this.#writeQuarantine(
+      db,
+      key,
+      quarantined,
+      stagedFiles().map((f) => f.file),
+    );
+    const rowsOut = current.run!.batches.reduce((sum, b) => sum + b.rows, 0);
+    await this.#save({ version: 1, limits, run: null });
+    await rm(this.#staging, { recursive: true, force: true });
+    return {
+      rowsIn: stats.rowsIn,
+      rowsOut,
+      notes: {
+        locations: ids.length,
+        batches: current.run!.batches.length,
+        requests: stats.requests,
+        http_requests: http.requests,
+        refusals: stats.refusals,
+        quarantined,
+        partitions_written: commits.files.length,
+        partitions_removed: commits.removed,
+        rows_at_period_end_left_to_next_window: stats.boundary,
+        learned_limits: {
+          locations_per_request: limits.locations,
+          hours_per_request: limits.period_hours,
+        },
+      },
+    };
   }
 
   #log(event: string, message: string): void {

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
-import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
+import { defineStepKind, type StepContext, type StepOutcome } from '../pipeline/step-kind.js';
 import { STATE_FOLDER } from '../pipeline/state.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import {
@@ -507,9 +507,9 @@ class EventsRun {
       ),
     );
     for (const page of pages) page.catch(() => undefined); // awaited in order below
-    for (const [t, town] of towns.entries()) {
-      const { events: page, body } = await pages[t]!;
-      pages[t] = Promise.resolve({ events: [], body: Buffer.alloc(0) });
+    for (const town of towns) {
+      // Taken off the queue: a page is not held once it has been read.
+      const { events: page, body } = await pages.shift()!;
       this.stats.pages++;
       const taken: TakenPage = { body, positions: [], indexes: [] };
       let atInstant = 0;
@@ -602,6 +602,72 @@ async function removeStepFiles(output: string, stepId: string): Promise<void> {
   }
 }
 
+/** Reads the feed from the checkpoint (or plans the first run's ranges) and lands what is new. */
+async function readFeed(
+  options: SignsEventsOptions,
+  context: StepContext,
+  client: SignsClient,
+  http: { requests: number },
+): Promise<StepOutcome> {
+  let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
+  if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
+    throw new RunError(
+      `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
+    );
+  }
+  if (!checkpoint) {
+    checkpoint = {
+      version: 1,
+      town_code: options.town_code ?? null,
+      ranges: await planRanges(client, options, context.signal),
+      towns: [],
+      gaps: [],
+      events: 0,
+      quarantined: 0,
+    };
+  } else {
+    const removed = await removeUncommitted(
+      context.output,
+      context.stepId,
+      checkpoint.ranges.map((r) => ({
+        committed: position(r.cursor),
+        endMs: r.end === null ? undefined : offsetMs(r.end),
+      })),
+    );
+    if (removed > 0)
+      context.log.log(
+        'info',
+        'signs.cleanup',
+        `Removed ${removed} file(s) of units an interrupted run had not recorded`,
+        { files: removed },
+      );
+  }
+  // Units an interrupted run was reading or landing: read again from the checkpoint.
+  await rm(stagingFolder(context), { recursive: true, force: true });
+  const run = new EventsRun(options, context, client, checkpoint);
+  await run.save();
+  await run.run();
+  await rm(stagingFolder(context), { recursive: true, force: true });
+  const { stats } = run;
+  context.log.log(
+    'info',
+    'signs.events',
+    `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
+    { ...stats, bursts: stats.bursts.length },
+  );
+  return {
+    rowsIn: stats.events,
+    rowsOut: stats.landed,
+    notes: {
+      requests: http.requests,
+      quarantined: stats.quarantined,
+      ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
+      ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
+      feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
+    },
+  };
+}
+
 export const signsEventsStep = defineStepKind<SignsEventsOptions>({
   kind: 'signs.events',
   description: 'Read the traffic-sign event feed into signs/events (exactly once, resumable)',
@@ -646,65 +712,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     // One DuckDB thread per statement: units land on connections of their own, beside the readers.
     const db = await context.database();
     try {
-      return await db.withThreads(1, async () => {
-        let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
-        if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
-          throw new RunError(
-            `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
-          );
-        }
-        if (!checkpoint) {
-          checkpoint = {
-            version: 1,
-            town_code: options.town_code ?? null,
-            ranges: await planRanges(client, options, context.signal),
-            towns: [],
-            gaps: [],
-            events: 0,
-            quarantined: 0,
-          };
-        } else {
-          const removed = await removeUncommitted(
-            context.output,
-            context.stepId,
-            checkpoint.ranges.map((r) => ({
-              committed: position(r.cursor),
-              endMs: r.end === null ? undefined : offsetMs(r.end),
-            })),
-          );
-          if (removed > 0)
-            context.log.log(
-              'info',
-              'signs.cleanup',
-              `Removed ${removed} file(s) of units an interrupted run had not recorded`,
-              { files: removed },
-            );
-        }
-        // Units an interrupted run was reading or landing: read again from the checkpoint.
-        await rm(stagingFolder(context), { recursive: true, force: true });
-        const run = new EventsRun(options, context, client, checkpoint);
-        await run.save();
-        await run.run();
-        await rm(stagingFolder(context), { recursive: true, force: true });
-        const { stats } = run;
-        context.log.log(
-          'info',
-          'signs.events',
-          `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
-          { ...stats, bursts: stats.bursts.length },
-        );
-        return {
-          rowsIn: stats.events,
-          rowsOut: stats.landed,
-          notes: {
-            requests: http.requests,
-            quarantined: stats.quarantined,
-            ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
-            ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
-            feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
-          },
-        };
-      });
+      return await db.withThreads(1, () => readFeed(options, context, client, http));
     } finally {
       await http.close();
     }

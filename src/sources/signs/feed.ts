@@ -32,7 +32,7 @@ export interface PageOutcome {
   firstInstant: string | undefined;
   /** county.code of the events taken, to learn the town codes that exist. */
   towns: Set<string>;
-  /** Some event of the page has no town code (no read per town can reach such events). */
+  /** A page stuck at one instant holds an event without a town code (no read per town reaches such events). */
   townless: boolean;
   next: Cursor;
   /** An event at or after the range's end was seen: the range is complete. */
@@ -116,7 +116,6 @@ export function processPage(
   }
   const taken: TakenPage = { body, positions: [], indexes: [] };
   const towns = new Set<string>();
-  const townless = page.some((item) => !townOf(record(item)));
   const take = (position: number, index: number): void => {
     taken.positions.push(position);
     taken.indexes.push(index);
@@ -173,7 +172,8 @@ export function processPage(
     taken,
     firstInstant: taken.positions.length > 0 ? instants[taken.positions[0]!] : undefined,
     towns,
-    townless,
+    // Only a page stuck at one instant needs it (that instant is then read per town).
+    townless: oneInstant && page.some((item) => !townOf(record(item))),
     next,
     reachedEnd,
     exhausted: !full,
