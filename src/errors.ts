@@ -112,7 +112,9 @@ export function explainIoError(error: unknown, doing: string): Error {
   if (error instanceof RoadEtlError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && code in IO_MESSAGES) {
-    const path = (error as NodeJS.ErrnoException).path;
+    // A copy names both files: the one it could not write is the destination.
+    const { path: source, dest } = error as NodeJS.ErrnoException & { dest?: string };
+    const path = dest ?? source;
     return new RunError(`${doing}: ${IO_MESSAGES[code]}${path ? ` (${path})` : ''}`, {
       cause: error,
     });

@@ -10,6 +10,12 @@ export const BICYCLE_SOURCE = `source:
     client_id: \${env.ROAD_ETL_CLIENT_ID}
 `;
 
+/** Both upstreams: the traffic-sign API beside the bicycle API. */
+export const SIGNS_AND_BICYCLE_SOURCE = BICYCLE_SOURCE.replace(
+  'source:\n',
+  `source:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\n`,
+);
+
 /** A pipeline of the catalog and one measurements step with these options. */
 export function measurementsPipeline(options: Record<string, unknown>, extra = ''): string {
   return `name: bicycle

@@ -11,21 +11,11 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BICYCLE_SOURCE,
-  idsWithPrefix,
-  landedMeasurements,
-  truthMeasurements,
-} from '../helpers/bicycle.js';
+import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import {
-  landedEventHashes,
-  tableStateKeys,
-  truthEventHashes,
-  truthStateKeys,
-} from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
+import { expectSignsAndBicycleTruth } from '../helpers/truth.js';
 import { signalDuringStep } from '../helpers/trouble.js';
 
 const START = '2026-03-01T00:00:00Z';
@@ -41,7 +31,7 @@ const simulator = await useSimulator({
 const env = { ...simulator.env };
 
 const PIPELINE = `name: interrupted
-${BICYCLE_SOURCE.replace('source:\n', `source:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\n`)}steps:
+${SIGNS_AND_BICYCLE_SOURCE}steps:
   - { id: signs_events, kind: signs.events, options: { limit: 20, concurrency: 2, unit_rows: 120, backoff_ms: 1 } }
   - { id: signs_snapshot, kind: signs.snapshot }
   - id: signs_current_state
@@ -100,11 +90,11 @@ beforeAll(async () => {
 });
 
 async function expectGroundTruth(output: string): Promise<void> {
-  expect(await landedEventHashes(output)).toEqual(truthEventHashes(simulator));
-  expect(await tableStateKeys(output, 'signs_current_state')).toEqual(truthStateKeys(simulator));
-  expect(await landedMeasurements(output)).toEqual(
-    truthMeasurements(simulator, idsWithPrefix(simulator, ...PREFIXES), START, END).kept,
-  );
+  await expectSignsAndBicycleTruth(simulator, output, {
+    prefixes: PREFIXES,
+    start: START,
+    end: END,
+  });
   const now = await files(output);
   for (const name of EXPORTS) expect(now.get(name), name).toBe(reference.get(name));
 }

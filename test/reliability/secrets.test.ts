@@ -10,7 +10,7 @@ import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/pipeline/manifest.js';
-import { BICYCLE_SOURCE } from '../helpers/bicycle.js';
+import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { BICYCLE_PATH, useSimulator } from '../helpers/simulator.js';
 import { pipelineProject, testDir } from '../helpers/tmp.js';
@@ -82,8 +82,7 @@ async function runWithWordCredentials(
     bicycle: { locations: 6 },
   });
   const { dir, output } = await pipelineProject(`name: ${word}
-${BICYCLE_SOURCE}  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }
-steps:
+${SIGNS_AND_BICYCLE_SOURCE}steps:
   - { id: ${word}_snapshot, kind: signs.snapshot }
   - { id: ${word}_locations, kind: bicycle.locations }
   - id: ${word}_measurements
