@@ -12,7 +12,7 @@ import {
   truthEventHashes,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { testDir } from '../helpers/tmp.js';
+import { outputHashes, testDir } from '../helpers/tmp.js';
 
 const sorted = (values: string[]) => [...values].sort();
 
@@ -55,23 +55,40 @@ describe('signs.events against the simulator', () => {
       signs: { signs: 3000 },
       faults: { latencyMs: 5 },
     });
+    const env = { ROAD_ETL_SIGNS_URL: slow.env.ROAD_ETL_SIGNS_URL };
     const options = { limit: 20, concurrency: 4, unit_rows: 200, retries: 1, backoff_ms: 1 };
     const clean = await runAgainst(slow, options);
     expect(clean.failure).toBeUndefined();
     const all = slow.requests.length;
+    // The folder already holds data: the current-state download.
+    const dir = await testDir();
+    const snapshot = await runDefinition(
+      dir,
+      `name: snapshot\nsource:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\nsteps:\n  - { id: signs_snapshot, kind: signs.snapshot }\n`,
+      {},
+      { env },
+    );
+    expect(snapshot.failure).toBeUndefined();
+    const landedBefore = await outputHashes(snapshot.output, ['manifest.json']);
     // The reader of the first range meets a lasting 500 on its first request.
     const first = new Date(slow.world.feed.start).toISOString().slice(0, 7);
     slow.inject({ kind: 'error', status: 500, contains: `offset=${first}`, count: 100_000 });
     const before = slow.requests.length;
-    const failed = await runAgainst(slow, options);
+    const failed = await runAgainst(slow, options, dir);
     slow.faults.clearQueue();
     expect(failed.failure?.message).toMatch(/500/);
     // Without the stop the other readers read on to the end of their ranges (over a quarter of `all`).
     expect(slow.requests.length - before).toBeLessThan(all / 10);
-    // What landed (if a unit was done by then) is whole events of the feed, each once.
+    // What had landed is untouched; what the readers landed is whole events of the feed, each once.
+    const after = await outputHashes(failed.output, ['manifest.json']);
+    expect([...landedBefore].filter(([file, hash]) => after.get(file) !== hash)).toEqual([]);
     const landed = await landedEventHashes(failed.output).catch(() => [] as string[]);
     expect(new Set(landed).size).toBe(landed.length);
     expect(truthEventHashes(slow)).toEqual(expect.arrayContaining(landed));
+    // A rerun with the service well again completes the feed.
+    const rerun = await runAgainst(slow, options, dir);
+    expect(rerun.failure).toBeUndefined();
+    expect(await landedEventHashes(rerun.output)).toEqual(truthEventHashes(slow));
   });
 
   it('hands each range to one reader only, with many readers splitting ranges as they go idle', async () => {
