@@ -3,7 +3,7 @@
  * killed run left half-written, runs the selected steps in order with their
  * checkpoints, and writes manifest.json at the end, also when a step failed.
  */
-import { mkdir } from 'node:fs/promises';
+
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
 import {
@@ -14,7 +14,7 @@ import {
 import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
 import { redactor, type Logger } from '../log.js';
 import type { Progress } from '../progress.js';
-import { describeFile, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
+import { describeFile, removeTemporaryFiles, type FileRecord, makeFolder } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
@@ -212,7 +212,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     const openDatabase = async (): Promise<Database> => {
       if (!database) {
         const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
-        await mkdir(tempDirectory, { recursive: true });
+        await makeFolder(tempDirectory);
         database = await Database.open({
           memoryLimit: pipeline.duckdb.memory_limit,
           threads: pipeline.duckdb.threads,

@@ -4,11 +4,11 @@
  * runs off one output folder.
  */
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, readFile, rm, stat, unlink, utimes } from 'node:fs/promises';
+import { link, readFile, rm, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RunError } from '../errors.js';
-import { temporaryPath, writeFileAtomic } from '../util/fs.js';
+import { temporaryPath, writeFileAtomic, makeFolder } from '../util/fs.js';
 import { isRunning, processIdentity } from '../util/process.js';
 
 export const STATE_FOLDER = '.state';
@@ -157,7 +157,7 @@ async function holderAlive(held: LockInfo, mtimeMs: number, now: number): Promis
  */
 export async function acquireLock(output: string, pipeline: string): Promise<() => Promise<void>> {
   const folder = join(output, STATE_FOLDER);
-  await mkdir(folder, { recursive: true });
+  await makeFolder(folder);
   const lock = join(folder, 'lock');
   const me = await processIdentity();
   const mine: LockInfo = {

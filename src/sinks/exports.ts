@@ -7,11 +7,11 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
-import { commitFile, temporaryPath } from '../util/fs.js';
+import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 
 export type ExportFormat = 'csv' | 'geojson' | 'parquet';
 
@@ -66,7 +66,7 @@ async function withTemporary(
   scratch: string,
   write: (temporary: string) => Promise<ExportResult>,
 ): Promise<ExportResult> {
-  await mkdir(dirname(path), { recursive: true });
+  await makeFolder(dirname(path));
   const temporary = temporaryPath(path, scratch);
   try {
     const result = await write(temporary);

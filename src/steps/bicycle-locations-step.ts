@@ -4,7 +4,7 @@
  * (one row per location, properties in snake_case, longitude and latitude),
  * replacing the previous catalog. The feature's properties are also kept whole.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedString } from '../duckdb/database.js';
@@ -14,7 +14,7 @@ import { defineStepKind } from '../pipeline/step-kind.js';
 import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
-import { commitFile, temporaryPath } from '../util/fs.js';
+import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 
 export const LOCATIONS_DATASET = join('bicycle', 'locations');
 
@@ -75,7 +75,7 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
     const http = httpClientFor(options, context);
     const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
     await rm(staging, { recursive: true, force: true });
-    await mkdir(staging, { recursive: true });
+    await makeFolder(staging);
     try {
       const tokens = new TokenSource(http, upstream);
       const client = new BicycleClient(http, tokens, upstream.url);
@@ -85,7 +85,7 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
       const file = join(staging, 'complete.json');
       await writeFile(file, body);
       const target = join(context.output, LOCATIONS_DATASET, 'data.parquet');
-      await mkdir(join(context.output, LOCATIONS_DATASET), { recursive: true });
+      await makeFolder(join(context.output, LOCATIONS_DATASET));
       const temporary = temporaryPath(target, scratchFolder(context.output));
       const db = await context.database();
       const features = `(SELECT unnest(json_extract(json, '$.features[*]')) AS f

@@ -9,7 +9,7 @@
  * where it stopped; a rerun or an overlapping run replaces, never duplicates.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
@@ -45,7 +45,7 @@ import {
   type CatalogLocation,
   type SelectionSpec,
 } from '../sources/bicycle/selection.js';
-import { commitFile, exists, temporaryPath } from '../util/fs.js';
+import { commitFile, exists, temporaryPath, makeFolder } from '../util/fs.js';
 import { HOUR_MS, formatSecondTimestamp, parseSecondTimestamp } from '../util/time.js';
 import { LOCATIONS_DATASET } from './bicycle-locations-step.js';
 import { httpClientFor, requestOptions } from './http-options.js';
@@ -522,7 +522,7 @@ class MeasurementsRun {
       await rm(quarantineFile, { force: true });
       return;
     }
-    await mkdir(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true });
+    await makeFolder(join(context.output, BICYCLE_QUARANTINE_DATASET));
     const temporary = temporaryPath(quarantineFile, scratchFolder(context.output));
     await db.run(
       `COPY ${quarantinedRows(files)} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
@@ -557,7 +557,7 @@ class MeasurementsRun {
       );
       run = null;
     }
-    await mkdir(this.#staging, { recursive: true });
+    await makeFolder(this.#staging);
     const staged: StagedRecord[] = [];
     for (const batch of run?.batches ?? []) {
       if (await exists(join(this.#staging, batch.file))) staged.push(batch);

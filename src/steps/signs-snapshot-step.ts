@@ -4,7 +4,7 @@
  * DuckDB with the same typing as the event feed, and written as
  * signs/snapshot/data.parquet, replacing the previous one.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedString, type Database } from '../duckdb/database.js';
@@ -15,7 +15,7 @@ import { httpClientFor } from './http-options.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
 import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
-import { commitFile, exists, temporaryPath } from '../util/fs.js';
+import { commitFile, exists, temporaryPath, makeFolder } from '../util/fs.js';
 
 export const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
@@ -78,7 +78,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
     if (!upstream) throw new RunError('signs.snapshot: no signs upstream configured');
     const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
     await rm(staging, { recursive: true, force: true });
-    await mkdir(staging, { recursive: true });
+    await makeFolder(staging);
     const http = httpClientFor(options, context);
     try {
       const download = join(staging, `current-state.${options.format}`);
@@ -142,7 +142,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       // is materialised, so memory stays flat whatever the size of the download.
       const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
       const target = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
-      await mkdir(join(context.output, SNAPSHOT_DATASET), { recursive: true });
+      await makeFolder(join(context.output, SNAPSHOT_DATASET));
       const scratch = scratchFolder(context.output);
       const temporary = temporaryPath(target, scratch);
       const quarantineTarget = join(
@@ -151,7 +151,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         `${context.stepId}.parquet`,
       );
       const quarantineTemporary = temporaryPath(quarantineTarget, scratch);
-      await mkdir(join(context.output, QUARANTINE_DATASET), { recursive: true });
+      await makeFolder(join(context.output, QUARANTINE_DATASET));
       let rows: number;
       let quarantined: number;
       try {

@@ -3,7 +3,7 @@
  * view) and keeps the tables it declares as outputs, as Parquet under
  * derived/<table>/, where later steps and `road-etl query` see them as views.
  */
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedIdentifier, quotedString } from '../duckdb/database.js';
@@ -12,7 +12,7 @@ import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { scratchFolder } from '../pipeline/state.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
-import { commitFile, temporaryPath } from '../util/fs.js';
+import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 import { insideFolder } from './paths.js';
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -106,7 +106,7 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
     for (const table of options.outputs) {
       context.signal.throwIfAborted();
       const folder = join(context.output, DERIVED_FOLDER, table);
-      await mkdir(folder, { recursive: true });
+      await makeFolder(folder);
       const target = join(folder, 'data.parquet');
       const temporary = temporaryPath(target, scratchFolder(context.output));
       rowsOut += await db.copy(

@@ -16,6 +16,25 @@ export function temporaryPath(path: string, scratch: string): string {
   return join(scratch, `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
+/**
+ * Creates a folder and its parents (mkdir -p). Node's recursive mkdir answers
+ * ENOENT where a folder cannot be made for another reason (a read-only file
+ * system, no permission); the missing levels are then made one at a time, so
+ * that the error says what really stands in the way.
+ */
+export async function makeFolder(path: string): Promise<void> {
+  try {
+    await mkdir(path, { recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const parent = dirname(path);
+    if (parent !== path) await makeFolder(parent);
+    await mkdir(path).catch((inner: unknown) => {
+      if ((inner as NodeJS.ErrnoException).code !== 'EEXIST') throw inner;
+    });
+  }
+}
+
 export function isTemporaryName(name: string): boolean {
   return /^\..+\.tmp-\d+-[0-9a-f]{8}$/.test(name);
 }
@@ -86,7 +105,7 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   scratch: string,
 ): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await makeFolder(dirname(path));
   const temporary = temporaryPath(path, scratch);
   try {
     const handle = await open(temporary, 'wx');

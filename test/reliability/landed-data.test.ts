@@ -10,7 +10,7 @@ import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { RoadEtlError } from '../../src/errors.js';
 import { SIGNS_AND_BICYCLE_SOURCE, idsWithPrefix } from '../helpers/bicycle.js';
 import { collect, startCli } from '../helpers/cli.js';
@@ -22,6 +22,7 @@ import {
   LOCATIONS_PATH,
   useSimulator,
 } from '../helpers/simulator.js';
+import { landedEventHashes, truthEventHashes } from '../helpers/signs.js';
 import { duck, outputHashes, pipelineProject, testDir } from '../helpers/tmp.js';
 import { expectSignsAndBicycleTruth } from '../helpers/truth.js';
 import { inMountNamespace, signalDuringStep } from '../helpers/trouble.js';
@@ -37,6 +38,11 @@ const simulator = await useSimulator({
   faults: { latencyMs: 3 },
 });
 const env = { ...simulator.env };
+/** A feed of its own for the events step's local trouble, landed up to EARLY. */
+const growing = await useSimulator({ seed: 72, signs: { signs: 150 } });
+const EARLY = new Date(
+  growing.world.feed.start + 0.7 * (growing.world.feed.end - growing.world.feed.start),
+).toISOString();
 const HTTP = { retries: 1, backoff_ms: 1, timeout_ms: 2000 };
 
 const PIPELINE = `name: landed
@@ -243,67 +249,164 @@ describe('killed again and again on landed data', () => {
   }, 180_000);
 });
 
+/**
+ * Runs `road-etl run FILE ARGS` on a copy of the project's output that lies on
+ * a small disk of its own, filled up but for a few KB; the output is copied
+ * back afterwards. Resolves to the exit code and stderr.
+ */
+async function runOnFullDisk(
+  dir: string,
+  file: string,
+  args: string,
+  environment: Record<string, string>,
+): Promise<{ code: string; stderr: string }> {
+  const disk = join(dir, 'disk');
+  const output = join(disk, 'output');
+  const printed = await inMountNamespace(
+    `
+    set -u
+    mkdir -p ${disk} && mount -t tmpfs -o size=24m tmpfs ${disk}
+    cp -a ${join(dir, 'output')} ${output}
+    room=$(df --output=avail -k ${disk} | tail -1)
+    dd if=/dev/zero of=${disk}/filler bs=1k count=$((room - 8)) 2> /dev/null
+    "$NODE" "$CLI" run ${file} --output ${output} ${args} > ${dir}/run.out 2> ${dir}/run.err; echo $?
+    rm -rf ${join(dir, 'output')} && cp -a ${output} ${join(dir, 'output')}
+  `,
+    environment,
+  );
+  return { code: printed.trim(), stderr: await readFile(join(dir, 'run.err'), 'utf8') };
+}
+
+/** Runs `road-etl run FILE ARGS` with `folder` (below the output) mounted read-only. */
+async function runWithReadOnly(
+  dir: string,
+  file: string,
+  folder: string,
+  args: string,
+  environment: Record<string, string>,
+): Promise<{ code: string; stderr: string }> {
+  const output = join(dir, 'output');
+  const printed = await inMountNamespace(
+    `
+    set -u
+    mount --bind ${folder} ${folder} && mount -o remount,bind,ro ${folder}
+    "$NODE" "$CLI" run ${file} --output ${output} ${args} > ${dir}/run.out 2> ${dir}/run.err; echo $?
+  `,
+    environment,
+  );
+  return { code: printed.trim(), stderr: await readFile(join(dir, 'run.err'), 'utf8') };
+}
+
+/** The last lines of stderr: the run's own word on how it ended. */
+const ending = (stderr: string): string => stderr.split('\n').slice(-3).join('\n');
+
+// The events step is left to the feed that grows below: on this landed data it has nothing new to write.
+const WRITING_KINDS = Object.keys(STEP_OF).filter((kind) => kind !== 'signs.events');
+
 describe('a rerun on landed data meets local trouble', () => {
-  it.each(Object.keys(STEP_OF))(
-    'in a %s step, the disk fills up: what landed is unchanged, and a run with room completes',
+  it.each(WRITING_KINDS)(
+    'in a %s step, the disk fills up: exit 1, what landed is unchanged, and a run with room completes',
     async (kind) => {
       const { dir, file } = await withLandedData();
-      const disk = join(dir, 'disk');
-      const output = join(disk, 'output');
-      // The landed output on a small disk of its own, filled up but for a few KB, and the
-      // step run again alone (what it needs is reused from the landed run).
-      const printed = await inMountNamespace(
-        `
-        set -u
-        mkdir -p ${disk} && mount -t tmpfs -o size=24m tmpfs ${disk}
-        cp -a ${join(dir, 'output')} ${output}
-        room=$(df --output=avail -k ${disk} | tail -1)
-        dd if=/dev/zero of=${disk}/filler bs=1k count=$((room - 8)) 2> /dev/null
-        "$NODE" "$CLI" run ${file} --output ${output} --select ${STEP_OF[kind]} > ${dir}/full.out 2> ${dir}/full.err; echo "full $?"
-        rm -rf ${join(dir, 'output')} && cp -a ${output} ${join(dir, 'output')}
-      `,
-        env,
-      );
-      const stderr = await readFile(join(dir, 'full.err'), 'utf8');
-      // The events step has nothing new to land on a rerun: it writes only its state, which fits.
-      expect(printed, stderr).toBe(kind === 'signs.events' ? 'full 0\n' : 'full 1\n');
-      expect(stderr.split('\n').slice(-3).join('\n')).toMatch(
-        kind === 'signs.events' ? /"status":"succeeded"/ : /the disk is full/,
-      );
+      // The step runs again alone: what it needs is reused from the landed run.
+      const { code, stderr } = await runOnFullDisk(dir, file, `--select ${STEP_OF[kind]}`, env);
+      expect(code, stderr).toBe('1');
+      expect(ending(stderr)).toMatch(/the disk is full/);
       expect(stderr).not.toMatch(/unexpected error/);
       await expectKeptThenCompleted(dir, join(dir, 'output'));
     },
     60_000,
   );
 
-  it.each(Object.keys(STEP_OF))(
-    'in a %s step, the folder it writes is read-only: nothing changes, and a writable run completes',
+  it.each(WRITING_KINDS)(
+    'in a %s step, the folder it writes is read-only: exit 1, nothing changes, and a writable run completes',
     async (kind) => {
       const { dir, file, output } = await withLandedData();
       // Only the step's own folder is read-only: the lock and checkpoints can be written,
       // so the step itself meets the trouble.
       const folder = join(output, FOLDER_OF[kind]!);
-      const printed = await inMountNamespace(
-        `
-        set -u
-        mount --bind ${folder} ${folder} && mount -o remount,bind,ro ${folder}
-        "$NODE" "$CLI" run ${file} --output ${output} --select ${STEP_OF[kind]} > ${dir}/ro.out 2> ${dir}/ro.err; echo "ro $?"
-      `,
+      const { code, stderr } = await runWithReadOnly(
+        dir,
+        file,
+        folder,
+        `--select ${STEP_OF[kind]}`,
         env,
       );
-      const stderr = await readFile(join(dir, 'ro.err'), 'utf8');
-      // The events step has nothing new to land on a rerun: it writes nothing there.
-      expect(printed, stderr).toBe(kind === 'signs.events' ? 'ro 0\n' : 'ro 1\n');
-      expect(stderr.split('\n').slice(-3).join('\n')).toMatch(
-        kind === 'signs.events'
-          ? /"status":"succeeded"/
-          : new RegExp(`the file system is read-only \\(${folder}/`),
-      );
+      expect(code, stderr).toBe('1');
+      expect(ending(stderr)).toMatch(new RegExp(`the file system is read-only \\(${folder}/`));
       expect(stderr).not.toMatch(/unexpected error/);
       await expectKeptThenCompleted(dir, output);
     },
     60_000,
   );
+});
+
+describe('a rerun with new events to land meets local trouble in the signs.events step', () => {
+  // A feed that grows: the events up to EARLY have landed, the rerun finds those up to the end.
+  const grownEnv = { ROAD_ETL_SIGNS_URL: growing.env.ROAD_ETL_SIGNS_URL };
+  const EVENTS_PIPELINE = `name: events
+source:
+  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }
+steps:
+  - { id: signs_events, kind: signs.events, options: ${JSON.stringify({ ...HTTP, limit: 20, concurrency: 1, unit_rows: 60 })} }
+`;
+  let landedEvents: string;
+  let eventsReference: Map<string, string>;
+
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'road-etl-landed-events-'));
+    cleanUps.push(() => rm(dir, { recursive: true, force: true }));
+    const { output } = await pipelineProject(EVENTS_PIPELINE, [], dir);
+    growing.world.setNow(EARLY);
+    const run = await runDefinition(dir, EVENTS_PIPELINE, {}, { env: grownEnv });
+    if (run.failure) throw run.failure;
+    landedEvents = output;
+    eventsReference = await contents(output);
+  }, 60_000);
+
+  /** The landed events copied into a new project; the feed grown to its end meanwhile. */
+  async function withLandedEvents(): Promise<{ dir: string; file: string; output: string }> {
+    const project = await pipelineProject(EVENTS_PIPELINE);
+    await cp(landedEvents, project.output, { recursive: true });
+    growing.world.setNow(new Date(growing.world.feed.end).toISOString());
+    onTestFinished(() => growing.world.setNow(EARLY));
+    return project;
+  }
+
+  async function expectKeptThenWholeFeed(dir: string, output: string): Promise<void> {
+    expect(await contents(output)).toEqual(eventsReference);
+    const rerun = await runDefinition(dir, EVENTS_PIPELINE, {}, { env: grownEnv });
+    expect(rerun.failure?.message).toBeUndefined();
+    expect(await landedEventHashes(output)).toEqual(truthEventHashes(growing));
+  }
+
+  it('the landed events are those up to EARLY, and the feed holds more', async () => {
+    const landed = await landedEventHashes(landedEvents);
+    expect(landed).toEqual(truthEventHashes(growing));
+    growing.world.setNow(new Date(growing.world.feed.end).toISOString());
+    onTestFinished(() => growing.world.setNow(EARLY));
+    const all = truthEventHashes(growing);
+    expect(landed.length).toBeGreaterThan(0);
+    expect(all.length).toBeGreaterThan(landed.length);
+    expect(all.slice(0, landed.length)).toEqual(landed);
+  });
+
+  it('the disk fills up: exit 1, what landed is unchanged, and a run with room lands the whole feed', async () => {
+    const { dir, file } = await withLandedEvents();
+    const { code, stderr } = await runOnFullDisk(dir, file, '', grownEnv);
+    expect(code, stderr).toBe('1');
+    expect(ending(stderr)).toMatch(/step signs_events: the disk is full/);
+    await expectKeptThenWholeFeed(dir, join(dir, 'output'));
+  }, 60_000);
+
+  it('its folder is read-only: exit 1, nothing changes, and a writable run lands the whole feed', async () => {
+    const { dir, file, output } = await withLandedEvents();
+    const folder = join(output, FOLDER_OF['signs.events']!);
+    const { code, stderr } = await runWithReadOnly(dir, file, folder, '', grownEnv);
+    expect(code, stderr).toBe('1');
+    expect(ending(stderr)).toMatch(/step signs_events: the file system is read-only/);
+    await expectKeptThenWholeFeed(dir, output);
+  }, 60_000);
 });
 
 describe('the thread setting after an extraction step', () => {

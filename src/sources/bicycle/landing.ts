@@ -7,11 +7,11 @@
  * locations x period, plus the staged rows. Applying a commit twice gives the
  * same files, so a commit cut short by a crash is simply done again.
  */
-import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { scratchFolder } from '../../pipeline/state.js';
-import { commitFile, exists, temporaryPath } from '../../util/fs.js';
+import { commitFile, exists, temporaryPath, makeFolder } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import { Coverage, type Batch } from './batches.js';
 
@@ -254,7 +254,7 @@ async function commitDate(
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
   const temporary = temporaryPath(target, scratchFolder(output));
-  await mkdir(folder, { recursive: true });
+  await makeFolder(folder);
   const rows = await db.copy(
     `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
      TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,

@@ -8,11 +8,11 @@
  */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { quotedString, type Database } from '../../duckdb/database.js';
-import { commitFile, commitFiles } from '../../util/fs.js';
+import { commitFile, commitFiles, makeFolder } from '../../util/fs.js';
 import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
 import { typingSelect } from './schema.js';
@@ -68,7 +68,7 @@ export class StagedLines {
   async add(page: TakenPage): Promise<void> {
     if (page.positions.length === 0) return;
     if (!this.#out) {
-      await mkdir(dirname(this.path), { recursive: true });
+      await makeFolder(dirname(this.path));
       // Pages are written without waiting while less than 1 MB is pending.
       this.#out = createWriteStream(this.path, { highWaterMark: 1 << 20 });
       this.#out.on('error', () => undefined); // surfaces in the write, the drain or close()
@@ -130,7 +130,7 @@ export async function landUnit(
   try {
     await staged.close();
     await rm(staging, { recursive: true, force: true });
-    await mkdir(staging, { recursive: true });
+    await makeFolder(staging);
     const lines = staged.path;
     const events = staged.rows;
     const typed = `(${typingSelect(stagedEvents(lines), 'nested', ['feed_index', 'event_hash'])})`;
@@ -143,7 +143,7 @@ export async function landUnit(
     const moves: [string, string][] = [];
     for (const folder of rows > 0 ? await readdir(parts) : []) {
       const target = join(output, EVENTS_DATASET, folder);
-      await mkdir(target, { recursive: true });
+      await makeFolder(target);
       const produced = (await readdir(join(parts, folder))).sort();
       for (const [n, name] of produced.entries()) {
         moves.push([
@@ -165,7 +165,7 @@ export async function landUnit(
     await commitFiles(moves);
     files.push(...moves.map(([, file]) => file));
     if (quarantined > 0) {
-      await mkdir(join(output, QUARANTINE_DATASET), { recursive: true });
+      await makeFolder(join(output, QUARANTINE_DATASET));
       const file = join(output, QUARANTINE_DATASET, `${stem}.parquet`);
       await commitFile(quarantinePath, file);
       files.push(file);
