@@ -82,8 +82,8 @@ async function holder(dir: string): Promise<unknown> {
 describe('the owner of the output lock', () => {
   it('is dead when its process is a zombie (exited, not yet reaped)', async () => {
     const dir = await testDir();
-    // the inner shell exits; the outer one has become `sleep`, which never reaps it
-    const parent = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 30']);
+    // the inner process ends a moment after the outer one has become `sleep`, which never reaps it
+    const parent = spawn('sh', ['-c', 'sh -c "sleep 0.2" & echo $!; exec sleep 30']);
     try {
       const [line] = (await once(parent.stdout, 'data')) as [Buffer];
       const pid = Number(line.toString().trim());
