@@ -8,9 +8,11 @@
 --                     from the snapshot's latest publication_timestamp on are
 --                     applied; at one instant an event wins over the snapshot row.
 --
--- The latest event is chosen on narrow columns first; the wide rows (with the
--- record as received) are read once, for the winners only, and streamed into
--- Parquet (the result is a view, so it is never held in memory as a whole).
+-- Scales with the feed, not with memory: the latest event is chosen on narrow
+-- columns (id, instant, feed position), and the wide rows (with the record as
+-- received) are read once, kept by a semi join on those narrow keys, and
+-- streamed into Parquet. The result is not sorted (sorting wide rows is what
+-- would not fit): order in the query that reads it.
 
 CREATE TEMP TABLE snapshot_cutoff AS
 SELECT
@@ -23,15 +25,17 @@ SELECT
     max(publication_timestamp) AS cutoff
 FROM signs_snapshot;
 
+-- The latest record of each sign, by its narrow keys. A snapshot row has no feed
+-- position: it is known by its id, instant and a hash of its content.
 CREATE TEMP TABLE current_winners AS
-SELECT source_rank, event_hash
+SELECT id, publication_timestamp, source_rank, feed_index, row_hash
 FROM (
-    SELECT id, publication_timestamp, type, feed_index, event_hash, 1 AS source_rank
+    SELECT id, publication_timestamp, type, feed_index, NULL::UBIGINT AS row_hash, 1 AS source_rank
     FROM signs_events
     WHERE $mode = 'events'
        OR ($mode = 'snapshot' AND publication_timestamp >= (SELECT cutoff FROM snapshot_cutoff))
     UNION ALL
-    SELECT id, publication_timestamp, type, NULL AS feed_index, event_hash, 0 AS source_rank
+    SELECT id, publication_timestamp, type, NULL AS feed_index, hash(event_hash) AS row_hash, 0 AS source_rank
     FROM signs_snapshot
     WHERE $mode = 'snapshot'
 )
@@ -41,12 +45,25 @@ QUALIFY row_number() OVER (
 ) = 1
    AND type <> 'deleted';
 
+CREATE TEMP TABLE winning_events AS
+SELECT id, publication_timestamp, feed_index FROM current_winners WHERE source_rank = 1;
+
+CREATE TEMP TABLE winning_snapshot_rows AS
+SELECT id, publication_timestamp, row_hash FROM current_winners WHERE source_rank = 0;
+
+DROP TABLE current_winners;
+
 CREATE OR REPLACE VIEW signs_current_state AS
-SELECT * EXCLUDE (feed_index, publication_date)
-FROM signs_events
-WHERE event_hash IN (SELECT event_hash FROM current_winners WHERE source_rank = 1)
+SELECT e.* EXCLUDE (feed_index, publication_date)
+FROM signs_events AS e
+SEMI JOIN winning_events AS w
+    ON e.id = w.id
+   AND e.publication_timestamp = w.publication_timestamp
+   AND e.feed_index = w.feed_index
 UNION ALL BY NAME
-SELECT * EXCLUDE (snapshot_moment)
-FROM signs_snapshot
-WHERE event_hash IN (SELECT event_hash FROM current_winners WHERE source_rank = 0)
-ORDER BY id;
+SELECT s.* EXCLUDE (snapshot_moment)
+FROM signs_snapshot AS s
+SEMI JOIN winning_snapshot_rows AS w
+    ON s.id = w.id
+   AND s.publication_timestamp = w.publication_timestamp
+   AND hash(s.event_hash) = w.row_hash;
