@@ -94,7 +94,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
     const datasets = await discoverDatasets(output);
     if (datasets.length === 0)
       logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
-    const db = await Database.open({ memoryLimit: '2GB' });
+    const db = await Database.open();
     try {
       await db.run(`SET TimeZone = 'UTC'`);
       await createDatasetViews(db, datasets);

@@ -3,6 +3,7 @@
  * defaults live here; the JSON Schema for editors is generated from it.
  */
 import { z } from 'zod';
+import { MIN_BUDGET, parseSize, SIZE_HELP } from '../duckdb/memory.js';
 import { PARAM_TYPES } from './params.js';
 
 export const identifierPattern = /^[a-z][a-z0-9_]*$/;
@@ -107,15 +108,25 @@ export const definitionSchema = z.strictObject({
     .describe('Folder of the SQL files, relative to this file. Default ../sql.'),
   duckdb: z
     .strictObject({
-      memory_limit: z.string().default('2GB').describe('DuckDB memory_limit. Default 2GB.'),
+      memory_limit: z
+        .string()
+        .refine((v) => parseSize(v) !== undefined, SIZE_HELP)
+        .refine(
+          (v) => (parseSize(v) ?? 0) >= MIN_BUDGET,
+          `must be at least ${MIN_BUDGET / 2 ** 20}MiB`,
+        )
+        .optional()
+        .describe(
+          'Memory budget of the whole run, like 1GB or 4GiB: DuckDB gets 80% of it and as many threads as that can feed (200 MiB each), and spills to disk beyond it. Default: a quarter of the memory of the machine or its control group.',
+        ),
       threads: z
         .number()
         .int()
         .positive()
         .optional()
-        .describe("DuckDB threads. Default: DuckDB's own."),
+        .describe('DuckDB threads at most. Default: the number of cores. Capped by the budget.'),
     })
-    .default({ memory_limit: '2GB' })
+    .default({})
     .describe('DuckDB settings for SQL and export steps'),
   steps: z.array(stepSchema).min(1, 'a pipeline needs at least one step'),
 });

@@ -10,13 +10,14 @@ import {
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import { defaultBudget, shareBudget, type DuckDbMemory } from './memory.js';
 
 export { quotedIdentifier, quotedString };
 
 export interface DatabaseOptions {
-  /** DuckDB memory_limit, e.g. "2GB". Default "2GB". */
-  memoryLimit?: string;
-  /** Worker threads; default: DuckDB's own (the number of cores). */
+  /** The memory budget of the process, in bytes (memory.ts). Default: defaultBudget(). */
+  budget?: number | undefined;
+  /** Worker threads wanted; default: the number of cores. Capped by what the budget can feed. */
   threads?: number | undefined;
   /** Where DuckDB spills when memory runs short. Default: DuckDB's own. */
   tempDirectory?: string | undefined;
@@ -24,9 +25,20 @@ export interface DatabaseOptions {
 
 export type Row = Record<string, unknown>;
 
+/**
+ * How road-etl writes Parquet: zstd, in row groups of at most about 16 MB
+ * (uncompressed). DuckDB's writer holds a row group per thread until it is
+ * full, and reads a row group's column whole: with the default of 122,880
+ * rows, rows carrying the record as received (about 1 KB) made row groups of
+ * over 100 MB, and a national copy took more memory than a 1 GB budget.
+ */
+export const PARQUET_FORMAT = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'`;
+
 export class Database {
   readonly #instance: DuckDBInstance;
   readonly connection: DuckDBConnection;
+  /** The budget, and how it is shared out (DuckDB's memory_limit and threads). */
+  readonly memory: DuckDbMemory;
   readonly #owner: boolean;
   /** State shared by the connections of one database. */
   readonly #shared: { releasing: Promise<void> };
@@ -34,11 +46,13 @@ export class Database {
   private constructor(
     instance: DuckDBInstance,
     connection: DuckDBConnection,
+    memory: DuckDbMemory,
     owner: boolean,
     shared: { releasing: Promise<void> },
   ) {
     this.#instance = instance;
     this.connection = connection;
+    this.memory = memory;
     this.#owner = owner;
     this.#shared = shared;
   }
@@ -47,12 +61,14 @@ export class Database {
   async fork(): Promise<Database> {
     const connection = await this.#instance.connect();
     await connection.run(`SET TimeZone = 'UTC'`);
-    return new Database(this.#instance, connection, false, this.#shared);
+    return new Database(this.#instance, connection, this.memory, false, this.#shared);
   }
 
   static async open(options: DatabaseOptions = {}): Promise<Database> {
+    const memory = shareBudget(options.budget ?? defaultBudget(), options.threads);
     const config: Record<string, string> = {
-      memory_limit: options.memoryLimit ?? '2GB',
+      memory_limit: `${Math.floor(memory.memoryLimit / 2 ** 20)}MiB`,
+      threads: String(memory.threads),
       // Keep memory flat on large conversions; order is restored explicitly where it matters.
       preserve_insertion_order: 'false',
       // Every file read stays in this cache until the end: it only duplicates the OS page cache
@@ -63,12 +79,11 @@ export class Database {
       allocator_background_threads: 'true',
       allocator_flush_threshold: '4MB',
     };
-    if (options.threads !== undefined) config['threads'] = String(options.threads);
     if (options.tempDirectory !== undefined) config['temp_directory'] = options.tempDirectory;
     const instance = await DuckDBInstance.create(':memory:', config);
     const connection = await instance.connect();
     await connection.run(`SET TimeZone = 'UTC'`);
-    return new Database(instance, connection, true, { releasing: Promise.resolve() });
+    return new Database(instance, connection, memory, true, { releasing: Promise.resolve() });
   }
 
   /** Runs one statement; resolves to its rows as JSON-friendly objects. */

@@ -6,6 +6,7 @@
 
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
+import { explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
 import {
   createDatasetViews,
   createPlaceholderViews,
@@ -214,11 +215,22 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
         await makeFolder(tempDirectory);
         database = await Database.open({
-          memoryLimit: pipeline.duckdb.memory_limit,
+          budget:
+            pipeline.duckdb.memory_limit === undefined
+              ? undefined
+              : parseSize(pipeline.duckdb.memory_limit),
           threads: pipeline.duckdb.threads,
           tempDirectory,
         });
         await database.run(`SET TimeZone = 'UTC'`);
+        const { budget, memoryLimit, threads, wanted } = database.memory;
+        logger.log(
+          'info',
+          'duckdb.memory',
+          `Memory budget ${formatSize(budget)}: DuckDB ${formatSize(memoryLimit)}, ${threads} thread${threads === 1 ? '' : 's'}` +
+            (threads < wanted ? ` (of ${wanted}: the budget feeds no more)` : ''),
+          { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
+        );
       }
       const datasets = await discoverDatasets(output);
       await createDatasetViews(database, datasets);
@@ -284,13 +296,16 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         report.status = interrupted ? 'interrupted' : 'failed';
         failure = interrupted
           ? new InterruptedError(String(signal.reason ?? 'a signal'))
-          : explainIoError(afterStart(error), `step ${step.id}`);
+          : (explainOutOfMemory(error, `step ${step.id}`, database?.memory) ??
+            explainIoError(afterStart(error), `step ${step.id}`));
         report.error = failure.message;
         // A file the step was writing when it failed is no use and may hold the space a rerun
         // needs (a full disk): it goes now, not at the start of the next run.
         await removeTemporaryFiles(output).catch(() => undefined);
         await context.state.finish('failed').catch(() => undefined);
       } finally {
+        // What the step's statements freed goes back to the system before the next step.
+        await database?.releaseMemory().catch(() => undefined);
         report.files = files;
         report.finished_at = new Date().toISOString();
         report.duration_ms = Math.round(performance.now() - t0);

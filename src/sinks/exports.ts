@@ -10,7 +10,12 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { DuckDBValue } from '@duckdb/node-api';
-import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import {
+  PARQUET_FORMAT,
+  quotedIdentifier,
+  quotedString,
+  type Database,
+} from '../duckdb/database.js';
 import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 
 export type ExportFormat = 'csv' | 'geojson' | 'parquet';
@@ -111,7 +116,7 @@ export async function exportParquet(
 ): Promise<ExportResult> {
   return withTemporary(path, scratch, async (temporary) => ({
     rows: await db.copy(
-      `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
       source.params,
     ),
   }));

@@ -7,7 +7,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { quotedString } from '../duckdb/database.js';
+import { PARQUET_FORMAT, quotedString } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
@@ -93,7 +93,7 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
       const rows = await db.copy(
         `COPY (SELECT ${COLUMNS.map(([name, type, expr]) => `CAST(${expr} AS ${type}) AS ${name}`).join(',\n ')}
                FROM ${features} WHERE f ->> '$.properties.id' IS NOT NULL ORDER BY location_id)
-         TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+         TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
       );
       await commitFile(temporary, target);
       await context.recordFile(target);

@@ -13,7 +13,8 @@ import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { Database, quotedString } from '../duckdb/database.js';
+import { Database, PARQUET_FORMAT, quotedString } from '../duckdb/database.js';
+import { MIN_BUDGET } from '../duckdb/memory.js';
 import { InputError, RunError } from '../errors.js';
 import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
 import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
@@ -288,7 +289,7 @@ interface Sizing {
 /** The catalog a plan can use without the network: the dataset of an earlier run, if any. */
 async function catalogForPlan(output: string): Promise<CatalogLocation[] | undefined> {
   if (!(await exists(join(output, LOCATIONS_DATASET, 'data.parquet')))) return undefined;
-  const db = await Database.open({ memoryLimit: '256MB', threads: 1 });
+  const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
   try {
     return await readCatalog(output, () => Promise.resolve(db));
   } finally {
@@ -525,7 +526,7 @@ class MeasurementsRun {
     await makeFolder(join(context.output, BICYCLE_QUARANTINE_DATASET));
     const temporary = temporaryPath(quarantineFile, scratchFolder(context.output));
     await db.run(
-      `COPY ${quarantinedRows(files)} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+      `COPY ${quarantinedRows(files)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
     );
     await commitFile(temporary, quarantineFile);
     await context.recordFile(quarantineFile);

@@ -199,10 +199,11 @@ class EventsRun {
   /** Last units of finished ranges, landing while their readers move on. */
   readonly #tails: Promise<void>[] = [];
   /**
-   * Units land at most as many at a time as there are cores, whatever the number
-   * of readers: more would only contend for the CPU, and each holds its memory.
+   * Units land at most as many at a time as there are cores and as the memory
+   * budget feeds DuckDB threads, whatever the number of readers: more would only
+   * contend for the CPU, and each holds its memory.
    */
-  readonly #landings = pLimit(availableParallelism());
+  readonly #landings: ReturnType<typeof pLimit>;
   /** Where units are staged (cleared when the step starts) and how many have been. */
   readonly #staging: string;
   #staged = 0;
@@ -219,7 +220,9 @@ class EventsRun {
     context: StepContext,
     client: SignsClient,
     checkpoint: EventsCheckpoint,
+    landings: number,
   ) {
+    this.#landings = pLimit(Math.max(1, Math.min(availableParallelism(), landings)));
     this.#options = options;
     this.#context = context;
     this.#client = client;
@@ -644,7 +647,8 @@ async function readFeed(
   }
   // Units an interrupted run was reading or landing: read again from the checkpoint.
   await rm(stagingFolder(context), { recursive: true, force: true });
-  const run = new EventsRun(options, context, client, checkpoint);
+  const { memory } = await context.database();
+  const run = new EventsRun(options, context, client, checkpoint, memory.threads);
   await run.save();
   await run.run();
   await rm(stagingFolder(context), { recursive: true, force: true });

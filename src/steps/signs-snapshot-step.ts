@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { quotedString, type Database } from '../duckdb/database.js';
+import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { defineStepKind } from '../pipeline/step-kind.js';
 import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
@@ -160,7 +160,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
           : moment;
         rows = await db.copy(
           `COPY (SELECT * EXCLUDE (_problem), ${cutoff} AS snapshot_moment FROM ${typed} WHERE _problem IS NULL)
-           TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+           TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
         );
         let rejected = '';
         if (options.format === 'csv') {
@@ -173,7 +173,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         quarantined = await db.copy(
           `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
                  FROM ${typed} WHERE _problem IS NOT NULL ${rejected})
-           TO ${quotedString(quarantineTemporary)} (FORMAT parquet, COMPRESSION zstd)`,
+           TO ${quotedString(quarantineTemporary)} (${PARQUET_FORMAT})`,
         );
       } catch (error) {
         await rm(temporary, { force: true });

@@ -6,12 +6,17 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { quotedIdentifier, quotedString } from '../duckdb/database.js';
+import {
+  PARQUET_FORMAT,
+  quotedIdentifier,
+  quotedString,
+  type Database,
+} from '../duckdb/database.js';
 import { DERIVED_FOLDER, discoverDatasets, readDatasetSql } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { scratchFolder } from '../pipeline/state.js';
-import { defineStepKind } from '../pipeline/step-kind.js';
+import { defineStepKind, type StepContext, type StepOutcome } from '../pipeline/step-kind.js';
 import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 import { insideFolder } from './paths.js';
 
@@ -55,70 +60,81 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
   async run(options, context) {
     const file = insideFolder(context.sqlDir, options.file)!;
     const text = await readFile(file, 'utf8');
-    const db = await context.database();
-    for (const table of options.outputs) {
-      // An earlier run's result is a view of the same name: make room for the new table.
-      await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(table)}`);
-    }
-    const datasets = await discoverDatasets(context.output);
-    let rowsIn = 0;
-    for (const dataset of datasets) {
-      if (
-        new RegExp(`\\b${dataset.name}\\b`).test(text) &&
-        !options.outputs.includes(dataset.name)
-      ) {
-        rowsIn += Number(
-          (await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`))[0]?.['n'] ??
-            0,
-        );
-      }
-    }
+    // A connection of its own: the file's temporary tables go with it when the step ends.
+    const db = await (await context.database()).fork();
     try {
-      await runSqlScript(db, text, options.params);
-    } catch (error) {
-      if (error instanceof SqlScriptError) {
-        throw new RunError(`sql/${options.file}, statement ${error.statement}: ${error.message}`, {
-          cause: error,
-        });
-      }
-      throw error;
+      return await runFile(db, text, options, context);
+    } finally {
+      db.close();
     }
-    // An output may be a table or a view: a view is streamed into Parquet, never held in memory.
-    const created = new Map<string, 'TABLE' | 'VIEW'>();
-    for (const row of await db.all(
-      `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
-    )) {
-      created.set(String(row['name']), 'TABLE');
-    }
-    for (const row of await db.all(
-      `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
-    )) {
-      if (options.outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
-    }
-
-    const missing = options.outputs.filter((t) => !created.has(t));
-    if (missing.length > 0) {
-      throw new RunError(
-        `sql/${options.file} did not create ${missing.join(', ')} (declared in outputs)`,
-      );
-    }
-    let rowsOut = 0;
-    for (const table of options.outputs) {
-      context.signal.throwIfAborted();
-      const folder = join(context.output, DERIVED_FOLDER, table);
-      await makeFolder(folder);
-      const target = join(folder, 'data.parquet');
-      const temporary = temporaryPath(target, scratchFolder(context.output));
-      rowsOut += await db.copy(
-        `COPY ${quotedIdentifier(table)} TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
-      );
-      await commitFile(temporary, target);
-      await context.recordFile(target);
-      await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
-      await db.run(
-        `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(folder)}`,
-      );
-    }
-    return { rowsIn, rowsOut };
   },
 });
+
+async function runFile(
+  db: Database,
+  text: string,
+  options: SqlStepOptions,
+  context: StepContext,
+): Promise<StepOutcome> {
+  for (const table of options.outputs) {
+    // An earlier run's result is a view of the same name: make room for the new table.
+    await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(table)}`);
+  }
+  const datasets = await discoverDatasets(context.output);
+  let rowsIn = 0;
+  for (const dataset of datasets) {
+    if (new RegExp(`\\b${dataset.name}\\b`).test(text) && !options.outputs.includes(dataset.name)) {
+      rowsIn += Number(
+        (await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`))[0]?.['n'] ??
+          0,
+      );
+    }
+  }
+  try {
+    await runSqlScript(db, text, options.params);
+  } catch (error) {
+    if (error instanceof SqlScriptError) {
+      throw new RunError(`sql/${options.file}, statement ${error.statement}: ${error.message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  // An output may be a table or a view: a view is streamed into Parquet, never held in memory.
+  const created = new Map<string, 'TABLE' | 'VIEW'>();
+  for (const row of await db.all(
+    `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
+  )) {
+    created.set(String(row['name']), 'TABLE');
+  }
+  for (const row of await db.all(
+    `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
+  )) {
+    if (options.outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
+  }
+
+  const missing = options.outputs.filter((t) => !created.has(t));
+  if (missing.length > 0) {
+    throw new RunError(
+      `sql/${options.file} did not create ${missing.join(', ')} (declared in outputs)`,
+    );
+  }
+  let rowsOut = 0;
+  for (const table of options.outputs) {
+    context.signal.throwIfAborted();
+    const folder = join(context.output, DERIVED_FOLDER, table);
+    await makeFolder(folder);
+    const target = join(folder, 'data.parquet');
+    const temporary = temporaryPath(target, scratchFolder(context.output));
+    rowsOut += await db.copy(
+      `COPY ${quotedIdentifier(table)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+    );
+    await commitFile(temporary, target);
+    await context.recordFile(target);
+    await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
+    await db.run(
+      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(folder)}`,
+    );
+  }
+  return { rowsIn, rowsOut };
+}

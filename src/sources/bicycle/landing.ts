@@ -9,7 +9,7 @@
  */
 import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quotedString, type Database } from '../../duckdb/database.js';
+import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
 import { scratchFolder } from '../../pipeline/state.js';
 import { commitFile, exists, temporaryPath, makeFolder } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
@@ -257,7 +257,7 @@ async function commitDate(
   await makeFolder(folder);
   const rows = await db.copy(
     `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
-     TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION zstd)`,
+     TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
   );
   if (rows > 0) {
     await commitFile(temporary, target);

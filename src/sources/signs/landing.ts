@@ -11,7 +11,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
-import { quotedString, type Database } from '../../duckdb/database.js';
+import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, commitFiles, makeFolder } from '../../util/fs.js';
 import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
@@ -138,7 +138,7 @@ export async function landUnit(
     const parts = join(staging, 'parts');
     const rows = await db.copy(
       `COPY (SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)
-       TO ${quotedString(parts)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}')`,
+       TO ${quotedString(parts)} (${PARQUET_FORMAT}, PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}')`,
     );
     const moves: [string, string][] = [];
     for (const folder of rows > 0 ? await readdir(parts) : []) {
@@ -160,7 +160,7 @@ export async function landUnit(
         : await db.copy(
             `COPY (SELECT _problem AS reason, raw_event, feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
              FROM ${typed} WHERE _problem IS NOT NULL)
-       TO ${quotedString(quarantinePath)} (FORMAT parquet, COMPRESSION zstd)`,
+       TO ${quotedString(quarantinePath)} (${PARQUET_FORMAT})`,
           );
     await commitFiles(moves);
     files.push(...moves.map(([, file]) => file));
