@@ -4,6 +4,7 @@
  * checkpoints, and writes manifest.json at the end, also when a step failed.
  */
 
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
 import { explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
@@ -306,7 +307,8 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       } finally {
         // What the step's statements freed goes back to the system before the next step.
         await database?.releaseMemory().catch(() => undefined);
-        report.files = files;
+        // A file the step replaced later in its run (merged into another) is not reported.
+        report.files = await stillThere(files, output);
         report.finished_at = new Date().toISOString();
         report.duration_ms = Math.round(performance.now() - t0);
       }
@@ -373,4 +375,18 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     ...(failure ? { error: redactor.text(failure.message) } : {}),
   };
   return { summary, failure };
+}
+
+async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {
+  const kept: FileRecord[] = [];
+  for (const file of files) {
+    if (
+      await stat(join(output, file.path)).then(
+        () => true,
+        () => false,
+      )
+    )
+      kept.push(file);
+  }
+  return kept;
 }

@@ -14,7 +14,7 @@ import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
 import { defineStepKind, type StepContext, type StepOutcome } from '../pipeline/step-kind.js';
-import { STATE_FOLDER } from '../pipeline/state.js';
+import { scratchFolder, STATE_FOLDER } from '../pipeline/state.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import {
   afterInstant,
@@ -26,6 +26,11 @@ import {
   type PageOutcome,
   type TakenPage,
 } from '../sources/signs/feed.js';
+import {
+  compactEvents,
+  recoverCompaction,
+  type CompactionPaths,
+} from '../sources/signs/compaction.js';
 import {
   EVENTS_DATASET,
   QUARANTINE_DATASET,
@@ -147,6 +152,15 @@ function readCheckpoint(
     );
   }
   return parsed.data as EventsCheckpoint;
+}
+
+/** Where the step merges small files: its scratch folder and its journal. */
+function compactionPaths(context: StepContext): CompactionPaths {
+  return {
+    output: context.output,
+    scratch: scratchFolder(context.output),
+    journal: join(context.output, STATE_FOLDER, 'compaction', `${context.stepId}.json`),
+  };
 }
 
 /** The step's staging folder: units being read and landed. */
@@ -612,6 +626,9 @@ async function readFeed(
   client: SignsClient,
   http: { requests: number },
 ): Promise<StepOutcome> {
+  const compaction = compactionPaths(context);
+  // A merge a killed run left half done is finished (or dropped) before anything else.
+  await recoverCompaction(compaction);
   let checkpoint = readCheckpoint(context.stepId, context.checkpoint);
   if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
     throw new RunError(
@@ -652,6 +669,25 @@ async function readFeed(
   await run.save();
   await run.run();
   await rm(stagingFolder(context), { recursive: true, force: true });
+  // Every unit is landed and recorded: the partitions' small files are merged.
+  const compacted = await compactEvents(
+    await context.database(),
+    compaction,
+    context.stepId,
+    context.signal,
+  );
+  for (const file of compacted.merged) await context.recordFile(file);
+  if (compacted.replaced > 0)
+    context.log.log(
+      'info',
+      'signs.compaction',
+      `Merged ${compacted.replaced.toLocaleString('en')} small files into ${compacted.merged.length.toLocaleString('en')} in ${compacted.partitions.toLocaleString('en')} partitions`,
+      {
+        replaced: compacted.replaced,
+        merged: compacted.merged.length,
+        partitions: compacted.partitions,
+      },
+    );
   const { stats } = run;
   context.log.log(
     'info',
@@ -706,6 +742,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     ];
   },
   async reset(_options, context) {
+    await rm(compactionPaths(context).journal, { force: true });
     await removeStepFiles(context.output, context.stepId);
   },
   async run(options, context) {

@@ -39,6 +39,11 @@ export function isTemporaryName(name: string): boolean {
   return /^\..+\.tmp-\d+-[0-9a-f]{8}$/.test(name);
 }
 
+/** Makes the entries of a folder (files added, renamed or removed) survive a crash. */
+export async function syncFolder(path: string): Promise<void> {
+  await fsyncPath(path);
+}
+
 async function fsyncPath(path: string, flags = 'r'): Promise<void> {
   const handle = await open(path, flags);
   try {

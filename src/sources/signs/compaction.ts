@@ -1,0 +1,184 @@
+/**
+ * Keeps the files of signs/events at a useful size. A unit lands a file in
+ * every day it spans, so a sparse feed leaves many small files per day, and
+ * every query pays for each. When the step has landed its units, the small
+ * files of a step in one publication_date partition are merged into one.
+ *
+ * Crash-safe: the merged file is written under a temporary name; a journal
+ * naming it and the files it replaces is saved before it is renamed into
+ * place; the replaced files are removed after. A run that finds a journal
+ * finishes what it says (removes the replaced files if the merged one is in
+ * place) or drops it (if not), so the partition never holds a row twice nor
+ * loses one. The merged file is named after the first unit it holds, so the
+ * rules that find a step's files (and its uncommitted units) still apply.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { commitFile, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
+import { comparePositions, EVENTS_DATASET, parseUnitFile, unitStem } from './landing.js';
+
+/** Files at least this large are of a useful size already, and are left as they are. */
+export const SMALL_FILE_BYTES = 32 * 2 ** 20;
+/** A merged file holds at most about this much. */
+const MERGED_BYTES = 128 * 2 ** 20;
+
+const journalSchema = z.object({
+  folder: z.string(),
+  merged: z.string(),
+  replaced: z.array(z.string()),
+});
+
+type Journal = z.output<typeof journalSchema>;
+
+/** The points a merge passes: merged file written, journal saved, merged file in place, replaced files removed. */
+export type CompactionPoint = 'written' | 'journaled' | 'committed' | 'removed';
+
+export interface CompactionPaths {
+  output: string;
+  /** Where temporary files are written (on the output's file system). */
+  scratch: string;
+  /** The journal of the merge in progress. */
+  journal: string;
+}
+
+export interface Compacted {
+  partitions: number;
+  /** Files merged away (replaced by fewer). */
+  replaced: number;
+  /** The merged files, absolute. */
+  merged: string[];
+}
+
+/**
+ * Finishes or drops the merge a killed run left, if any. Resolves to the files
+ * it removed.
+ */
+export async function recoverCompaction(paths: CompactionPaths): Promise<number> {
+  let journal: Journal;
+  try {
+    journal = journalSchema.parse(JSON.parse(await readFile(paths.journal, 'utf8')));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    // A journal that cannot be read was never complete: it was written before the rename.
+    await rm(paths.journal, { force: true });
+    return 0;
+  }
+  const folder = join(paths.output, EVENTS_DATASET, journal.folder);
+  let removed = 0;
+  if (await exists(join(folder, journal.merged))) {
+    for (const name of journal.replaced) {
+      if (await exists(join(folder, name))) {
+        await rm(join(folder, name), { force: true });
+        removed++;
+      }
+    }
+    await syncFolder(folder);
+  }
+  await rm(paths.journal, { force: true });
+  return removed;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A step's files in one partition, in feed order, with their sizes. */
+async function stepFiles(
+  folder: string,
+  stepId: string,
+): Promise<{ name: string; bytes: number }[]> {
+  const found: { name: string; bytes: number; start: { ms: number; index: number } }[] = [];
+  for (const name of await readdir(folder).catch(() => [])) {
+    const start = parseUnitFile(stepId, name);
+    if (!start) continue;
+    const info = await stat(join(folder, name)).catch(() => undefined);
+    if (info?.isFile()) found.push({ name, bytes: info.size, start });
+  }
+  return found.sort((a, b) => comparePositions(a.start, b.start) || a.name.localeCompare(b.name));
+}
+
+/** Consecutive runs of small files, each at most about MERGED_BYTES: what is merged into one. */
+function groups(files: readonly { name: string; bytes: number }[]): string[][] {
+  const out: string[][] = [];
+  let group: string[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    if (file.bytes >= SMALL_FILE_BYTES || bytes + file.bytes > MERGED_BYTES) {
+      if (group.length > 1) out.push(group);
+      group = [];
+      bytes = 0;
+      if (file.bytes >= SMALL_FILE_BYTES) continue;
+    }
+    group.push(file.name);
+    bytes += file.bytes;
+  }
+  if (group.length > 1) out.push(group);
+  return out;
+}
+
+/** The name of the file that replaces `names`: the first unit's, marked with a digest of the names. */
+function mergedName(stepId: string, names: readonly string[]): string {
+  const start = parseUnitFile(stepId, names[0]!)!;
+  const digest = createHash('sha256').update(names.join('\n')).digest('hex').slice(0, 8);
+  return `${unitStem(stepId, start)}-m${digest}.parquet`;
+}
+
+/**
+ * Merges the small files of a step in each partition of signs/events. Only for
+ * a step whose files are all committed (its units landed and recorded).
+ */
+export async function compactEvents(
+  db: Database,
+  paths: CompactionPaths,
+  stepId: string,
+  signal: AbortSignal,
+  /** Told of each point a merge passes (the crash tests stop it there). */
+  passed: (point: CompactionPoint) => void = () => undefined,
+): Promise<Compacted> {
+  await recoverCompaction(paths);
+  const result: Compacted = { partitions: 0, replaced: 0, merged: [] };
+  const root = join(paths.output, EVENTS_DATASET);
+  for (const partition of (await readdir(root).catch(() => [])).sort()) {
+    if (!partition.includes('=')) continue;
+    const folder = join(root, partition);
+    const planned = groups(await stepFiles(folder, stepId));
+    if (planned.length > 0) result.partitions++;
+    for (const names of planned) {
+      signal.throwIfAborted();
+      const merged = mergedName(stepId, names);
+      const target = join(folder, merged);
+      const temporary = temporaryPath(target, paths.scratch);
+      try {
+        const files = names.map((name) => quotedString(join(folder, name))).join(', ');
+        await db.run(
+          `COPY (SELECT * FROM read_parquet([${files}], union_by_name = true, hive_partitioning = false))
+           TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+        );
+        passed('written');
+        const journal: Journal = { folder: partition, merged, replaced: names };
+        await writeFileAtomic(paths.journal, JSON.stringify(journal), paths.scratch);
+        passed('journaled');
+        await commitFile(temporary, target);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw error;
+      }
+      // The merged file is in place: the journal finishes this if the run dies here,
+      // and goes only once the removals are durable.
+      passed('committed');
+      for (const name of names) await rm(join(folder, name), { force: true });
+      await syncFolder(folder);
+      passed('removed');
+      await rm(paths.journal, { force: true });
+      result.replaced += names.length;
+      result.merged.push(target);
+    }
+  }
+  return result;
+}
