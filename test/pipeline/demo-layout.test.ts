@@ -1,0 +1,55 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/pipeline/manifest.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+/** Parquet files below a folder, by the folder that holds them. */
+async function parquetByFolder(root: string): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>();
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        if (entry.name !== '.state') await walk(join(folder, entry.name));
+      } else if (entry.name.endsWith('.parquet')) {
+        const key = relative(root, folder);
+        found.set(key, [...(found.get(key) ?? []), entry.name].sort());
+      }
+    }
+  };
+  await walk(root);
+  return found;
+}
+
+describe('the layout of the demo output', () => {
+  it('holds at most one file per partition and day, and a rerun adds none', async () => {
+    const output = join(await testDir(), 'output');
+    const args = ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output];
+    const first = await runCli(args, { env: {} });
+    expect(first.code, first.stderr).toBe(0);
+
+    const files = await parquetByFolder(output);
+    const crowded = [...files].filter(([, names]) => names.length > 1);
+    expect(crowded).toEqual([]);
+    // The sparse demo feed spreads a unit over many days: each day is one file all the same.
+    const days = [...files.keys()].filter((f) => f.startsWith('signs/events/publication_date='));
+    expect(days.length).toBeGreaterThan(100);
+    // Every event is there once, and the manifest lists exactly the files that are there.
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const events = manifest.steps.find((s) => s.id === 'signs_events')!;
+    const [counted] = await duck(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT event_hash)::INTEGER AS distinct_events
+       FROM read_parquet('${output}/signs/events/**/*.parquet')`,
+    );
+    expect(counted).toEqual({ n: events.rows_out, distinct_events: events.rows_out });
+    const listed = events.files.map((f) => f.path).filter((p) => p.startsWith('signs/events/'));
+    expect(listed.sort()).toEqual(
+      days.flatMap((day) => files.get(day)!.map((name) => `${day}/${name}`)).sort(),
+    );
+
+    const second = await runCli(args, { env: {} });
+    expect(second.code, second.stderr).toBe(0);
+    expect(await parquetByFolder(output)).toEqual(files);
+  }, 120_000);
+});
