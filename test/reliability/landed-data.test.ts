@@ -6,6 +6,7 @@
  * dataset, export and the snapshot byte-identical to what had landed; a clean
  * rerun then gives the ground truth and the exports of the first run.
  */
+import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,8 +93,20 @@ const FOLDER_OF: Record<string, string> = {
 };
 const EXPORTS = ['exports/signs.geojson', 'exports/measurements.csv'];
 
-/** Datasets, exports and the snapshot with their sha256 (not .state, not the manifest). */
-const contents = (output: string) => outputHashes(output, ['manifest.json']);
+/**
+ * Datasets, exports and the snapshot with their sha256 (not .state, not the
+ * manifest). A derived table is rebuilt whole by every run, its rows in no
+ * defined order: it is known by the sha256 of its rows in one order.
+ */
+async function contents(output: string): Promise<Map<string, string>> {
+  const hashes = await outputHashes(output, ['manifest.json']);
+  for (const path of hashes.keys()) {
+    if (!path.startsWith('derived/')) continue;
+    const rows = await duck(`SELECT * FROM read_parquet('${join(output, path)}') ORDER BY ALL`);
+    hashes.set(path, `rows ${createHash('sha256').update(JSON.stringify(rows)).digest('hex')}`);
+  }
+  return hashes;
+}
 
 let landed: string;
 let reference: Map<string, string>;
