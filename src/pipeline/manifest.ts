@@ -15,6 +15,10 @@ export interface StepReport {
   started_at: string | undefined;
   finished_at: string | undefined;
   duration_ms: number;
+  /** CPU time of the process during the step (user + system), in ms. */
+  cpu_ms: number;
+  /** Largest resident memory of the process during the step, in bytes. */
+  peak_rss_bytes: number;
   rows_in: number;
   rows_out: number;
   files: FileRecord[];

@@ -21,6 +21,7 @@ import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
 import { STEP_KINDS } from './registry.js';
+import { StepMeter } from './resources.js';
 import { STATE_FOLDER, StateStore, acquireLock } from './state.js';
 import type { ExportRecord, PlanContext, StepContext, Upstream } from './step-kind.js';
 
@@ -167,6 +168,8 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     started_at: undefined,
     finished_at: undefined,
     duration_ms: 0,
+    cpu_ms: 0,
+    peak_rss_bytes: 0,
     rows_in: 0,
     rows_out: 0,
     files: [],
@@ -246,6 +249,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       const report = reports[i]!;
       if (signal.aborted) break;
       const t0 = performance.now();
+      const meter = new StepMeter();
       report.started_at = new Date().toISOString();
       logger.log('info', 'step.start', `${step.id} [${step.kind.kind}] started`, {
         step: step.id,
@@ -311,6 +315,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         report.files = await stillThere(files, output);
         report.finished_at = new Date().toISOString();
         report.duration_ms = Math.round(performance.now() - t0);
+        Object.assign(report, meter.stop());
       }
       const level = report.status === 'succeeded' ? 'info' : 'error';
       logger.log(
@@ -323,6 +328,8 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           rows_in: report.rows_in,
           rows_out: report.rows_out,
           duration_ms: report.duration_ms,
+          cpu_ms: report.cpu_ms,
+          peak_rss_bytes: report.peak_rss_bytes,
         },
       );
       if (failure) break;

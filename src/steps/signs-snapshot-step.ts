@@ -130,9 +130,12 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       const moment = Number.isNaN(lastModified)
         ? 'NULL::TIMESTAMP'
         : `TIMESTAMP ${quotedString(new Date(lastModified).toISOString().slice(0, 23).replace('T', ' '))}`;
+      // DuckDB reads a JSON array on one thread: its records are first set apart as
+      // they are (unparsed text) in a Parquet file, which every thread can then type.
+      const records = join(staging, 'records.parquet');
       const source =
         options.format === 'json'
-          ? `(SELECT json AS raw, md5(json::VARCHAR) AS event_hash FROM read_json_objects(${quotedString(download)}, format = 'array'))`
+          ? `(SELECT raw, md5(raw::VARCHAR) AS event_hash FROM read_parquet(${quotedString(records)}))`
           : // A row that does not fit the header (too many or too few fields) is set aside
             // by DuckDB in a rejects table, and quarantined below with its line and text.
             `(SELECT to_json(c) AS raw, md5(to_json(c)::VARCHAR) AS event_hash FROM read_csv(${quotedString(download)}, all_varchar = true, header = true, strict_mode = true, store_rejects = true, rejects_table = 'snapshot_rejects', rejects_scan = 'snapshot_reject_scans') c)`;
@@ -155,6 +158,13 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       let rows: number;
       let quarantined: number;
       try {
+        if (options.format === 'json') {
+          await db.run(
+            `COPY (SELECT json AS raw FROM read_json_objects(${quotedString(download)}, format = 'array'))
+             TO ${quotedString(records)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
+          );
+          await rm(download, { force: true });
+        }
         const cutoff = Number.isNaN(lastModified)
           ? `(SELECT max(publication_timestamp) FROM ${typed} WHERE _problem IS NULL)`
           : moment;
