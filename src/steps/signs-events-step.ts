@@ -221,6 +221,7 @@ class EventsRun {
   /** Where units are staged (cleared when the step starts) and how many have been. */
   readonly #staging: string;
   #staged = 0;
+  #readers = 0;
   readonly stats = {
     events: 0,
     landed: 0,
@@ -353,6 +354,7 @@ class EventsRun {
     const buffer: Buffered = { lines: this.#stagedLines() };
     // Each reader lands through a connection of its own; they share one database.
     let connection: Database | undefined;
+    const parts = join(this.#staging, `parts-${++this.#readers}`);
     // One unit lands in the background while the reader fetches the next one.
     let landing: Promise<void> = Promise.resolve();
     const land = async (lines: StagedLines, start: Cursor, end: Cursor): Promise<void> => {
@@ -362,7 +364,14 @@ class EventsRun {
         const stem = unitStem(this.#context.stepId, position(start));
         const db = connection;
         const landed = await this.#landings(async () => {
-          const result = await landUnit(db, this.#context.output, this.#staging, stem, lines);
+          const result = await landUnit(
+            db,
+            this.#context.output,
+            this.#staging,
+            stem,
+            lines,
+            parts,
+          );
           // What the landing freed goes back to the system before the next unit.
           await db.releaseMemory();
           return result;

@@ -39,7 +39,14 @@ describe('landUnit', () => {
     ];
     const lines = new StagedLines(join(dir, 'staging', 'unit-1.ndjson'));
     for (const page of pages) await lines.add(page);
-    const landed = await landUnit(db, join(dir, 'out'), join(dir, 'staging'), 'step-1-0', lines);
+    const landed = await landUnit(
+      db,
+      join(dir, 'out'),
+      join(dir, 'staging'),
+      'step-1-0',
+      lines,
+      join(dir, 'parts'),
+    );
     expect(landed).toMatchObject({ rows: 2, quarantined: 1 });
     expect(await readdir(join(dir, 'staging'))).toEqual([]);
 
