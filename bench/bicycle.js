@@ -5,7 +5,7 @@
 // raw fetch-and-parse loop over the same batches, peak RSS.
 import { URLSearchParams } from 'node:url';
 import { Agent, request } from 'undici';
-import { mb, rate, runPipeline, startSimulator } from './lib.js';
+import { cpuPerRow, mb, rate, runPipeline, startSimulator, withCpu } from './lib.js';
 
 const START = '2025-11-01T00:00:00Z';
 const END = '2026-11-01T00:00:00Z';
@@ -89,7 +89,7 @@ const catalog = await (
   })
 ).body.json();
 const ids = catalog.features.map((f) => f.properties.id).sort();
-const raw = await rawLoop(sim.env, ids, 50, 31 * 24);
+const { result: raw, cpuMs: rawCpuMs } = await withCpu(() => rawLoop(sim.env, ids, 50, 31 * 24));
 const first = await runPipeline(pipeline, sim.env, { keep: true });
 const learned = await runPipeline(pipeline, sim.env, { dir: first.dir });
 await sim.stop();
@@ -118,6 +118,11 @@ const results = [
     'road-etl, next run: rows/s end to end (fetch, type, commit)',
     `${measured(learned).rows_out.toLocaleString('en')} rows in ${(learned.ms / 1000).toFixed(1)} s = ${learnedRate.toLocaleString('en')} rows/s`,
     `${(learnedRate / rawRate).toFixed(2)} [>= 0.8]`,
+  ],
+  [
+    'client CPU per row (user + system of the process): raw loop against road-etl, next run',
+    `${cpuPerRow(rawCpuMs, raw.rows).toFixed(1)} µs against ${cpuPerRow(measured(learned).cpu_ms, measured(learned).rows_out).toFixed(1)} µs`,
+    `${(cpuPerRow(measured(learned).cpu_ms, measured(learned).rows_out) / cpuPerRow(rawCpuMs, raw.rows)).toFixed(2)}x the raw loop's`,
   ],
   ['road-etl, next run: peak RSS', mb(learned.rss), '[< 300 MB]'],
 ];

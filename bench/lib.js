@@ -106,3 +106,14 @@ export async function rawFeedLoop(signsUrl, limit = 100) {
 
 export const mb = (bytes) => `${Math.round(bytes / 1024 / 1024)} MB`;
 export const rate = (count, ms) => Math.round((count / ms) * 1000);
+
+/** Runs fn and resolves to its result and the CPU time (user + system) of this process meanwhile, in ms. */
+export async function withCpu(fn) {
+  const before = process.cpuUsage();
+  const result = await fn();
+  const used = process.cpuUsage(before);
+  return { result, cpuMs: (used.user + used.system) / 1000 };
+}
+
+/** Client CPU per row in µs: a step's CPU time (from the manifest) over its rows. */
+export const cpuPerRow = (cpuMs, rows) => (cpuMs * 1000) / Math.max(1, rows);

@@ -1,6 +1,17 @@
 // Traffic-sign feed benchmarks (issue: traffic signs). Not part of `npm test`.
-//   node bench/signs.js [throughput] [latency] [memory] [current-state]
-import { mb, rate, rawFeedLoop, runPipeline, startSimulator } from './lib.js';
+//   node bench/signs.js [throughput] [latency] [memory] [current-state] [cpu] [pipeline]
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  cpuPerRow,
+  mb,
+  rate,
+  rawFeedLoop,
+  ROOT,
+  runPipeline,
+  startSimulator,
+  withCpu,
+} from './lib.js';
 
 const only = new Set(process.argv.slice(2));
 const want = (name) => only.size === 0 || only.has(name);
@@ -115,6 +126,63 @@ sql_dir: SQL_DIR
       '3M signs: build the current state (sql step)',
       `${state.rows_out.toLocaleString('en')} signs from ${state.rows_in.toLocaleString('en')} events in ${(state.duration_ms / 1000).toFixed(1)} s, run peak RSS ${mb(run.rss)}`,
       '-',
+    ],
+  );
+}
+
+if (want('cpu')) {
+  // Client CPU per event of one reader: the road-etl process against the raw loop
+  // (this process), on a sparse feed of about 250,000 events over five years.
+  const sim = await startSimulator(['--signs', '90000', '--seed', '7']);
+  const { result: raw, cpuMs } = await withCpu(() => rawFeedLoop(sim.env.ROAD_ETL_SIGNS_URL));
+  const run = await runPipeline(eventsPipeline({ concurrency: 1 }), sim.env);
+  await sim.stop();
+  const step = run.manifest.steps.find((s) => s.id === 'signs_events');
+  const rawUs = cpuPerRow(cpuMs, raw.events);
+  const oneUs = cpuPerRow(step.cpu_ms, step.rows_out);
+  results.push(
+    [
+      'client CPU per event: raw fetch + `JSON.parse` loop (baseline)',
+      `${raw.events.toLocaleString('en')} events: ${rawUs.toFixed(1)} µs each (${(cpuMs / 1000).toFixed(1)} s)`,
+      '1.00',
+    ],
+    [
+      'client CPU per event: road-etl, 1 reader (user + system of the process)',
+      `${step.rows_out.toLocaleString('en')} events: ${oneUs.toFixed(1)} µs each (${(step.cpu_ms / 1000).toFixed(1)} s), wall ${(step.duration_ms / 1000).toFixed(1)} s`,
+      `${(oneUs / rawUs).toFixed(2)} [<= 2.0]`,
+    ],
+  );
+}
+
+if (want('pipeline')) {
+  // The whole shipped traffic-signs pipeline: peak RSS at 100k signs, and with 20 ms
+  // of latency per request against one sequential raw reader.
+  const shipped = (await readFile(join(ROOT, 'pipelines', 'traffic-signs.yaml'), 'utf8')).replace(
+    /^source:/m,
+    'sql_dir: SQL_DIR\nsource:',
+  );
+  const sim = await startSimulator(['--signs', '100000', '--seed', '7']);
+  const whole = await runPipeline(shipped, sim.env);
+  await sim.stop();
+  const slow = await startSimulator(['--signs', '100000', '--seed', '7', '--latency-ms', '20']);
+  const raw = await rawFeedLoop(slow.env.ROAD_ETL_SIGNS_URL);
+  const latent = await runPipeline(shipped, slow.env);
+  await slow.stop();
+  results.push(
+    [
+      'whole traffic-signs pipeline, 100k signs: peak RSS',
+      `${whole.manifest.steps.map((s) => `${s.id} ${mb(s.peak_rss_bytes)}`).join(', ')}; run ${(whole.ms / 1000).toFixed(1)} s`,
+      `${mb(whole.rss)} [<= 400 MB]`,
+    ],
+    [
+      '20 ms latency: one sequential raw reader (baseline)',
+      `${raw.events.toLocaleString('en')} events in ${(raw.ms / 1000).toFixed(1)} s`,
+      '1.00',
+    ],
+    [
+      '20 ms latency: the whole traffic-signs pipeline',
+      `${(latent.ms / 1000).toFixed(1)} s`,
+      `${(raw.ms / latent.ms).toFixed(1)}x faster [>= 3x]`,
     ],
   );
 }

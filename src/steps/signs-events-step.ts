@@ -172,6 +172,14 @@ function position(cursor: Cursor): FeedPosition {
   return { ms: offsetMs(cursor.offset), index: cursor.seen.length };
 }
 
+type FeedPage = Awaited<ReturnType<SignsClient['events']>>;
+
+/** The page a reader has asked for before it needs it, and its offset. */
+interface Ahead {
+  offset: string | undefined;
+  page: Promise<FeedPage> | undefined;
+}
+
 /** The unit being read: its staged lines, written as the pages arrive. */
 interface Buffered {
   lines: StagedLines;
@@ -431,17 +439,24 @@ class EventsRun {
    * Reads and takes the next page of a range; moves its live cursor. The parsed
    * page does not outlive this call: only what is taken goes on.
    */
-  async #nextPage(range: LiveRange): Promise<PageOutcome> {
-    const { limit, town_code: townCode } = this.#options;
-    const { events: page, body } = await this.#client.events({
-      offset: range.live.offset,
-      limit,
-      townCode,
-      signal: this.#signal,
-    });
+  async #nextPage(range: LiveRange, ahead: Ahead): Promise<PageOutcome> {
+    const { limit } = this.#options;
+    const fetched =
+      ahead.page && ahead.offset === range.live.offset
+        ? ahead.page
+        : this.#fetchPage(range.live.offset);
+    ahead.page = undefined;
+    const { events: page, body } = await fetched;
     this.stats.pages++;
     const end = range.state.end === null ? undefined : offsetMs(range.state.end);
     const outcome = processPage(page, body, range.live, limit, end);
+    // The next request goes out now, while this page is staged: one reader waits on
+    // the upstream, not on itself. Not past the range's end, nor into a crowded instant.
+    if (!outcome.exhausted && !outcome.reachedEnd && !outcome.stuckAt && !this.#signal.aborted) {
+      ahead.offset = outcome.next.offset;
+      ahead.page = this.#fetchPage(outcome.next.offset);
+      ahead.page.catch(() => undefined); // awaited with the next page, or dropped
+    }
     for (const town of outcome.towns) this.#towns.add(town);
     const count = outcome.taken.positions.length;
     this.stats.events += count;
@@ -453,11 +468,21 @@ class EventsRun {
     return outcome;
   }
 
+  #fetchPage(offset: string): Promise<FeedPage> {
+    return this.#client.events({
+      offset,
+      limit: this.#options.limit,
+      townCode: this.#options.town_code,
+      signal: this.#signal,
+    });
+  }
+
   async #readPages(
     range: LiveRange,
     buffer: Buffered,
     flush: (wait: boolean) => Promise<void>,
   ): Promise<boolean> {
+    const ahead: Ahead = { offset: undefined, page: undefined };
     const { unit_rows: unitRows } = this.#options;
     const { progress } = this.#context;
     const signal = this.#signal;
@@ -467,7 +492,7 @@ class EventsRun {
         return false;
       }
       const before = offsetMs(range.live.offset);
-      const outcome = await this.#nextPage(range);
+      const outcome = await this.#nextPage(range, ahead);
       await buffer.lines.add(outcome.taken);
       if (outcome.stuckAt)
         await this.#throughBurst(range, outcome.stuckAt, buffer, outcome.townless);
