@@ -5,7 +5,7 @@
  * steps derive live in derived/<name>/ and are named <name>.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { RunError } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 
@@ -56,9 +56,17 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
   return found.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The SQL that reads a dataset folder (all its Parquet files, hive partitions as columns). */
+/**
+ * The SQL that reads a dataset folder (all its Parquet files, hive partitions as
+ * columns). Each writer of road-etl writes its dataset with one schema, so the
+ * files are read as they are: unifying them by name (`union_by_name`) would
+ * make DuckDB open every file when the view is made and keep them open, over
+ * 100 MB for the thousands of daily files of the event feed. Quarantine
+ * datasets, written by steps of several kinds, are unified.
+ */
 export function readDatasetSql(folder: string): string {
-  return `read_parquet(${quotedString(join(folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = true)`;
+  const unify = basename(folder) === 'quarantine';
+  return `read_parquet(${quotedString(join(folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = ${unify})`;
 }
 
 function firstLine(error: unknown): string {
