@@ -1,3 +1,4 @@
-// Runs every benchmark: node bench/run.js (npm run bench).
+// Runs every benchmark: node bench/run.js (npm run bench). The national one takes about 20 minutes.
 await import('./signs.js');
 await import('./bicycle.js');
+await import('./national.js');
