@@ -96,7 +96,6 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
     const db = await Database.open();
     try {
-      await db.run(`SET TimeZone = 'UTC'`);
       await createDatasetViews(db, datasets);
       let result: DuckDBResult;
       try {

@@ -3,7 +3,14 @@
  * defaults live here; the JSON Schema for editors is generated from it.
  */
 import { z } from 'zod';
-import { MIN_BUDGET, parseSize, SIZE_HELP } from '../duckdb/memory.js';
+import {
+  DEFAULT_BUDGET_SHARE,
+  DUCKDB_SHARE,
+  MEMORY_PER_THREAD,
+  MIN_BUDGET,
+  parseSize,
+  SIZE_HELP,
+} from '../duckdb/memory.js';
 import { PARAM_TYPES } from './params.js';
 
 export const identifierPattern = /^[a-z][a-z0-9_]*$/;
@@ -117,7 +124,7 @@ export const definitionSchema = z.strictObject({
         )
         .optional()
         .describe(
-          'Memory budget of the whole run, like 1GB or 4GiB: DuckDB gets 80% of it and as many threads as that can feed (200 MiB each), and spills to disk beyond it. Default: a quarter of the memory of the machine or its control group.',
+          `Memory budget of the whole run, like 1GB or 4GiB: DuckDB gets ${DUCKDB_SHARE * 100}% of it and as many threads as that can feed (${MEMORY_PER_THREAD / 2 ** 20} MiB each), and spills to disk beyond it. Default: ${DEFAULT_BUDGET_SHARE * 100}% of the memory of the machine or its control group.`,
         ),
       threads: z
         .number()

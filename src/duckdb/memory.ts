@@ -101,13 +101,18 @@ export function shareBudget(
   return { budget, memoryLimit, threads: Math.min(wanted, affordable), wanted };
 }
 
-/** DuckDB's words for running out of memory within its memory_limit. */
-export function isOutOfMemory(error: unknown): boolean {
+/** DuckDB's out-of-memory error in an error or its causes, if there is one. */
+function outOfMemoryError(error: unknown): Error | undefined {
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    if (e instanceof Error && /Out of Memory Error/i.test(e.message)) return true;
+    if (e instanceof Error && /Out of Memory Error/i.test(e.message)) return e;
     e = (e as { cause?: unknown }).cause;
   }
-  return false;
+  return undefined;
+}
+
+/** DuckDB's words for running out of memory within its memory_limit. */
+export function isOutOfMemory(error: unknown): boolean {
+  return outOfMemoryError(error) !== undefined;
 }
 
 /**
@@ -119,11 +124,8 @@ export function explainOutOfMemory(
   doing: string,
   memory: DuckDbMemory | undefined,
 ): RunError | undefined {
-  if (!isOutOfMemory(error)) return undefined;
-  let said = '';
-  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof Error && /Out of Memory Error/i.test(e.message)) said = e.message;
-  }
+  const said = outOfMemoryError(error)?.message;
+  if (said === undefined) return undefined;
   const budget = memory
     ? `the budget of ${formatSize(memory.budget)} (duckdb.memory_limit; ${formatSize(memory.memoryLimit)} of it for DuckDB, ${memory.threads} thread${memory.threads === 1 ? '' : 's'})`
     : 'its memory limit';

@@ -3,8 +3,6 @@
  * killed run left half-written, runs the selected steps in order with their
  * checkpoints, and writes manifest.json at the end, also when a step failed.
  */
-
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
 import { explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
@@ -16,7 +14,13 @@ import {
 import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
 import { redactor, type Logger } from '../log.js';
 import type { Progress } from '../progress.js';
-import { describeFile, removeTemporaryFiles, type FileRecord, makeFolder } from '../util/fs.js';
+import {
+  describeFile,
+  exists,
+  makeFolder,
+  removeTemporaryFiles,
+  type FileRecord,
+} from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
@@ -226,7 +230,6 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           threads: pipeline.duckdb.threads,
           tempDirectory,
         });
-        await database.run(`SET TimeZone = 'UTC'`);
         const { budget, memoryLimit, threads, wanted } = database.memory;
         logger.log(
           'info',
@@ -386,14 +389,6 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
 
 async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {
   const kept: FileRecord[] = [];
-  for (const file of files) {
-    if (
-      await stat(join(output, file.path)).then(
-        () => true,
-        () => false,
-      )
-    )
-      kept.push(file);
-  }
+  for (const file of files) if (await exists(join(output, file.path))) kept.push(file);
   return kept;
 }

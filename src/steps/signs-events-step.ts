@@ -657,6 +657,7 @@ async function removeStepFiles(output: string, stepId: string): Promise<void> {
 async function readFeed(
   options: SignsEventsOptions,
   context: StepContext,
+  db: Database,
   client: SignsClient,
   http: { requests: number },
 ): Promise<StepOutcome> {
@@ -698,18 +699,12 @@ async function readFeed(
   }
   // Units an interrupted run was reading or landing: read again from the checkpoint.
   await rm(stagingFolder(context), { recursive: true, force: true });
-  const { memory } = await context.database();
-  const run = new EventsRun(options, context, client, checkpoint, memory.threads);
+  const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
   await run.save();
   await run.run();
   await rm(stagingFolder(context), { recursive: true, force: true });
   // Every unit is landed and recorded: the partitions' small files are merged.
-  const compacted = await compactEvents(
-    await context.database(),
-    compaction,
-    context.stepId,
-    context.signal,
-  );
+  const compacted = await compactEvents(db, compaction, context.stepId, context.signal);
   for (const file of compacted.merged) await context.recordFile(file);
   if (compacted.replaced > 0)
     context.log.log(
@@ -787,7 +782,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     // One DuckDB thread per statement: units land on connections of their own, beside the readers.
     const db = await context.database();
     try {
-      return await db.withThreads(1, () => readFeed(options, context, client, http));
+      return await db.withThreads(1, () => readFeed(options, context, db, client, http));
     } finally {
       await http.close();
     }

@@ -17,7 +17,7 @@ import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
-import { commitFile, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
+import { commitFile, exists, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
 import { comparePositions, EVENTS_DATASET, parseUnitFile, unitStem } from './landing.js';
 
 /** Files at least this large are of a useful size already, and are left as they are. */
@@ -81,13 +81,6 @@ export async function recoverCompaction(paths: CompactionPaths): Promise<number>
   return removed;
 }
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** A step's files in one partition, in feed order, with their sizes. */
 async function stepFiles(
   folder: string,
@@ -131,7 +124,8 @@ function mergedName(stepId: string, names: readonly string[]): string {
 
 /**
  * Merges the small files of a step in each partition of signs/events. Only for
- * a step whose files are all committed (its units landed and recorded).
+ * a step whose files are all committed (its units landed and recorded), and
+ * whose run has recovered a killed run's merge first (recoverCompaction).
  */
 export async function compactEvents(
   db: Database,
@@ -141,7 +135,6 @@ export async function compactEvents(
   /** Told of each point a merge passes (the crash tests stop it there). */
   passed: (point: CompactionPoint) => void = () => undefined,
 ): Promise<Compacted> {
-  await recoverCompaction(paths);
   const result: Compacted = { partitions: 0, replaced: 0, merged: [] };
   const root = join(paths.output, EVENTS_DATASET);
   for (const partition of (await readdir(root).catch(() => [])).sort()) {

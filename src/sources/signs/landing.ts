@@ -9,7 +9,7 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, commitFiles, makeFolder } from '../../util/fs.js';
@@ -145,20 +145,23 @@ export async function landUnit(
     const events = staged.rows;
     const typed = `(${typingSelect(stagedEvents(lines), 'nested', ['feed_index', 'event_hash'])})`;
     const files: string[] = [];
-    const rows = await db.copy(
+    // DuckDB names the files it wrote: the day folders kept from earlier units are not listed.
+    const [written] = await db.all(
       `COPY (SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)
-       TO ${quotedString(parts)} (${PARQUET_FORMAT}, PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true)`,
+       TO ${quotedString(parts)} (${PARQUET_FORMAT}, PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true)`,
     );
+    const rows = Number(written?.['Count'] ?? 0);
+    const byDay = new Map<string, string[]>();
+    for (const file of (written?.['Files'] as string[] | undefined) ?? []) {
+      const day = basename(dirname(file));
+      byDay.set(day, [...(byDay.get(day) ?? []), file]);
+    }
     const moves: [string, string][] = [];
-    for (const folder of rows > 0 ? await readdir(parts) : []) {
-      const target = join(output, EVENTS_DATASET, folder);
+    for (const [day, produced] of byDay) {
+      const target = join(output, EVENTS_DATASET, day);
       await makeFolder(target);
-      const produced = (await readdir(join(parts, folder))).sort();
-      for (const [n, name] of produced.entries()) {
-        moves.push([
-          join(parts, folder, name),
-          join(target, `${stem}${n === 0 ? '' : `-${n}`}.parquet`),
-        ]);
+      for (const [n, file] of produced.sort().entries()) {
+        moves.push([file, join(target, `${stem}${n === 0 ? '' : `-${n}`}.parquet`)]);
       }
     }
     // Records that cannot be typed are rare: they are read a second time only when there are some.
