@@ -11,7 +11,7 @@ import {
   shareBudget,
 } from '../../src/duckdb/memory.js';
 import { runCli } from '../helpers/cli.js';
-import { pipelineProject, testDir, writeFiles } from '../helpers/tmp.js';
+import { duck, outputHashes, pipelineProject, testDir, writeFiles } from '../helpers/tmp.js';
 
 const MiB = 2 ** 20;
 
@@ -84,16 +84,27 @@ describe('the memory budget', () => {
     }
   });
 
-  it('stops a run that still runs out of memory with exit 1, naming the step and what to change', async () => {
-    const project = await pipelineProject(`name: oom
-duckdb: { memory_limit: 256MiB, threads: 4 }
+  it('stops a run that still runs out of memory with exit 1, naming the step and what to change, and keeps what had landed', async () => {
+    const definition = (budget: string): string => `name: oom
+duckdb: { memory_limit: ${budget}, threads: 4 }
 steps:
   - { id: keep_all, kind: sql, options: { file: big.sql, outputs: [big] } }
-`);
+`;
     // A list aggregate is held whole in memory: no spilling helps it.
+    const N = 30_000_000;
+    const project = await pipelineProject(definition('4GiB'));
     await writeFiles(project.dir, {
-      'sql/big.sql': 'CREATE TABLE big AS SELECT len(list(i)) AS n FROM range(60000000) t(i);\n',
+      'sql/big.sql': `CREATE TABLE big AS SELECT len(list(i)) AS n FROM range(${N}) t(i);\n`,
     });
+    // With room, the step lands its table.
+    const landed = await runCli(['run', project.file, '--output', project.output]);
+    expect(landed.code, landed.stderr).toBe(0);
+    const table = join(project.output, 'derived/big/data.parquet');
+    expect(await duck(`SELECT n FROM read_parquet('${table}')`)).toEqual([{ n: String(N) }]);
+    const before = await outputHashes(project.output, ['manifest.json']);
+
+    // The same step under a budget too small for it.
+    await writeFiles(project.dir, { 'pipelines/p.yaml': definition('256MiB') });
     const result = await runCli(['run', project.file, '--output', project.output]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
@@ -107,8 +118,7 @@ steps:
     };
     expect(manifest.status).toBe('failed');
     expect(manifest.steps).toMatchObject([{ id: 'keep_all', status: 'failed', files: [] }]);
-    await expect(readFile(join(project.output, 'derived/big/data.parquet'))).rejects.toThrow(
-      /ENOENT/,
-    );
+    // What had landed is as it was.
+    expect(await outputHashes(project.output, ['manifest.json'])).toEqual(before);
   });
 });

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { collect, killRepeatedly, runCli, startCli } from '../helpers/cli.js';
+import { killRepeatedly, runCli } from '../helpers/cli.js';
 import {
   expectStateGroundTruth,
   landedEventHashes,
@@ -11,6 +10,7 @@ import {
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { pipelineProject } from '../helpers/tmp.js';
+import { signalDuringStep } from '../helpers/trouble.js';
 
 const simulator = await useSimulator({ seed: 31, signs: { signs: 700 }, faults: { latencyMs: 3 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
@@ -34,11 +34,16 @@ describe('a run killed at any moment', () => {
 
   it('stops cleanly on SIGTERM: finishes the unit in hand, exits 1, and a rerun completes', async () => {
     const { file, output } = await setUp();
-    const child = startCli(['run', file, '--output', output], { env });
-    const done = collect(child);
-    await sleep(1200);
-    child.kill('SIGTERM');
-    const result = await done;
+    // While the feed is being read: a fixed delay found the run done on a fast machine.
+    const { result, sent } = await signalDuringStep(
+      file,
+      output,
+      (step) => step.kind === 'signs.events',
+      'SIGTERM',
+      env,
+      30,
+    );
+    expect(sent).toBe(true);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/SIGTERM received|Interrupted by SIGTERM/);
     const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
