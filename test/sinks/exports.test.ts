@@ -45,6 +45,12 @@ steps:
   - id: subset
     kind: export
     options: { query: "SELECT id, text FROM things WHERE id >= $min", params: { min: 9 }, path: exports/subset.csv }
+  - id: empty_geojson
+    kind: export
+    options: { query: "SELECT * FROM things WHERE id < 0", path: exports/empty.geojson }
+  - id: control_geojson
+    kind: export
+    options: { query: "SELECT id, longitude, latitude, chr(1) || chr(2) || '\\",' || chr(10) AS text FROM things WHERE id <= 2", path: exports/control.geojson }
 `;
 
 const dir = await (async () => {
@@ -168,6 +174,21 @@ describe('export to GeoJSON', () => {
       expect(feature.properties).toEqual(expected);
     });
     expect(collection.features[2]!.properties['text']).toBe('=SUM(A1:A2)');
+  });
+
+  it('writes an empty FeatureCollection when the query has no rows', async () => {
+    const text = await readFile(join(dir, 'output', 'exports', 'empty.geojson'), 'utf8');
+    expect(JSON.parse(text)).toEqual({ type: 'FeatureCollection', features: [] });
+  });
+
+  it('keeps control characters, quotes, commas and line breaks of text inside the JSON strings', async () => {
+    const collection = JSON.parse(
+      await readFile(join(dir, 'output', 'exports', 'control.geojson'), 'utf8'),
+    ) as { features: { properties: { id: number; text: string } }[] };
+    expect(collection.features.map((f) => [f.properties.id, f.properties.text])).toEqual([
+      [1, '\u0001\u0002",\n'],
+      [2, '\u0001\u0002",\n'],
+    ]);
   });
 
   it('counts the features without a valid position in the manifest notes', () => {
