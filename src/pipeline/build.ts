@@ -12,8 +12,8 @@ import type { Definition, ParamSpec, SimulatorSource } from '../config/schema.js
 import { hasReference, substitute } from '../config/substitute.js';
 import { InputError } from '../errors.js';
 import { redactor } from '../log.js';
-import { STEP_KINDS } from './registry.js';
-import type { StepKind, Upstream } from './step-kind.js';
+import { STEP_KINDS } from '../steps/registry.js';
+import type { StepKind, Upstream } from '../steps/step-kind.js';
 import type { StateStore } from './state.js';
 
 export interface PipelineStep {

@@ -1,7 +1,7 @@
 /** The JSON Schema of pipeline definitions, for editors: generated from the zod schemas, one branch per step kind. */
 import { z } from 'zod';
 import { definitionSchema, stepSchema } from '../config/schema.js';
-import { STEP_KINDS } from './registry.js';
+import { STEP_KINDS } from '../steps/registry.js';
 
 export function definitionJsonSchema(): Record<string, unknown> {
   const steps = [...STEP_KINDS.values()].map((kind) =>

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { ParamValue } from '../config/params.js';
 import { redactor } from '../log.js';
 import { writeFileAtomic, type FileRecord } from '../util/fs.js';
-import { scratchFolder } from './state.js';
-import type { ExportRecord } from './step-kind.js';
+import { scratchFolder } from '../layout.js';
+import type { ExportRecord } from '../steps/step-kind.js';
 
 export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'reused' | 'interrupted';
 

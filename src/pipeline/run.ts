@@ -24,10 +24,11 @@ import {
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
-import { STEP_KINDS } from './registry.js';
+import { STEP_KINDS } from '../steps/registry.js';
 import { StepMeter } from './resources.js';
-import { STATE_FOLDER, StateStore, acquireLock } from './state.js';
-import type { ExportRecord, PlanContext, StepContext, Upstream } from './step-kind.js';
+import { STATE_FOLDER, scratchFolder, stagingFolder } from '../layout.js';
+import { StateStore, acquireLock } from './state.js';
+import type { ExportRecord, PlanContext, StepContext, Upstream } from '../steps/step-kind.js';
 
 export interface Selection {
   /** Steps that run, in order. */
@@ -261,12 +262,15 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       const files: FileRecord[] = [];
       // A step started over does not read its state: it may be the damaged thing being fixed.
       let record = resets.has(step.id) ? undefined : await store.read(step.id);
+      let state = store.step(step.id, record);
       const context: StepContext = {
         stepId: step.id,
         output,
         sqlDir: pipeline.sqlDir,
         checkpoint: record?.checkpoint,
-        state: store.step(step.id, record),
+        state,
+        scratch: scratchFolder(output),
+        staging: stagingFolder(output, step.id),
         upstream,
         log: logger,
         progress: options.progress,
@@ -284,13 +288,14 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           await store.remove(step.id);
           record = undefined;
           context.checkpoint = undefined;
-          context.state = store.step(step.id, undefined);
+          state = store.step(step.id, undefined);
+          context.state = state;
           logger.log('info', 'step.reset', `${step.id}: started over (--reset)`, { step: step.id });
         }
         options.progress.start(step.id);
         const outcome = await step.kind.run(step.options, context);
         options.progress.finish();
-        await context.state.finish('succeeded');
+        await state.finish('succeeded');
         Object.assign(report, {
           status: 'succeeded',
           rows_in: outcome.rowsIn,
@@ -310,7 +315,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         // A file the step was writing when it failed is no use and may hold the space a rerun
         // needs (a full disk): it goes now, not at the start of the next run.
         await removeTemporaryFiles(output).catch(() => undefined);
-        await context.state.finish('failed').catch(() => undefined);
+        await state.finish('failed').catch(() => undefined);
       } finally {
         // What the step's statements freed goes back to the system before the next step.
         await database?.releaseMemory().catch(() => undefined);

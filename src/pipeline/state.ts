@@ -8,19 +8,9 @@ import { link, readFile, rm, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RunError } from '../errors.js';
+import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { temporaryPath, writeFileAtomic, makeFolder } from '../util/fs.js';
 import { isRunning, processIdentity } from '../util/process.js';
-
-export const STATE_FOLDER = '.state';
-
-/**
- * The output folder's scratch folder: files are written there and renamed into
- * place when whole, so that a killed run leaves nothing half-written where
- * users look. Cleared at the start of every run.
- */
-export function scratchFolder(output: string): string {
-  return join(output, STATE_FOLDER, 'tmp');
-}
 
 export interface StepRecord {
   /** How the step's last run ended. */

@@ -10,8 +10,7 @@ import { z } from 'zod';
 import { PARQUET_FORMAT, quotedString } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
-import { defineStepKind } from '../pipeline/step-kind.js';
-import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
+import { defineStepKind } from './step-kind.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
@@ -73,7 +72,7 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
     const upstream = context.upstream.bicycle;
     if (!upstream) throw new RunError('bicycle.locations: no bicycle upstream configured');
     const http = httpClientFor(options, context);
-    const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
+    const staging = context.staging;
     await rm(staging, { recursive: true, force: true });
     await makeFolder(staging);
     try {
@@ -86,7 +85,7 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
       await writeFile(file, body);
       const target = join(context.output, LOCATIONS_DATASET, 'data.parquet');
       await makeFolder(join(context.output, LOCATIONS_DATASET));
-      const temporary = temporaryPath(target, scratchFolder(context.output));
+      const temporary = temporaryPath(target, context.scratch);
       const db = await context.database();
       const features = `(SELECT unnest(json_extract(json, '$.features[*]')) AS f
         FROM read_json_objects(${quotedString(file)}, maximum_object_size = ${Math.max(16 << 20, body.length + 1024)}))`;

@@ -16,8 +16,7 @@ import { z } from 'zod';
 import { Database, PARQUET_FORMAT, quotedString } from '../duckdb/database.js';
 import { MIN_BUDGET } from '../duckdb/memory.js';
 import { InputError, RunError } from '../errors.js';
-import { defineStepKind, type StepContext } from '../pipeline/step-kind.js';
-import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
+import { defineStepKind, type StepContext } from './step-kind.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import {
   Sizer,
@@ -370,7 +369,7 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
     return lines;
   },
   async reset(_options, context) {
-    await rm(join(context.output, STATE_FOLDER, 'staging', context.stepId), {
+    await rm(context.staging, {
       recursive: true,
       force: true,
     });
@@ -397,7 +396,7 @@ class MeasurementsRun {
     this.#options = options;
     this.#context = context;
     this.#upstream = upstream;
-    this.#staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
+    this.#staging = context.staging;
   }
 
   async run() {
@@ -524,7 +523,7 @@ class MeasurementsRun {
       return;
     }
     await makeFolder(join(context.output, BICYCLE_QUARANTINE_DATASET));
-    const temporary = temporaryPath(quarantineFile, scratchFolder(context.output));
+    const temporary = temporaryPath(quarantineFile, context.scratch);
     await db.run(
       `COPY ${quarantinedRows(files)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
     );

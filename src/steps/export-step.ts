@@ -3,8 +3,7 @@ import { extname } from 'node:path';
 import { z } from 'zod';
 import { quotedIdentifier } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
-import { scratchFolder } from '../pipeline/state.js';
-import { defineStepKind } from '../pipeline/step-kind.js';
+import { defineStepKind } from './step-kind.js';
 import {
   exportCsv,
   exportGeoJson,
@@ -94,7 +93,7 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     const format = formatOf(options)!;
     const path = insideFolder(context.output, options.path)!;
     const db = await context.database();
-    const scratch = scratchFolder(context.output);
+    const scratch = context.scratch;
     const source: ExportSource = options.table
       ? { sql: quotedIdentifier(options.table), params: {} }
       : { sql: `(${options.query ?? ''})`, params: options.params };

@@ -1,7 +1,7 @@
 /** The request options extract steps share, and the HTTP client made from them. */
 import { z } from 'zod';
 import { HttpClient } from '../http/client.js';
-import type { StepContext } from '../pipeline/step-kind.js';
+import type { StepContext } from './step-kind.js';
 
 /** Zod fields timeout_ms, retries and backoff_ms, with this step's default deadline. */
 export function requestOptions(timeoutMs: number) {

@@ -13,8 +13,8 @@ import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import { httpClientFor, requestOptions } from './http-options.js';
-import { defineStepKind, type StepContext, type StepOutcome } from '../pipeline/step-kind.js';
-import { scratchFolder, STATE_FOLDER } from '../pipeline/state.js';
+import { defineStepKind, type StepContext, type StepOutcome } from './step-kind.js';
+import { STATE_FOLDER } from '../layout.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import {
   afterInstant,
@@ -158,14 +158,9 @@ function readCheckpoint(
 function compactionPaths(context: StepContext): CompactionPaths {
   return {
     output: context.output,
-    scratch: scratchFolder(context.output),
+    scratch: context.scratch,
     journal: join(context.output, STATE_FOLDER, 'compaction', `${context.stepId}.json`),
   };
-}
-
-/** The step's staging folder: units being read and landed. */
-function stagingFolder(context: StepContext): string {
-  return join(context.output, STATE_FOLDER, 'staging', context.stepId);
 }
 
 function position(cursor: Cursor): FeedPosition {
@@ -259,7 +254,7 @@ class EventsRun {
       firstMs: undefined,
     }));
     this.#towns = new Set(checkpoint.towns);
-    this.#staging = stagingFolder(context);
+    this.#staging = context.staging;
     this.#signal = AbortSignal.any([context.signal, this.#stop.signal]);
   }
 
@@ -698,11 +693,11 @@ async function readFeed(
       );
   }
   // Units an interrupted run was reading or landing: read again from the checkpoint.
-  await rm(stagingFolder(context), { recursive: true, force: true });
+  await rm(context.staging, { recursive: true, force: true });
   const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
   await run.save();
   await run.run();
-  await rm(stagingFolder(context), { recursive: true, force: true });
+  await rm(context.staging, { recursive: true, force: true });
   // Every unit is landed and recorded: the partitions' small files are merged.
   const compacted = await compactEvents(db, compaction, context.stepId, context.signal);
   for (const file of compacted.merged) await context.recordFile(file);

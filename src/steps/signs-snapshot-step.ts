@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
-import { defineStepKind } from '../pipeline/step-kind.js';
-import { STATE_FOLDER, scratchFolder } from '../pipeline/state.js';
+import { defineStepKind } from './step-kind.js';
 import { httpClientFor } from './http-options.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
@@ -76,7 +75,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
   async run(options, context) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.snapshot: no signs upstream configured');
-    const staging = join(context.output, STATE_FOLDER, 'staging', context.stepId);
+    const staging = context.staging;
     await rm(staging, { recursive: true, force: true });
     await makeFolder(staging);
     const http = httpClientFor(options, context);
@@ -146,7 +145,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       const typed = `(${typingSelect(source, options.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
       const target = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
       await makeFolder(join(context.output, SNAPSHOT_DATASET));
-      const scratch = scratchFolder(context.output);
+      const scratch = context.scratch;
       const temporary = temporaryPath(target, scratch);
       const quarantineTarget = join(
         context.output,

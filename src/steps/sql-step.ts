@@ -15,8 +15,7 @@ import {
 import { DERIVED_FOLDER, discoverDatasets, readDatasetSql } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
-import { scratchFolder } from '../pipeline/state.js';
-import { defineStepKind, type StepContext, type StepOutcome } from '../pipeline/step-kind.js';
+import { defineStepKind, type StepContext, type StepOutcome } from './step-kind.js';
 import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 import { insideFolder } from './paths.js';
 
@@ -125,7 +124,7 @@ async function runFile(
     const folder = join(context.output, DERIVED_FOLDER, table);
     await makeFolder(folder);
     const target = join(folder, 'data.parquet');
-    const temporary = temporaryPath(target, scratchFolder(context.output));
+    const temporary = temporaryPath(target, context.scratch);
     rowsOut += await db.copy(
       `COPY ${quotedIdentifier(table)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
     );

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { definitionJsonSchema } from '../../src/pipeline/json-schema.js';
-import { STEP_KINDS } from '../../src/pipeline/registry.js';
+import { STEP_KINDS } from '../../src/steps/registry.js';
 import { ROOT } from '../helpers/cli.js';
 
 describe('the JSON Schema of definitions', () => {

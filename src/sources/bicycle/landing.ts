@@ -10,7 +10,7 @@
 import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
-import { scratchFolder } from '../../pipeline/state.js';
+import { scratchFolder } from '../../layout.js';
 import { commitFile, exists, temporaryPath, makeFolder } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import { Coverage, type Batch } from './batches.js';

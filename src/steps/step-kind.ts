@@ -8,7 +8,6 @@ import type { Database } from '../duckdb/database.js';
 import type { Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import type { FileRecord } from '../util/fs.js';
-import type { StepState } from './state.js';
 
 export interface BicycleUpstream {
   url: string;
@@ -34,8 +33,19 @@ export interface PlanContext {
   checkpoint: Record<string, unknown> | undefined;
 }
 
+/** The step's checkpoint, as the step sees it. */
+export interface StepCheckpoint {
+  readonly checkpoint: Record<string, unknown>;
+  /** Saves a new checkpoint atomically. Call only after the data it describes is durable. */
+  save(checkpoint: Record<string, unknown>): Promise<void>;
+}
+
 export interface StepContext extends PlanContext {
-  state: StepState;
+  state: StepCheckpoint;
+  /** The run's scratch folder: temporary files, renamed into place when whole. */
+  scratch: string;
+  /** The step's staging folder: fetched but not yet landed, kept across a crash. */
+  staging: string;
   upstream: Upstream;
   log: Logger;
   progress: Progress;

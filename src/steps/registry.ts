@@ -1,10 +1,10 @@
 /** Every step kind road-etl knows. Sources and sinks never import each other; they meet here. */
-import { bicycleLocationsStep } from '../steps/bicycle-locations-step.js';
-import { bicycleMeasurementsStep } from '../steps/bicycle-measurements-step.js';
-import { exportStep } from '../steps/export-step.js';
-import { signsEventsStep } from '../steps/signs-events-step.js';
-import { signsSnapshotStep } from '../steps/signs-snapshot-step.js';
-import { sqlStep } from '../steps/sql-step.js';
+import { bicycleLocationsStep } from './bicycle-locations-step.js';
+import { bicycleMeasurementsStep } from './bicycle-measurements-step.js';
+import { exportStep } from './export-step.js';
+import { signsEventsStep } from './signs-events-step.js';
+import { signsSnapshotStep } from './signs-snapshot-step.js';
+import { sqlStep } from './sql-step.js';
 import type { StepKind } from './step-kind.js';
 
 // Kinds take their own options types; the engine handles them as unknown.
