@@ -34,8 +34,17 @@ export class UsageError extends InputError {
   override name = 'UsageError';
 }
 
+/**
+ * A run that failed: exit 1. Each cause has a class of its own below; a
+ * RunError itself is a failure of the run's own work (a SQL statement, the
+ * memory budget). Wrapping another error, it keeps it as `cause`.
+ */
+export class RunError extends RoadEtlError {
+  override name = 'RunError';
+}
+
 /** The upstream refused or failed, after retries where they could help. Exit 1. */
-export class UpstreamError extends RoadEtlError {
+export class UpstreamError extends RunError {
   override name = 'UpstreamError';
   readonly method: string;
   readonly url: string;
@@ -60,9 +69,24 @@ export class UpstreamError extends RoadEtlError {
   }
 }
 
-/** Local I/O trouble: disk full, read-only folder, a corrupt state file. Exit 1. */
-export class RunError extends RoadEtlError {
-  override name = 'RunError';
+/** The upstream answered, but refuses what the run needs (a limit it will not go under). Exit 1. */
+export class UpstreamRefusalError extends RunError {
+  override name = 'UpstreamRefusalError';
+}
+
+/** road-etl's own state is unreadable or in use: a damaged checkpoint, a held lock. Exit 1. */
+export class StateError extends RunError {
+  override name = 'StateError';
+}
+
+/** Local I/O trouble: disk full, read-only folder, permissions. Exit 1. */
+export class LocalIoError extends RunError {
+  override name = 'LocalIoError';
+}
+
+/** Data the upstream sent that DuckDB cannot read or type as a whole (not one bad record). Exit 1. */
+export class DataError extends RunError {
+  override name = 'DataError';
 }
 
 /** The run was stopped by a signal after finishing or abandoning its current unit. */
@@ -106,7 +130,7 @@ const IO_TEXTS: [RegExp, string][] = [
 
 /**
  * Turns a file-system error (from Node, or an IO error from DuckDB) into a
- * RunError that says what happened where; other errors pass.
+ * LocalIoError that says what happened where; other errors pass.
  */
 export function explainIoError(error: unknown, doing: string): Error {
   if (error instanceof RoadEtlError) return error;
@@ -115,7 +139,7 @@ export function explainIoError(error: unknown, doing: string): Error {
     // A copy names both files: the one it could not write is the destination.
     const { path: source, dest } = error as NodeJS.ErrnoException & { dest?: string };
     const path = dest ?? source;
-    return new RunError(`${doing}: ${IO_MESSAGES[code]}${path ? ` (${path})` : ''}`, {
+    return new LocalIoError(`${doing}: ${IO_MESSAGES[code]}${path ? ` (${path})` : ''}`, {
       cause: error,
     });
   }
@@ -123,7 +147,7 @@ export function explainIoError(error: unknown, doing: string): Error {
   if (/^IO Error:/.test(message)) {
     const known = IO_TEXTS.find(([text]) => text.test(message));
     if (known) {
-      return new RunError(`${doing}: ${IO_MESSAGES[known[1]]} (${message.split('\n')[0]})`, {
+      return new LocalIoError(`${doing}: ${IO_MESSAGES[known[1]]} (${message.split('\n')[0]})`, {
         cause: error,
       });
     }

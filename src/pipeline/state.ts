@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { link, readFile, rm, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { RunError } from '../errors.js';
+import { StateError } from '../errors.js';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { temporaryPath, writeFileAtomic, makeFolder } from '../util/fs.js';
 import { isRunning, processIdentity } from '../util/process.js';
@@ -40,7 +40,7 @@ export class StateStore {
       text = await readFile(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new RunError(`Cannot read the state file ${file}: ${(error as Error).message}`, {
+      throw new StateError(`Cannot read the state file ${file}: ${(error as Error).message}`, {
         cause: error,
       });
     }
@@ -55,7 +55,7 @@ export class StateStore {
       }
       return record as StepRecord;
     } catch (error) {
-      throw new RunError(
+      throw new StateError(
         `The state file ${file} is damaged (${(error as Error).message}); restore it, or start the step over with --reset ${stepId}`,
         { cause: error },
       );
@@ -179,7 +179,7 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
         .catch(() => undefined);
       if (held && (await holderAlive(held, mtimeMs, Date.now()))) {
         const other = held.hostname !== mine.hostname;
-        throw new RunError(
+        throw new StateError(
           `The output folder ${output} is in use by another road-etl run (pipeline ${held.pipeline}, pid ${held.pid} on ${held.hostname}, since ${held.started_at}); wait for it to finish` +
             (other
               ? ` (a lock of another host is taken over once it has had no heartbeat for ${LOCK_STALE_MS / 1000} s)`
@@ -189,7 +189,7 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
       // Left by a run that is gone (or unreadable): take it over.
       await unlink(lock).catch(() => undefined);
     }
-    throw new RunError(`Could not take the lock ${lock}: another run keeps taking it`);
+    throw new StateError(`Could not take the lock ${lock}: another run keeps taking it`);
   } finally {
     await rm(draft, { force: true });
   }

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.js';
-import { RunError } from '../errors.js';
+import { DataError, RunError } from '../errors.js';
 import { defineStepKind } from './step-kind.js';
 import { httpClientFor } from './http-options.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
@@ -187,7 +187,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       } catch (error) {
         await rm(temporary, { force: true });
         await rm(quarantineTemporary, { force: true });
-        throw new RunError(
+        throw new DataError(
           `signs.snapshot: the ${options.format.toUpperCase()} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
           { cause: error },
         );

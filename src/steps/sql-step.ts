@@ -6,17 +6,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import {
-  PARQUET_FORMAT,
-  quotedIdentifier,
-  quotedString,
-  type Database,
-} from '../duckdb/database.js';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER, discoverDatasets, readDatasetSql } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
+import { writeParquet } from './plumbing.js';
 import { defineStepKind, type StepContext, type StepOutcome } from './step-kind.js';
-import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
 import { insideFolder } from './paths.js';
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -122,14 +117,7 @@ async function runFile(
   for (const table of options.outputs) {
     context.signal.throwIfAborted();
     const folder = join(context.output, DERIVED_FOLDER, table);
-    await makeFolder(folder);
-    const target = join(folder, 'data.parquet');
-    const temporary = temporaryPath(target, context.scratch);
-    rowsOut += await db.copy(
-      `COPY ${quotedIdentifier(table)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-    );
-    await commitFile(temporary, target);
-    await context.recordFile(target);
+    rowsOut += await writeParquet(context, db, quotedIdentifier(table), join(folder, 'data.parquet'));
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
     await db.run(
       `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(folder)}`,

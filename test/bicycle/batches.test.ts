@@ -1,16 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { WorkPlan, Coverage, subtract, type Batch } from '../../src/sources/bicycle/batches.js';
 import {
-  WorkPlan,
-  Coverage,
   classifyRefusal,
   emptyLimits,
   nextSize,
   recordFailure,
   Sizer,
   recordSuccess,
-  subtract,
-  type Batch,
-} from '../../src/sources/bicycle/batches.js';
+} from '../../src/sources/bicycle/sizing.js';
 
 const H = 3_600_000;
 

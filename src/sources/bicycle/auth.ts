@@ -5,7 +5,7 @@
  * Concurrent callers share one token request: never a stampede of logins.
  * The password and every token are registered with the log redactor.
  */
-import { RunError } from '../../errors.js';
+import { UpstreamRefusalError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
 import { redactor } from '../../log.js';
 
@@ -119,13 +119,13 @@ export class TokenSource {
       const reason = [answer['error'], answer['error_description']]
         .filter((part) => typeof part === 'string')
         .join(': ');
-      throw new RunError(
+      throw new UpstreamRefusalError(
         `Login to the bicycle API refused: POST ${this.#credentials.authUrl} answered ${status}${reason ? ` (${reason})` : ''}. Check ROAD_ETL_USERNAME, ROAD_ETL_PASSWORD and ROAD_ETL_CLIENT_ID`,
       );
     }
     const access = answer['access_token'];
     if (typeof access !== 'string' || access === '') {
-      throw new RunError(
+      throw new UpstreamRefusalError(
         `The token endpoint POST ${this.#credentials.authUrl} answered 200 without an access_token`,
       );
     }

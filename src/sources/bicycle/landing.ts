@@ -2,23 +2,18 @@
  * Measurements from response body to Parquet. A batch's body is typed by DuckDB
  * into a staged file: its rows, each with the reason it cannot be kept if
  * there is one (not a whole hour, outside the batch's period, a location not
- * asked for, a repeat). Once every batch covering a date is staged, the commit
- * rewrites that date partition as one file: the rows it held, less the run's
- * locations x period, plus the staged rows. Applying a commit twice gives the
- * same files, so a commit cut short by a crash is simply done again.
+ * asked for, a repeat). date-commits.ts then rewrites each date partition from
+ * the staged files.
  */
-import { rm, rmdir } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
-import { scratchFolder } from '../../layout.js';
-import { commitFile, exists, temporaryPath, makeFolder } from '../../util/fs.js';
-import { DAY_MS, formatIsoDate } from '../../util/time.js';
-import { Coverage, type Batch } from './batches.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
+import { commitFile, temporaryPath } from '../../util/fs.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
 /** The one file of a date partition. */
-const PARTITION_FILE = 'data.parquet';
+export const PARTITION_FILE = 'data.parquet';
 
 /** Columns of bicycle/measurements (the date partition column comes from the path). */
 const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
@@ -31,7 +26,7 @@ const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
 ];
 
 /** The names of MEASUREMENT_COLUMNS, as a select list. */
-const MEASUREMENT_NAMES = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
+export const MEASUREMENT_NAMES = MEASUREMENT_COLUMNS.map(([name]) => name).join(', ');
 
 export const MEASUREMENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
   ...MEASUREMENT_COLUMNS,
@@ -143,8 +138,7 @@ export async function stageBatch(
 ): Promise<StagedBatch> {
   const file = join(staging, `${stem}.parquet`);
   const temporary = temporaryPath(file, staging);
-  // Two rows for one location and hour are rare: they are looked for only when a count says so.
-  for (const dedupe of [false, true]) {
+  const typeInto = async (dedupe: boolean): Promise<Record<string, unknown>> => {
     const typed = typingSelect(bodyFile, batch.ids, batch.from, batch.to, dedupe);
     try {
       await db.run(
@@ -156,7 +150,9 @@ export async function stageBatch(
       await rm(temporary, { force: true });
       const message = (error as Error).message;
       if (/^Invalid Input Error/.test(message) && /JSON/.test(message))
-        throw new UnreadableBodyError(`the body is not a JSON array of objects (${message})`);
+        throw new UnreadableBodyError(`the body is not a JSON array of objects (${message})`, {
+          cause: error,
+        });
       throw error;
     }
     const [counts = {}] = await db.all(
@@ -166,16 +162,18 @@ export async function stageBatch(
               count(DISTINCT (location_id, measurement_hour)) FILTER (WHERE _problem IS NULL AND NOT _boundary) AS distinct_rows
        FROM read_parquet(${quotedString(temporary)})`,
     );
-    const rows = Number(counts['rows'] ?? 0);
-    if (!dedupe && Number(counts['distinct_rows'] ?? 0) < rows) continue;
-    await commitFile(temporary, file);
-    return {
-      rows,
-      quarantined: Number(counts['quarantined'] ?? 0),
-      boundary: Number(counts['boundary'] ?? 0),
-    };
-  }
-  throw new Error('unreachable');
+    return counts;
+  };
+  // Two rows for one location and hour are rare: they are looked for only when a count says so.
+  let counts = await typeInto(false);
+  if (Number(counts['distinct_rows'] ?? 0) < Number(counts['rows'] ?? 0))
+    counts = await typeInto(true);
+  await commitFile(temporary, file);
+  return {
+    rows: Number(counts['rows'] ?? 0),
+    quarantined: Number(counts['quarantined'] ?? 0),
+    boundary: Number(counts['boundary'] ?? 0),
+  };
 }
 
 /** Rows per row group of a staged file. */
@@ -190,177 +188,8 @@ const STAGED_COLUMNS = [
   'CASE WHEN _problem IS NOT NULL THEN _hour_text END AS measurement_hour_text',
 ];
 
-/** Rows of staged files that belong in the dataset. */
-function keptRows(files: readonly string[]): string {
-  return `(SELECT ${MEASUREMENT_NAMES} FROM read_parquet([${files.map(quotedString).join(', ')}])
-    WHERE _problem IS NULL AND NOT _boundary)`;
-}
-
 /** Rows of staged files that go to the quarantine. */
 export function quarantinedRows(files: readonly string[]): string {
   return `(SELECT _problem AS reason, raw_row, location_id, measurement_hour_text FROM read_parquet([${files.map(quotedString).join(', ')}])
     WHERE _problem IS NOT NULL)`;
-}
-
-/** The UTC dates (ms of midnight) that [from, to) touches. */
-function datesOf(from: number, to: number): number[] {
-  const dates: number[] = [];
-  for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) dates.push(day);
-  return dates;
-}
-
-interface CommitInput {
-  output: string;
-  /** Staged batch files (absolute), with the period each covers. */
-  staged: readonly { file: string; from: number; to: number }[];
-  /** The run's period: the rows of its locations (table commit_selected) in it are replaced. */
-  from: number;
-  to: number;
-}
-
-/** Registers the run's locations for commitDate (table commit_selected of this connection). */
-async function prepareCommit(db: Database, ids: readonly string[]): Promise<void> {
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE commit_selected AS SELECT unnest([${ids.map(quotedString).join(', ')}]::VARCHAR[]) AS location_id`,
-  );
-}
-
-/**
- * Rewrites the date partition of `day` (UTC midnight, ms): its existing rows
- * outside the run's locations x period, plus the staged rows of that day, as
- * one file replaced by a rename; a partition left without rows is removed.
- * Call once every batch covering the day is staged. Doing it again gives the
- * same file, so a commit cut short is simply done again.
- */
-async function commitDate(
-  db: Database,
-  input: CommitInput,
-  day: number,
-): Promise<{ rows: number; file: string | undefined; removed: boolean }> {
-  const { output, staged, from, to } = input;
-  const folder = join(output, MEASUREMENTS_DATASET, `date=${formatIsoDate(day)}`);
-  const target = join(folder, PARTITION_FILE);
-  const parts: string[] = [];
-  const existed = await exists(target);
-  if (existed) {
-    parts.push(`SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
-      WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
-                 AND location_id IN (SELECT location_id FROM commit_selected))`);
-  }
-  const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
-  if (sources.length > 0) {
-    parts.push(`SELECT ${MEASUREMENT_NAMES} FROM ${keptRows(sources.map((s) => s.file))}
-      WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
-  }
-  if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
-  const temporary = temporaryPath(target, scratchFolder(output));
-  await makeFolder(folder);
-  const rows = await db.copy(
-    `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
-     TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-  );
-  if (rows > 0) {
-    await commitFile(temporary, target);
-    return { rows, file: target, removed: false };
-  }
-  await rm(temporary, { force: true });
-  await rm(target, { force: true });
-  await rmdir(folder).catch(() => undefined);
-  return { rows: 0, file: undefined, removed: existed };
-}
-
-/**
- * The date partitions of a run. A date is rewritten (commitDate, on a
- * connection of its own, while later batches are fetched and staged) only once
- * the staged batches cover every location of the run over the run's hours of
- * that date: a failed or interrupted run never rewrites a date it has not
- * wholly fetched, so the rows landed there before stay until a rerun has them all.
- */
-export class DateCommits {
-  readonly files: string[] = [];
-  removed = 0;
-  readonly #db: Database;
-  readonly #output: string;
-  readonly #from: number;
-  readonly #to: number;
-  readonly #staged: () => CommitInput['staged'];
-  readonly #coverage: Coverage;
-  /** Dates (UTC midnight, ms) not yet queued for their rewrite. */
-  readonly #pending: Set<number>;
-  #chain: Promise<void> = Promise.resolve();
-  #failure: Error | undefined;
-
-  private constructor(
-    db: Database,
-    input: { output: string; ids: readonly string[]; from: number; to: number },
-    staged: () => CommitInput['staged'],
-  ) {
-    this.#db = db;
-    this.#output = input.output;
-    this.#from = input.from;
-    this.#to = input.to;
-    this.#staged = staged;
-    this.#coverage = new Coverage(input.ids);
-    this.#pending = new Set(datesOf(input.from, input.to));
-  }
-
-  /**
-   * `staged` gives the staged batches at the moment a date is rewritten; `done`
-   * are the batches already staged (a resumed run): the dates they cover are
-   * queued at once.
-   */
-  static async open(
-    db: Database,
-    input: { output: string; ids: readonly string[]; from: number; to: number },
-    staged: () => CommitInput['staged'],
-    done: readonly Batch[] = [],
-  ): Promise<DateCommits> {
-    await prepareCommit(db, input.ids);
-    const commits = new DateCommits(db, input, staged);
-    for (const batch of done) commits.#coverage.add(batch);
-    commits.#queueCovered(input.from, input.to);
-    return commits;
-  }
-
-  /** Records a batch as staged (listed by `staged` from now on) and queues the dates it completes. */
-  add(batch: Batch): void {
-    this.#coverage.add(batch);
-    this.#queueCovered(batch.from, batch.to);
-  }
-
-  /** Dates of the run not rewritten because the staged batches do not cover them. */
-  get uncovered(): number {
-    return this.#pending.size;
-  }
-
-  #queueCovered(from: number, to: number): void {
-    for (const day of datesOf(from, to)) {
-      if (!this.#pending.has(day)) continue;
-      if (!this.#coverage.covers(Math.max(day, this.#from), Math.min(day + DAY_MS, this.#to)))
-        continue;
-      this.#pending.delete(day);
-      this.#chain = this.#chain.then(async () => {
-        if (this.#failure !== undefined) return;
-        const input = {
-          output: this.#output,
-          staged: this.#staged(),
-          from: this.#from,
-          to: this.#to,
-        };
-        try {
-          const result = await commitDate(this.#db, input, day);
-          if (result.file) this.files.push(result.file);
-          if (result.removed) this.removed++;
-        } catch (error) {
-          this.#failure = error instanceof Error ? error : new Error(String(error));
-        }
-      });
-    }
-  }
-
-  /** Waits for the queued dates; rejects with the first failure. */
-  async settle(): Promise<void> {
-    await this.#chain;
-    if (this.#failure !== undefined) throw this.#failure;
-  }
 }

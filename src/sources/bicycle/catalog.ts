@@ -1,0 +1,88 @@
+/**
+ * The catalog of measurement locations (4.4), a FeatureCollection, read one way
+ * only: by DuckDB, flattening each feature into the columns of
+ * bicycle/locations. The locations step keeps it as a dataset; a measurement run
+ * reads its locations from that dataset, or from the same columns of a fresh
+ * download when there is none.
+ */
+import { join } from 'node:path';
+import { quotedString, type Database } from '../../duckdb/database.js';
+import { exists } from '../../util/fs.js';
+import type { CatalogLocation } from './selection.js';
+
+export const LOCATIONS_DATASET = join('bicycle', 'locations');
+
+const text = (path: string): string => `nullif(trim(f ->> ${quotedString(path)}), '')`;
+const timestamp = (path: string): string =>
+  `timezone('UTC', TRY_CAST(${text(path)} AS TIMESTAMPTZ))`;
+
+/** Columns of bicycle/locations, as DuckDB expressions over one feature `f`. */
+const COLUMNS: readonly (readonly [string, string, string])[] = [
+  ['location_id', 'VARCHAR', text('$.properties.id')],
+  ['feature_id', 'VARCHAR', text('$.id')],
+  ['authority_id', 'VARCHAR', text('$.properties.authorityId')],
+  ['authority', 'VARCHAR', text('$.properties.authority')],
+  ['contractor', 'VARCHAR', text('$.properties.contractor')],
+  ['name', 'VARCHAR', text('$.properties.name')],
+  [
+    'aliases',
+    'VARCHAR[]',
+    `CASE json_type(f -> '$.properties.aliases') WHEN 'ARRAY' THEN json_extract_string(f, '$.properties.aliases[*]') END`,
+  ],
+  ['license_category', 'VARCHAR', text('$.properties.licenseCategory')],
+  ['bearing', 'DOUBLE', `TRY_CAST(${text('$.properties.bearing')} AS DOUBLE)`],
+  ['location_type', 'VARCHAR', text('$.properties.locationType')],
+  ['equipment_type', 'VARCHAR', text('$.properties.equipmentType')],
+  ['valid_from', 'TIMESTAMP', timestamp('$.properties.validFrom')],
+  ['valid_until', 'TIMESTAMP', timestamp('$.properties.validUntil')],
+  ['longitude', 'DOUBLE', `TRY_CAST(f ->> '$.geometry.coordinates[0]' AS DOUBLE)`],
+  ['latitude', 'DOUBLE', `TRY_CAST(f ->> '$.geometry.coordinates[1]' AS DOUBLE)`],
+  ['properties', 'JSON', `f -> '$.properties'`],
+];
+
+export const LOCATIONS_VIEW_COLUMNS: readonly (readonly [string, string])[] = COLUMNS.map(
+  ([name, type]) => [name, type] as const,
+);
+
+/** The catalog's file in an output folder. */
+export function catalogFile(output: string): string {
+  return join(output, LOCATIONS_DATASET, 'data.parquet');
+}
+
+/**
+ * The catalog's rows, one per feature with a location id, ordered by it, from
+ * a 4.4 response body saved in `file` (`bytes` long).
+ */
+export function catalogRows(file: string, bytes: number): string {
+  const features = `(SELECT unnest(json_extract(json, '$.features[*]')) AS f
+    FROM read_json_objects(${quotedString(file)}, maximum_object_size = ${Math.max(16 << 20, bytes + 1024)}))`;
+  return `(SELECT ${COLUMNS.map(([name, type, expr]) => `CAST(${expr} AS ${type}) AS ${name}`).join(',\n ')}
+    FROM ${features} WHERE f ->> '$.properties.id' IS NOT NULL ORDER BY location_id)`;
+}
+
+/** The locations (id and position) of catalog rows. */
+async function locationsOf(db: Database, rows: string): Promise<CatalogLocation[]> {
+  const found = await db.all(
+    `SELECT location_id AS id, longitude, latitude FROM ${rows} WHERE location_id IS NOT NULL`,
+  );
+  return found as unknown as CatalogLocation[];
+}
+
+/** The locations of the catalog dataset of an output folder; undefined when there is none. */
+export async function storedCatalog(
+  db: Database,
+  output: string,
+): Promise<CatalogLocation[] | undefined> {
+  const file = catalogFile(output);
+  if (!(await exists(file))) return undefined;
+  return locationsOf(db, `read_parquet(${quotedString(file)})`);
+}
+
+/** The locations of a 4.4 response body saved in `file`. */
+export function downloadedCatalog(
+  db: Database,
+  file: string,
+  bytes: number,
+): Promise<CatalogLocation[]> {
+  return locationsOf(db, catalogRows(file, bytes));
+}

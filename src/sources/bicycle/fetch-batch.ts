@@ -1,0 +1,89 @@
+/**
+ * One batch of measurements: the request, its body written to the staging
+ * folder, typed by DuckDB into the batch's staged file, and asked for again
+ * when DuckDB cannot read the body as JSON (a body cut short on the way).
+ */
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Database } from '../../duckdb/database.js';
+import { formatSecondTimestamp } from '../../util/time.js';
+import type { Batch } from './batches.js';
+import type { BicycleClient, Selection } from './client.js';
+import { UnreadableBodyError, stageBatch, type StagedBatch } from './landing.js';
+
+/** The name of a batch's staged file, without extension: the same batch, the same file. */
+export function batchStem(batch: Batch): string {
+  return `b${createHash('sha256')
+    .update(JSON.stringify([batch.from, batch.to, batch.ids]))
+    .digest('hex')
+    .slice(0, 20)}`;
+}
+
+export interface BatchRequest {
+  batch: Batch;
+  /** What the request names: the batch's ids, or the selection as given (server side). */
+  selection: Selection;
+}
+
+export type BatchAnswer =
+  | { ok: true; staged: StagedBatch; file: string }
+  | { ok: false; message: string };
+
+export interface FetchBatchOptions {
+  client: BicycleClient;
+  /** The staging folder. */
+  staging: string;
+  /** Stages a body: DuckDB work, one batch at a time on the run's connection. */
+  stage: (work: (db: Database) => Promise<StagedBatch>) => Promise<StagedBatch>;
+  /** Times an unreadable body is asked for again. */
+  retries: number;
+  signal: AbortSignal;
+  /** Told of each request answered; of an answer with data (before it is staged); of a request that failed without an answer; of each body asked for again. */
+  onRequest: () => void;
+  onOk: () => void;
+  onFailed: () => void;
+  onRetry: (message: string, attempt: number) => void;
+}
+
+/**
+ * Requests a batch and stages its body as `<stem>.parquet`; a refusal (400)
+ * comes back with the service's message. Other upstream trouble is thrown.
+ */
+export async function fetchBatch(
+  request: BatchRequest,
+  options: FetchBatchOptions,
+): Promise<BatchAnswer> {
+  const { batch, selection } = request;
+  const stem = batchStem(batch);
+  const body = join(options.staging, `${stem}.json`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      let answer;
+      try {
+        answer = await options.client.measurements(
+          selection,
+          formatSecondTimestamp(batch.from),
+          formatSecondTimestamp(batch.to),
+          body,
+          options.signal,
+        );
+      } catch (error) {
+        options.onFailed();
+        throw error;
+      }
+      options.onRequest();
+      if (!answer.ok) return { ok: false, message: answer.message };
+      options.onOk();
+      const staged = await options.stage((db) =>
+        stageBatch(db, options.staging, stem, body, batch),
+      );
+      return { ok: true, staged, file: `${stem}.parquet` };
+    } catch (error) {
+      if (!(error instanceof UnreadableBodyError) || attempt >= options.retries) throw error;
+      options.onRetry(error.message, attempt + 2);
+    } finally {
+      await rm(body, { force: true });
+    }
+  }
+}
