@@ -16,11 +16,7 @@ import type { PlanContext, StepCheckpoint, StepContext } from './step-kind.js';
  * when there is none. A checkpoint that does not fit is a StateError that says
  * how to start over, with the schema's complaint as its cause.
  */
-export function readCheckpoint<T>(
-  context: PlanContext,
-  schema: z.ZodType<T>,
-  empty: () => T,
-): T {
+export function readCheckpoint<T>(context: PlanContext, schema: z.ZodType<T>, empty: () => T): T {
   const raw = context.checkpoint;
   if (!raw || Object.keys(raw).length === 0) return empty();
   const parsed = schema.safeParse(raw);
@@ -74,9 +70,7 @@ export async function writeParquet(
   await makeFolder(dirname(target));
   const temporary = temporaryPath(target, context.scratch);
   try {
-    const rows = await db.copy(
-      `COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-    );
+    const rows = await db.copy(`COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`);
     await commitFile(temporary, target);
     await context.recordFile(target);
     return rows;

@@ -117,7 +117,12 @@ async function runFile(
   for (const table of options.outputs) {
     context.signal.throwIfAborted();
     const folder = join(context.output, DERIVED_FOLDER, table);
-    rowsOut += await writeParquet(context, db, quotedIdentifier(table), join(folder, 'data.parquet'));
+    rowsOut += await writeParquet(
+      context,
+      db,
+      quotedIdentifier(table),
+      join(folder, 'data.parquet'),
+    );
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
     await db.run(
       `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(folder)}`,

@@ -16,10 +16,10 @@ export interface WorkQueue<T> {
 
 export async function drain<T>(queue: WorkQueue<T>): Promise<void> {
   const running = new Set<Promise<void>>();
-  let failed = false;
-  let failure: unknown;
+  // The first failure, boxed: it may be any value, undefined included.
+  const stop: { failure?: { error: unknown } } = {};
   for (;;) {
-    if (failed || queue.signal?.aborted) break;
+    if (stop.failure || queue.signal?.aborted) break;
     if (running.size >= queue.concurrency) {
       await Promise.race(running);
       continue;
@@ -33,14 +33,11 @@ export async function drain<T>(queue: WorkQueue<T>): Promise<void> {
     const task: Promise<void> = queue
       .run(item)
       .catch((error: unknown) => {
-        if (!failed) {
-          failed = true;
-          failure = error;
-        }
+        stop.failure ??= { error };
       })
       .finally(() => running.delete(task));
     running.add(task);
   }
   await Promise.allSettled([...running]);
-  if (failed) throw failure;
+  if (stop.failure) throw stop.failure.error;
 }

@@ -5,9 +5,10 @@
  * reads its locations from that dataset, or from the same columns of a fresh
  * download when there is none.
  */
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
-import { exists } from '../../util/fs.js';
+import { exists, makeFolder, temporaryPath } from '../../util/fs.js';
 import type { CatalogLocation } from './selection.js';
 
 export const LOCATIONS_DATASET = join('bicycle', 'locations');
@@ -85,4 +86,27 @@ export function downloadedCatalog(
   bytes: number,
 ): Promise<CatalogLocation[]> {
   return locationsOf(db, catalogRows(file, bytes));
+}
+
+/**
+ * The catalog of a run: the dataset of the output folder when there is one,
+ * else a download (4.4) read through a temporary file in `scratch`.
+ */
+export async function readCatalog(
+  db: Database,
+  output: string,
+  scratch: string,
+  download: () => Promise<Buffer>,
+): Promise<CatalogLocation[]> {
+  const stored = await storedCatalog(db, output);
+  if (stored) return stored;
+  const body = await download();
+  await makeFolder(scratch);
+  const file = temporaryPath(join(scratch, 'locations.json'), scratch);
+  try {
+    await writeFile(file, body);
+    return await downloadedCatalog(db, file, body.length);
+  } finally {
+    await rm(file, { force: true });
+  }
 }

@@ -2,7 +2,10 @@
  * What a measurement step keeps between runs: the limits learned from the
  * service's refusals, and the batches an unfinished run has staged.
  */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { exists, makeFolder } from '../../util/fs.js';
 import type { Batch } from './batches.js';
 import { emptyLimits } from './sizing.js';
 
@@ -42,4 +45,27 @@ export interface StagedRecord extends Batch {
 /** The checkpoint of a step that has none yet. */
 export function emptyMeasurementsCheckpoint(): MeasurementsCheckpoint {
   return { version: 1, limits: emptyLimits(), run: null };
+}
+
+/**
+ * The batches of the unfinished run `run` still staged, when its key is `key`;
+ * a run with another key is set aside (returned, to be told). Staged files the
+ * checkpoint does not list (a run killed before recording them) are removed.
+ */
+export async function resumeStaged(
+  staging: string,
+  run: MeasurementsCheckpoint['run'],
+  key: string,
+): Promise<{ staged: StagedRecord[]; setAside: MeasurementsCheckpoint['run'] }> {
+  const resumed = run?.key === key ? run : null;
+  await makeFolder(staging);
+  const staged: StagedRecord[] = [];
+  for (const batch of resumed?.batches ?? []) {
+    if (await exists(join(staging, batch.file))) staged.push(batch);
+  }
+  const keep = new Set(staged.map((b) => b.file));
+  for (const name of await readdir(staging)) {
+    if (!keep.has(name)) await rm(join(staging, name), { recursive: true, force: true });
+  }
+  return { staged, setAside: resumed ? null : run };
 }

@@ -27,8 +27,7 @@ export interface BatchRequest {
 }
 
 export type BatchAnswer =
-  | { ok: true; staged: StagedBatch; file: string }
-  | { ok: false; message: string };
+  { ok: true; staged: StagedBatch; file: string } | { ok: false; message: string };
 
 export interface FetchBatchOptions {
   client: BicycleClient;

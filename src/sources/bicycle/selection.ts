@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkGeoJsonPolygon, pointInPolygon, type Position } from '../../util/geo.js';
+import type { Selection } from './client.js';
 
 export const MIN_PREFIX_LENGTH = 3;
 
@@ -128,4 +129,14 @@ export function describeSelection(spec: SelectionSpec): string {
     case 'polygon':
       return `locations inside the polygon of ${spec.file}`;
   }
+}
+
+/** What a request for `batch` names: its ids, or the selection as given (server side). */
+export function requestSelection(
+  spec: SelectionSpec,
+  batch: { ids: readonly string[] },
+  serverSide: boolean,
+): Selection {
+  if (!serverSide || spec.mode === 'locations') return { locations: batch.ids };
+  return spec.mode === 'prefixes' ? { prefixes: spec.prefixes } : { polygon: spec.polygon };
 }

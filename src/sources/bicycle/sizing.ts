@@ -139,7 +139,10 @@ export class Sizing {
   }
 
   /** The sizes of the next request (undefined: wait for a probe out) and the probes they are. */
-  next(locations: number, hours: number): { locations: number | undefined; hours: number | undefined } {
+  next(
+    locations: number,
+    hours: number,
+  ): { locations: number | undefined; hours: number | undefined } {
     return {
       locations: this.serverSide ? locations : this.locations.size(locations),
       hours: this.hours.size(hours),
@@ -186,7 +189,9 @@ export class Sizing {
       this.hours.settled(hours, undefined, probes.hours);
       if (sentServerSide) this.serverSide = false;
       else if (size <= 1)
-        throw new UpstreamRefusalError(`The bicycle service refuses even one location per request: ${message}`);
+        throw new UpstreamRefusalError(
+          `The bicycle service refuses even one location per request: ${message}`,
+        );
       return {
         learned: `${message}: ${size} locations per request is too many`,
         fallback: sentServerSide,
@@ -196,7 +201,9 @@ export class Sizing {
       this.hours.settled(hours, false, probes.hours);
       this.locations.settled(size, undefined, probes.locations);
       if (hours <= 1)
-        throw new UpstreamRefusalError(`The bicycle service refuses even one hour per request: ${message}`);
+        throw new UpstreamRefusalError(
+          `The bicycle service refuses even one hour per request: ${message}`,
+        );
       return { learned: `${message}: ${hours} hours per request is too long`, fallback: false };
     }
     this.onError(batch, probes);
