@@ -1,0 +1,95 @@
+/**
+ * One reader's pass over a range of the feed: each page is taken (the repeats
+ * of the inclusive offset dropped) and staged, the next request already in
+ * flight meanwhile; a full unit is handed on to land; an instant too crowded
+ * for offset paging is read per town. The live cursor moves before anything
+ * yields, so that a split meanwhile never cuts into a page.
+ */
+import type { SignsClient } from './client.js';
+import { offsetMs, processPage, type PageOutcome, type TakenPage } from './feed.js';
+import type { LiveRange } from './ranges.js';
+
+type FeedPage = Awaited<ReturnType<SignsClient['events']>>;
+
+export interface RangeReading {
+  client: SignsClient;
+  /** Events per request. */
+  limit: number;
+  townCode: string | undefined;
+  /** Events per unit: a unit this full is handed on to land. */
+  unitRows: number;
+  signal: AbortSignal;
+  /** Stages a page's taken events in the unit in hand. */
+  stage(taken: TakenPage): Promise<void>;
+  /** Events staged in the unit in hand. */
+  staged(): number;
+  /** Hands the unit in hand on to land (and waits for it when `wait`). */
+  flush(wait: boolean): Promise<void>;
+  /** Reads a crowded instant per town; moves the range's live cursor past it. */
+  burst(instant: string, townless: boolean): Promise<void>;
+  /** Told of each page taken, before anything yields. */
+  onPage(outcome: PageOutcome): void;
+  /** Told of the events staged and the seconds of the range passed. */
+  onProgress(rows: number, seconds: number): void;
+}
+
+/**
+ * Reads `range` until it reaches its end (resolves true: the range is
+ * complete), runs out of events for now, or the signal stops it (false); the
+ * unit in hand is handed on first.
+ */
+export async function readRange(range: LiveRange, reading: RangeReading): Promise<boolean> {
+  // The page asked for before it is needed, and its offset.
+  let ahead: { offset: string; page: Promise<FeedPage> } | undefined;
+  const fetchPage = (offset: string): Promise<FeedPage> =>
+    reading.client.events({
+      offset,
+      limit: reading.limit,
+      townCode: reading.townCode,
+      signal: reading.signal,
+    });
+  // The parsed page does not outlive this call: only what is taken goes on.
+  const nextPage = async (): Promise<PageOutcome> => {
+    const fetched =
+      ahead && ahead.offset === range.live.offset ? ahead.page : fetchPage(range.live.offset);
+    ahead = undefined;
+    const { events: page, body } = await fetched;
+    const end = range.state.end === null ? undefined : offsetMs(range.state.end);
+    const outcome = processPage(page, body, range.live, reading.limit, end);
+    // The next request goes out now, while this page is staged: one reader waits on
+    // the upstream, not on itself. Not past the range's end, nor into a crowded instant.
+    if (!outcome.exhausted && !outcome.reachedEnd && !outcome.stuckAt && !reading.signal.aborted) {
+      ahead = { offset: outcome.next.offset, page: fetchPage(outcome.next.offset) };
+      ahead.page.catch(() => undefined); // awaited with the next page, or dropped
+    }
+    reading.onPage(outcome);
+    range.taken += outcome.taken.positions.length;
+    if (range.firstMs === undefined && outcome.firstInstant)
+      range.firstMs = offsetMs(outcome.firstInstant);
+    // The live cursor moves before anything yields: a split meanwhile must not cut into this page.
+    range.live = outcome.next;
+    return outcome;
+  };
+  for (;;) {
+    if (reading.signal.aborted) {
+      await reading.flush(true); // the unit in hand is finished, then the run stops
+      return false;
+    }
+    const before = offsetMs(range.live.offset);
+    const outcome = await nextPage();
+    await reading.stage(outcome.taken);
+    if (outcome.stuckAt) await reading.burst(outcome.stuckAt, outcome.townless);
+    reading.onProgress(
+      outcome.taken.positions.length,
+      Math.max(0, Math.round((offsetMs(range.live.offset) - before) / 1000)),
+    );
+    if (outcome.reachedEnd || outcome.exhausted) {
+      await reading.flush(false);
+      // Done for this run. A range is complete only when it has seen its end:
+      // one whose events simply ran out goes on from its cursor next run.
+      range.finished = true;
+      return outcome.reachedEnd;
+    }
+    if (reading.staged() >= reading.unitRows) await reading.flush(false);
+  }
+}
