@@ -3,6 +3,28 @@ import js from '@eslint/js';
 import vitest from '@vitest/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
+/** A layer's files may not import the named folders of src/. */
+function layer(files, forbidden) {
+  return [
+    {
+      files,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: `(^|/)(${forbidden.join('|')})/`,
+                message: `${files.join(', ')} may not import ${forbidden.join(', ')}: imports go down the layers (cli -> pipeline -> steps -> sources, sinks, duckdb, http -> util).`,
+              },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -47,6 +69,52 @@ export default tseslint.config(
         setInterval: 'readonly',
         clearInterval: 'readonly',
       },
+    },
+  },
+  // Layers: cli -> pipeline -> steps -> sources / sinks / duckdb / http -> util. A layer
+  // imports only those below it; util imports nothing of road-etl.
+  ...layer(['src/pipeline/**'], ['cli']),
+  ...layer(['src/steps/**'], ['cli', 'pipeline']),
+  ...layer(['src/sources/**'], ['cli', 'pipeline', 'steps', 'sinks']),
+  ...layer(['src/sinks/**'], ['cli', 'pipeline', 'steps', 'sources']),
+  ...layer(
+    ['src/http/**', 'src/duckdb/**', 'src/config/**'],
+    ['cli', 'pipeline', 'steps', 'sources', 'sinks'],
+  ),
+  ...layer(
+    ['src/errors.ts', 'src/log.ts', 'src/progress.ts', 'src/layout.ts', 'src/version.ts'],
+    ['cli', 'pipeline', 'steps', 'sources', 'sinks', 'http', 'duckdb', 'config'],
+  ),
+  {
+    files: ['src/util/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./', message: 'util/ imports nothing of road-etl.' }] },
+      ],
+    },
+  },
+  {
+    // Step kinds never import each other: the registry alone knows them all.
+    files: ['src/steps/**'],
+    ignores: ['src/steps/registry.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(cli|pipeline)/',
+              message: 'steps/ imports nothing of pipeline/ or cli/.',
+            },
+            {
+              regex: '^\\./[^/]+-step\\.js$',
+              message:
+                'A step kind does not import another; share through sources/ or steps/plumbing.ts.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
