@@ -14,6 +14,7 @@ import { InputError } from '../errors.js';
 import { redactor } from '../log.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import type { StepKind, Upstream } from '../steps/step-kind.js';
+import { RULES, stepOrder } from './rules.js';
 import type { StateStore } from './state.js';
 
 export interface PipelineStep {
@@ -72,34 +73,6 @@ function valueAt(value: unknown, path: Path): unknown {
         : undefined,
     value,
   );
-}
-
-/** Orders steps so that each comes after what it needs; reports cycles. */
-function order(steps: Definition['steps'], locate: Locate, problems: string[]): string[] {
-  const index = new Map(steps.map((s, i) => [s.id, i]));
-  const state = new Map<string, 'visiting' | 'done'>();
-  const ordered: string[] = [];
-  const visit = (id: string, trail: string[]): void => {
-    if (state.get(id) === 'done') return;
-    if (state.get(id) === 'visiting') {
-      const cycle = [...trail.slice(trail.indexOf(id)), id];
-      problems.push(
-        problemAt(
-          locate,
-          ['steps', index.get(id)!, 'needs'],
-          `needs form a cycle: ${cycle.join(' -> ')}`,
-        ),
-      );
-      return;
-    }
-    state.set(id, 'visiting');
-    for (const need of steps[index.get(id)!]!.needs)
-      if (index.has(need)) visit(need, [...trail, id]);
-    state.set(id, 'done');
-    ordered.push(id);
-  };
-  for (const step of steps) visit(step.id, []);
-  return ordered;
 }
 
 function resolveUpstream(
@@ -163,25 +136,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
   const { definition, params, locate, broken } = loaded;
   const sqlDir = resolve(dirname(file), definition.sql_dir);
 
-  const seen = new Set<string>();
-  definition.steps.forEach((step, i) => {
-    if (seen.has(step.id))
-      problems.push(problemAt(locate, ['steps', i, 'id'], `duplicate step id "${step.id}"`));
-    seen.add(step.id);
-    step.needs.forEach((need, j) => {
-      if (need === step.id)
-        problems.push(problemAt(locate, ['steps', i, 'needs', j], 'a step cannot need itself'));
-      else if (!definition.steps.some((s) => s.id === need) && !broken.steps.includes(need)) {
-        problems.push(
-          problemAt(
-            locate,
-            ['steps', i, 'needs', j],
-            `needs "${need}", which is not a step of this pipeline`,
-          ),
-        );
-      }
-    });
-  });
+  problems.push(...RULES.flatMap((rule) => rule(loaded)));
 
   const built = new Map<string, PipelineStep>();
   const needed = new Map<'bicycle' | 'signs', string>();
@@ -243,7 +198,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
       description: step.description,
     });
   }
-  const ids = order(definition.steps, locate, problems);
+  const ids = stepOrder(definition.steps);
   const upstream = resolveUpstream(definition, needed, env, params, locate, problems);
   if (problems.length > 0) throw new InputError(problems);
 
