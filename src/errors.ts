@@ -154,3 +154,18 @@ export function explainIoError(error: unknown, doing: string): Error {
   }
   return error instanceof Error ? error : new Error(String(error));
 }
+
+/** DuckDB's kinds of error that data can cause (not the SQL, the memory or the disk). */
+const DATA_ERRORS = /^(Conversion|Invalid Input|Out of Range) Error:/;
+
+/**
+ * A DuckDB failure while reading or typing upstream data becomes a DataError
+ * that says what was being read; any other error passes as it is.
+ */
+export function explainDataError(error: unknown, reading: string): unknown {
+  if (error instanceof RoadEtlError || !(error instanceof Error)) return error;
+  if (!DATA_ERRORS.test(error.message)) return error;
+  return new DataError(`${reading} cannot be typed: ${error.message.split('\n')[0] ?? ''}`, {
+    cause: error,
+  });
+}

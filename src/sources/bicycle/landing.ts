@@ -8,6 +8,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
+import { explainDataError } from '../../errors.js';
 import { commitFile, temporaryPath } from '../../util/fs.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
@@ -153,7 +154,7 @@ export async function stageBatch(
         throw new UnreadableBodyError(`the body is not a JSON array of objects (${message})`, {
           cause: error,
         });
-      throw error;
+      throw explainDataError(error, `the measurements of batch ${stem}`);
     }
     const [counts = {}] = await db.all(
       `SELECT count(*) FILTER (WHERE _problem IS NULL AND NOT _boundary) AS rows,

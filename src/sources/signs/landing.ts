@@ -12,6 +12,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { explainDataError } from '../../errors.js';
 import { commitFile, commitFiles, makeFolder } from '../../util/fs.js';
 import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
@@ -183,6 +184,8 @@ export async function landUnit(
       files.push(file);
     }
     return { rows, quarantined, files };
+  } catch (error) {
+    throw explainDataError(error, `the events of unit ${stem}`);
   } finally {
     await staged.discard();
     await rm(staging, { recursive: true, force: true });
