@@ -8,12 +8,21 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
-import { checkGeoJsonPolygon, pointInPolygon, type Position } from '../util/geo.js';
+import { checkGeoJsonPolygon, pointInPolygon, wgs84ToRd, type Position } from '../util/geo.js';
 import { DAY_MS, parseMilliTimestamp, parseSecondTimestamp } from '../util/time.js';
 import { TokenIssuer } from './auth.js';
 import type { BicycleLocation } from './bicycle/world.js';
 import { FaultPlan, type FaultKind, type QueuedFault } from './faults.js';
 import { resolveSimulatorOptions, type SimulatorInput, type SimulatorOptions } from './options.js';
+import {
+  LIVE_CSV_COLUMNS,
+  LIVE_STATUSES,
+  liveCsvLine,
+  liveMoment,
+  liveState,
+  type LiveApi,
+  type LiveStatus,
+} from './signs/live.js';
 import { CSV_HEADER, toCsvLine } from './signs/payload.js';
 import { World } from './world.js';
 
@@ -23,6 +32,10 @@ export const SIGNS_PREFIX = '/signs';
 const BICYCLE_API = `${BICYCLE_PREFIX}/api/explore/bicycle-data`;
 const LOCATIONS_PATH = `${BICYCLE_PREFIX}/api/gis/bicycle-data/complete`;
 const SIGNS_API = `${SIGNS_PREFIX}/api/rest/static-road-data/traffic-signs/v1`;
+const SIGNS_API_V4 = `${SIGNS_PREFIX}/api/rest/static-road-data/traffic-signs/v4`;
+const SIGNS_API_V5 = `${SIGNS_PREFIX}/api/rest/static-road-data/traffic-signs/v5`;
+/** Not NDW's: moves the simulated world on (`?days=N`), so that the daily current state changes. */
+export const ADVANCE_PATH = '/simulator/advance';
 
 const ROUTES = {
   [TOKEN_PATH]: { name: 'token', method: 'POST' },
@@ -32,6 +45,9 @@ const ROUTES = {
   [LOCATIONS_PATH]: { name: 'locations', method: 'GET' },
   [`${SIGNS_API}/events`]: { name: 'events', method: 'GET' },
   [`${SIGNS_API}/current-state`]: { name: 'current-state', method: 'GET' },
+  [`${SIGNS_API_V4}/current-state`]: { name: 'live-v4', method: 'GET' },
+  [`${SIGNS_API_V5}/current-state`]: { name: 'live-v5', method: 'GET' },
+  [ADVANCE_PATH]: { name: 'advance', method: 'POST' },
 } as const;
 
 export type RouteName = (typeof ROUTES)[keyof typeof ROUTES]['name'];
@@ -225,7 +241,105 @@ export class Simulator {
         this.#currentState(req, res, url, truncate, ragged);
         return;
       }
+      case 'live-v4':
+      case 'live-v5': {
+        this.#live(route.name === 'live-v4' ? 'v4' : 'v5', req, res, url, truncate);
+        return;
+      }
+      case 'advance': {
+        const days = Number(url.searchParams.get('days') ?? '1');
+        if (!Number.isInteger(days) || days < -3650 || days > 3650)
+          return this.#refuse(res, url, { status: 400, message: 'days must be a whole number' });
+        this.world.setNow(new Date(this.world.now + days * DAY_MS).toISOString());
+        this.#sendJson(res, 200, { now: new Date(this.world.now).toISOString() });
+        return;
+      }
     }
+  }
+
+  /**
+   * v4 and v5 current state: GeoJSON (v4 also CSV), the day's state, filtered by
+   * countyCode, rvvCode and roadSectionId (repeatable or comma-separated) and status.
+   */
+  #live(
+    api: LiveApi,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    truncate: boolean,
+  ): void {
+    const params = url.searchParams;
+    const countyCode = params.get('countyCode') ?? undefined;
+    if (countyCode !== undefined && !/^GM\d{4}$/.test(countyCode))
+      return this.#refuse(res, url, {
+        status: 400,
+        message: `Invalid countyCode '${countyCode}': expected GM followed by 4 digits`,
+      });
+    const status = params.get('status') ?? undefined;
+    if (status !== undefined && !(LIVE_STATUSES as readonly string[]).includes(status))
+      return this.#refuse(res, url, {
+        status: 400,
+        message: `Invalid status '${status}': expected one of ${LIVE_STATUSES.join(', ')}`,
+      });
+    const list = (name: string): string[] =>
+      params.getAll(name).flatMap((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      );
+    const sections = list('roadSectionId');
+    const bad = sections.find((s) => !/^\d+$/.test(s));
+    if (bad !== undefined)
+      return this.#refuse(res, url, {
+        status: 400,
+        message: `Invalid roadSectionId '${bad}': not a road section id`,
+      });
+    const accept = req.headers.accept ?? '';
+    const csv = api === 'v4' && accept.includes('text/csv') && !accept.includes('json');
+    if (
+      api === 'v5' &&
+      accept.includes('text/csv') &&
+      !accept.includes('json') &&
+      !accept.includes('*/*')
+    )
+      return this.#refuse(res, url, { status: 406, message: 'v5 serves GeoJSON only' });
+    const moment = liveMoment(this.world.now);
+    const since = Date.parse(req.headers['if-modified-since'] ?? '');
+    if (!Number.isNaN(since) && Math.floor(moment / 1000) * 1000 <= since) {
+      res.writeHead(304, { 'Last-Modified': new Date(moment).toUTCString() });
+      res.end();
+      return;
+    }
+    const features = liveState(this.world, this.world.now, api, {
+      countyCode,
+      rvvCodes: list('rvvCode'),
+      roadSectionIds: sections.map(Number),
+      status: status as LiveStatus | undefined,
+    });
+    const gzip = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+    const headers: Record<string, string> = {
+      'Content-Type': csv ? 'text/csv;charset=UTF-8' : 'application/geo+json',
+      'Last-Modified': new Date(moment).toUTCString(),
+      Vary: 'Accept, Accept-Encoding',
+    };
+    if (gzip) headers['Content-Encoding'] = 'gzip';
+    res.writeHead(200, headers);
+    const text = csv
+      ? (function* () {
+          yield LIVE_CSV_COLUMNS.join(',') + '\r\n';
+          for (const feature of features) yield liveCsvLine(feature, wgs84ToRd);
+        })()
+      : (function* () {
+          yield '{"type":"FeatureCollection","features":[';
+          let first = true;
+          for (const feature of features) {
+            yield (first ? '' : ',') + JSON.stringify(feature);
+            first = false;
+          }
+          yield ']}';
+        })();
+    void this.#stream(res, text, gzip, truncate);
   }
 
   /** Applies a fault; true when the fault answered the request. */

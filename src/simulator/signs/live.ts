@@ -1,0 +1,281 @@
+/**
+ * Today's traffic-sign API (v4 and v5): the current state of every sign as a
+ * GeoJSON FeatureCollection (v4 also as CSV), refreshed daily, from the same
+ * world as the v1 feed. A sign keeps its UUID across versions and days; its
+ * properties come from its latest event, cleaned up as the newer API serves
+ * them (numbers as numbers, dates as yyyy-MM-dd) and absent rather than null.
+ * A sign whose latest event is a deletion is served as REMOVED.
+ */
+import { choose, hash, unit } from '../../util/hash.js';
+import { DAY_MS, formatIsoDate } from '../../util/time.js';
+import type { World } from '../world.js';
+
+export type LiveApi = 'v4' | 'v5';
+export const LIVE_STATUSES = ['PLANNED', 'PLACED', 'REMOVED'] as const;
+export type LiveStatus = (typeof LIVE_STATUSES)[number];
+
+export interface LiveFilters {
+  countyCode?: string | undefined;
+  rvvCodes?: readonly string[];
+  roadSectionIds?: readonly number[];
+  status?: LiveStatus | undefined;
+}
+
+export interface LiveFeature {
+  type: 'Feature';
+  id: string;
+  geometry: { type: 'Point'; coordinates: [number, number] };
+  properties: Record<string, unknown>;
+}
+
+/** The moment of the current state served at `now`: the day's refresh, at 00:00 UTC. */
+export function liveMoment(now: number): number {
+  return Math.floor(now / DAY_MS) * DAY_MS;
+}
+
+/** The sign's UUID (version 4 layout), the same in v4 and v5 and from day to day. */
+export function signUuid(seed: number, sign: number): string {
+  const hex = [1, 2, 3, 4]
+    .map((k) => hash(seed, sign, 0x55, k).toString(16).padStart(8, '0'))
+    .join('');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** A number of a v1 payload (sometimes a string there). */
+function num(value: unknown): number | undefined {
+  if (value === null || value === undefined || value === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** A date of a v1 payload (dd/MM/yyyy or ISO; "" or null for none) as yyyy-MM-dd. */
+function day(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  const dutch = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(value);
+  return dutch ? `${dutch[3]}-${dutch[2]}-${dutch[1]}` : value.slice(0, 10);
+}
+
+/** The properties without the absent ones: the newer API leaves a null field out. */
+function present(properties: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== undefined));
+}
+
+const OPENING_HOURS: Record<string, string> = { 'Ma t/m vr 7-19 h': 'Mo-Fr 07:00-19:00' };
+const ZONE_CODES = ['BEGIN', 'END', 'REPEAT', 'UNKNOWN'] as const;
+const VEHICLES = ['car', 'truck', 'bus', 'moped', 'all'] as const;
+
+/** A sign's feature as of `at`, or undefined when the sign does not exist yet. */
+export function liveFeature(
+  world: World,
+  sign: number,
+  at: number,
+  api: LiveApi,
+): LiveFeature | undefined {
+  const latest = world.feed.latestEvent(sign, at);
+  if (!latest) return undefined;
+  const seed = world.options.seed;
+  const h = (k: number): number => hash(seed, sign, 0x77, k);
+  const payload = world.payloads.build(
+    latest,
+    world.feed.town(sign),
+    false,
+    world.feed.hasHostileText(sign),
+  );
+  const location = payload['location'] as {
+    wgs84: { latitude: unknown; longitude: unknown };
+    placement: string | null;
+    side: string | null;
+    road: { name: string; type: string; number: unknown; wvk_id: unknown };
+    county: { name: string; code: string; townname: string };
+  };
+  const details = payload['details'] as Record<string, unknown>;
+  const removed = latest.type === 'deleted';
+  const texts = Array.isArray(payload['text_signs'])
+    ? (payload['text_signs'] as unknown[]).filter((t): t is string => typeof t === 'string')
+    : [];
+  const externalId = String(world.payloads.signId(sign));
+  const firstSeen = day(details['first_seen']);
+  const common = {
+    validatedOn: day(payload['validated_on']),
+    rvvCode: payload['rvv_code'],
+    blackCode: h(1) % 6 === 0 ? String((h(2) % 40) / 10 + 2) : undefined,
+    zoneCode: h(3) % 8 === 0 ? choose(ZONE_CODES, seed, sign, 4) : undefined,
+    bearing: h(5) % 360,
+    fraction: Math.round(unit(seed, sign, 6) * 1000) / 1000,
+    drivingDirection: h(7) % 3 === 0 ? undefined : h(7) % 3 === 1 ? 'FORTH' : 'BACK',
+    roadSectionId: num(location.road.wvk_id),
+    nwbVersion: formatIsoDate(Date.UTC(2024, 0, 1) + (h(8) % 12) * 30 * DAY_MS),
+    countyName: location.county.name,
+    countyCode: location.county.code,
+    removedOn: removed ? formatIsoDate(latest.time) : undefined,
+    placedOn: firstSeen,
+  };
+  const properties =
+    api === 'v4'
+      ? {
+          externalId,
+          validated: payload['validated'],
+          ...common,
+          status: removed ? 'REMOVED' : 'PLACED',
+          textSigns: texts.map((text, i) =>
+            present({
+              type: `OB${String(100 + ((h(9) + i) % 20)).padStart(3, '0')}`,
+              text,
+              openingHours: OPENING_HOURS[text],
+            }),
+          ),
+          placement: location.placement ?? undefined,
+          side: location.side ?? undefined,
+          nenTurningDirection: h(10) % 5 === 0 ? 'R' : undefined,
+          roadName: location.road.name,
+          roadType: location.road.type,
+          roadNumber: num(location.road.number)?.toString(),
+          townName: location.county.townname,
+          bgtCode: h(11) % 4 === 0 ? `G${String(h(12) % 100000).padStart(5, '0')}` : undefined,
+          imageUrl: details['image'],
+          firstSeenOn: firstSeen,
+          lastSeenOn: day(details['last_seen']),
+          trafficOrderUrl:
+            h(13) % 7 === 0
+              ? `https://zoek.officielebekendmakingen.nl/gmb-2024-${h(14) % 99999}.html`
+              : undefined,
+        }
+      : {
+          externalReferences: [{ system: 'NDW-V1', id: externalId }],
+          ...common,
+          supplementarySigns: texts.map((text, i) =>
+            present({
+              signCode: `OB${String(100 + ((h(9) + i) % 20)).padStart(3, '0')}`,
+              text,
+              openingHours: OPENING_HOURS[text],
+              externalReferences: [],
+              index: i,
+            }),
+          ),
+          placement:
+            location.placement === 'B' ? 'ABOVE' : location.placement ? 'ALONG' : undefined,
+          privateProperty: h(15) % 50 === 0,
+          missingRoadSection: common.roadSectionId === undefined,
+          conditions: {
+            restrictions: present({ vehicleType: [choose(VEHICLES, seed, sign, 16)] }),
+            exemptions: texts.includes('Uitgezonderd fietsers')
+              ? [{ vehicleType: ['bicycle'] }]
+              : [],
+          },
+          comments: h(17) % 30 === 0 ? 'Bord scheef; controleren' : undefined,
+          registeredOn: firstSeen,
+          lastModifiedOn: formatIsoDate(latest.time),
+          trafficOrderId: h(13) % 7 === 0 ? `gmb-2024-${h(14) % 99999}` : undefined,
+          ownerType: 'MUNICIPALITY',
+          ownerCode: location.county.code,
+        };
+  return {
+    type: 'Feature',
+    id: signUuid(seed, sign),
+    geometry: {
+      type: 'Point',
+      coordinates: [num(location.wgs84.longitude)!, num(location.wgs84.latitude)!],
+    },
+    properties: present(properties),
+  };
+}
+
+/** Ground truth and answer alike: the current state as of the day of `now`, filtered, by sign. */
+export function* liveState(
+  world: World,
+  now: number,
+  api: LiveApi,
+  filters: LiveFilters = {},
+): Generator<LiveFeature> {
+  const at = liveMoment(now);
+  const rvv =
+    filters.rvvCodes && filters.rvvCodes.length > 0 ? new Set(filters.rvvCodes) : undefined;
+  const sections =
+    filters.roadSectionIds && filters.roadSectionIds.length > 0
+      ? new Set(filters.roadSectionIds)
+      : undefined;
+  const town = world.townIndex(filters.countyCode);
+  if (town === -2) return;
+  for (let sign = 0; sign < world.feed.signs; sign++) {
+    if (town >= 0 && world.feed.town(sign) !== town) continue;
+    const feature = liveFeature(world, sign, at, api);
+    if (!feature) continue;
+    const p = feature.properties;
+    if (rvv && !rvv.has(String(p['rvvCode']))) continue;
+    if (sections && !sections.has(Number(p['roadSectionId']))) continue;
+    if (filters.status) {
+      const status = p['removedOn'] === undefined ? 'PLACED' : 'REMOVED';
+      if (status !== filters.status) continue;
+    }
+    yield feature;
+  }
+}
+
+/** The columns of the v4 CSV download, as NDW's bulk file has them. */
+export const LIVE_CSV_COLUMNS = [
+  'id',
+  'externalId',
+  'validated',
+  'validatedOn',
+  'rvvCode',
+  'blackCode',
+  'zoneCode',
+  'status',
+  'textSigns',
+  'latitude',
+  'longitude',
+  'rdX',
+  'rdY',
+  'placement',
+  'side',
+  'bearing',
+  'nenTurningDirection',
+  'fraction',
+  'drivingDirection',
+  'roadName',
+  'roadType',
+  'roadNumber',
+  'roadSectionId',
+  'nwbVersion',
+  'countyName',
+  'countyCode',
+  'townName',
+  'bgtCode',
+  'imageUrl',
+  'firstSeenOn',
+  'lastSeenOn',
+  'removedOn',
+  'placedOn',
+  'expectedPlacedOn',
+  'expectedRemovedOn',
+  'trafficOrderUrl',
+] as const;
+
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** A v4 feature as a CSV line: textSigns as TYPE(text)(openingHours) joined by ";". */
+export function liveCsvLine(
+  feature: LiveFeature,
+  rd: (lat: number, lon: number) => { x: number; y: number },
+): string {
+  const p = feature.properties;
+  const [longitude, latitude] = feature.geometry.coordinates;
+  const { x, y } = rd(latitude, longitude);
+  const texts =
+    (p['textSigns'] as { type: string; text?: string; openingHours?: string }[] | undefined) ?? [];
+  const row: Record<string, unknown> = {
+    ...p,
+    id: feature.id,
+    latitude,
+    longitude,
+    rdX: Math.round(x * 1000) / 1000,
+    rdY: Math.round(y * 1000) / 1000,
+    textSigns: texts.map((t) => `${t.type}(${t.text ?? ''})(${t.openingHours ?? ''})`).join(';'),
+  };
+  return LIVE_CSV_COLUMNS.map((c) => csvField(row[c])).join(',') + '\r\n';
+}
