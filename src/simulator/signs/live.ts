@@ -163,7 +163,7 @@ export function liveFeature(
               ? [{ vehicleType: ['bicycle'] }]
               : [],
           },
-          comments: h(17) % 30 === 0 ? 'Bord scheef; controleren' : undefined,
+          comments: h(17) % 30 === 0 ? ['Bord scheef; controleren'] : undefined,
           registeredOn: firstSeen,
           lastModifiedOn: formatIsoDate(latest.time),
           trafficOrderId: h(13) % 7 === 0 ? `gmb-2024-${h(14) % 99999}` : undefined,
