@@ -248,8 +248,10 @@ export class Simulator {
       }
       case 'advance': {
         const days = Number(url.searchParams.get('days') ?? '1');
-        if (!Number.isInteger(days) || days < -3650 || days > 3650)
-          return this.#refuse(res, url, { status: 400, message: 'days must be a whole number' });
+        if (!Number.isInteger(days) || days < -3650 || days > 3650) {
+          this.#refuse(res, url, { status: 400, message: 'days must be a whole number' });
+          return;
+        }
         this.world.setNow(new Date(this.world.now + days * DAY_MS).toISOString());
         this.#sendJson(res, 200, { now: new Date(this.world.now).toISOString() });
         return;

@@ -254,7 +254,7 @@ export const LIVE_CSV_COLUMNS = [
 
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
+  const text = typeof value === 'object' ? JSON.stringify(value) : String(value as string | number);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
