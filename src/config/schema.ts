@@ -78,7 +78,15 @@ export const sourceSchema = z.strictObject({
     .strictObject({
       url: z
         .string()
-        .describe('Base URL of the traffic-sign API, usually ${env.ROAD_ETL_SIGNS_URL}'),
+        .describe(
+          'Base URL of the traffic-sign API (v1, v4), usually ${env.ROAD_ETL_SIGNS_URL}; NDW: https://data.ndw.nu',
+        ),
+      v5_url: z
+        .string()
+        .optional()
+        .describe(
+          'Base URL of the v5 current state, usually ${env.ROAD_ETL_SIGNS_V5_URL}; NDW: https://wegkenmerken.ndw.nu. Default: url',
+        ),
     })
     .optional()
     .describe('The public traffic-sign API'),

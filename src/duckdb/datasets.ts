@@ -73,6 +73,17 @@ function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 }
 
+/**
+ * A dataset of snapshots (its name ends in `_snapshots`, a partition
+ * `snapshot=` per download) also has a view of its latest snapshot, named
+ * without the suffix (signs_live_snapshots -> signs_live).
+ */
+export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | undefined {
+  return dataset.name.endsWith('_snapshots')
+    ? dataset.name.slice(0, -'_snapshots'.length)
+    : undefined;
+}
+
 /** Creates (or replaces) one view per dataset. */
 export async function createDatasetViews(
   db: Database,
@@ -83,6 +94,14 @@ export async function createDatasetViews(
       await db.run(
         `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset.folder)}`,
       );
+      const latest = latestSnapshotView(dataset);
+      if (latest) {
+        const all = quotedIdentifier(dataset.name);
+        await db.run(
+          // (max() straight over a partition column trips DuckDB 1.5's statistics shortcut)
+          `CREATE OR REPLACE VIEW ${quotedIdentifier(latest)} AS SELECT * EXCLUDE (snapshot) FROM ${all} WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${all}))`,
+        );
+      }
     } catch (error) {
       // DuckDB reads the files' footers here: a damaged or foreign file shows up now.
       throw new RunError(
@@ -101,7 +120,7 @@ export async function createPlaceholderViews(
   existing: readonly Dataset[],
 ): Promise<void> {
   for (const [name, columns] of Object.entries(views)) {
-    if (existing.some((d) => d.name === name)) continue;
+    if (existing.some((d) => d.name === name || latestSnapshotView(d) === name)) continue;
     const select = columns
       .map(([column, type]) => `CAST(NULL AS ${type}) AS ${quotedIdentifier(column)}`)
       .join(', ');

@@ -105,7 +105,7 @@ function resolveUpstream(
     >;
     for (const p of found) problems.push(problemAt(locate, p.path, p.message));
     if (found.length > 0) continue;
-    for (const key of ['url', 'auth_url'] as const) {
+    for (const key of ['url', 'auth_url', 'v5_url'] as const) {
       const value = values[key];
       if (value !== undefined && !/^https?:\/\/[^\s]+$/.test(value)) {
         problems.push(
@@ -113,7 +113,8 @@ function resolveUpstream(
         );
       }
     }
-    if (group === 'signs') upstream.signs = { url: values['url']! };
+    if (group === 'signs')
+      upstream.signs = { url: values['url']!, v5Url: values['v5_url'] ?? values['url']! };
     else {
       upstream.bicycle = {
         url: values['url']!,

@@ -16,3 +16,4 @@ export {
 } from './options.js';
 export { MEASUREMENT_CATEGORIES } from './bicycle/world.js';
 export { CSV_COLUMNS } from './signs/payload.js';
+export { liveState, liveMoment, type LiveApi, type LiveFeature } from './signs/live.js';

@@ -3,6 +3,7 @@ import { bicycleLocationsStep } from './bicycle-locations-step.js';
 import { bicycleMeasurementsStep } from './bicycle-measurements-step.js';
 import { exportStep } from './export-step.js';
 import { signsEventsStep } from './signs-events-step.js';
+import { signsLiveStep } from './signs-live-step.js';
 import { signsSnapshotStep } from './signs-snapshot-step.js';
 import { sqlStep } from './sql-step.js';
 import type { StepKind } from './step-kind.js';
@@ -15,6 +16,7 @@ export const STEP_KINDS: ReadonlyMap<string, StepKind> = new Map(
       bicycleMeasurementsStep,
       signsEventsStep,
       signsSnapshotStep,
+      signsLiveStep,
       sqlStep,
       exportStep,
     ] as unknown as StepKind[]

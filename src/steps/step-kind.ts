@@ -19,7 +19,8 @@ export interface BicycleUpstream {
 
 export interface Upstream {
   bicycle: BicycleUpstream | undefined;
-  signs: { url: string } | undefined;
+  /** The traffic-sign API: v1 and v4 at `url`, the v5 current state at `v5Url`. */
+  signs: { url: string; v5Url: string } | undefined;
 }
 
 /** What a kind may look at when it checks or describes its options: nothing is written. */

@@ -4,6 +4,34 @@ import { fileEnds, notAJsonArrayOfObjects } from '../../util/fs.js';
 
 export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
 export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
+/** Today's API: the current state of v4 (at the v1 host) and v5 (at a host of its own). */
+export const LIVE_PATHS = {
+  v4: '/api/rest/static-road-data/traffic-signs/v4/current-state',
+  v5: '/api/rest/static-road-data/traffic-signs/v5/current-state',
+} as const;
+
+export interface LiveQuery {
+  api: 'v4' | 'v5';
+  /** Base URL of that version's host. */
+  base: string;
+  format: 'geojson' | 'csv';
+  countyCode?: string | undefined;
+  rvvCodes?: readonly string[] | undefined;
+  roadSectionIds?: readonly number[] | undefined;
+  status?: string | undefined;
+  ifModifiedSince?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** The URL of a v4/v5 current-state request. */
+export function liveUrl(query: Omit<LiveQuery, 'signal' | 'ifModifiedSince'>): string {
+  const url = new URL(query.base.replace(/\/+$/, '') + LIVE_PATHS[query.api]);
+  if (query.countyCode) url.searchParams.set('countyCode', query.countyCode);
+  for (const code of query.rvvCodes ?? []) url.searchParams.append('rvvCode', code);
+  for (const id of query.roadSectionIds ?? []) url.searchParams.append('roadSectionId', String(id));
+  if (query.status) url.searchParams.set('status', query.status);
+  return url.toString();
+}
 
 /** A municipality code as the service knows it (CBS: GM and four digits). */
 export const TOWN_CODE = /^GM\d{4}$/;
@@ -35,6 +63,39 @@ function checkEventsPage(value: unknown): string | undefined {
   return bad >= 0
     ? `expected events (objects), but item ${bad} is ${(JSON.stringify(value[bad]) as string | undefined)?.slice(0, 40)}`
     : undefined;
+}
+
+/** Streams a v4/v5 current state to a file (decompressed); resolves to the response headers. */
+export function downloadLive(
+  http: HttpClient,
+  query: LiveQuery,
+  path: string,
+): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
+  return http.download(
+    {
+      method: 'GET',
+      url: liveUrl(query),
+      headers: {
+        accept: query.format === 'csv' ? 'text/csv' : 'application/geo+json, application/json',
+        ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
+      },
+      signal: query.signal,
+    },
+    path,
+    async (headers, file) => {
+      const type = String(headers['content-type'] ?? '');
+      if (query.format === 'csv') {
+        if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
+        const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
+        return header.split(',').includes('rvvCode')
+          ? undefined
+          : 'expected CSV of signs: its header has no rvvCode column';
+      }
+      if (!type.includes('json')) return `expected GeoJSON, got content-type "${type}"`;
+      const head = (await fileEnds(file)).head.toString('utf8').trimStart();
+      return head.startsWith('{') ? undefined : 'expected a GeoJSON FeatureCollection';
+    },
+  );
 }
 
 export class SignsClient {

@@ -1,0 +1,229 @@
+/**
+ * Step kind `signs.live`: the current state of today's traffic-sign API (v5 by
+ * default, or v4), downloaded whole (gzip on the wire, streamed to disk),
+ * typed by DuckDB and kept as one snapshot per download under
+ * signs/live_snapshots/snapshot=<moment>/. The view signs_live is the latest
+ * snapshot. A download the service says is unchanged (If-Modified-Since) adds
+ * nothing.
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { quotedString } from '../duckdb/database.js';
+import { DataError, RunError } from '../errors.js';
+import { TOWN_CODE, TOWN_CODE_HELP, downloadLive } from '../sources/signs/client.js';
+import {
+  LIVE_COLUMNS,
+  LIVE_DATASET,
+  LIVE_QUARANTINE_DATASET,
+  csvFeatures,
+  featureLines,
+  liveTypingSelect,
+} from '../sources/signs/live.js';
+import { makeFolder } from '../util/fs.js';
+import { arrayMemberToLines } from '../util/json-lines.js';
+import { httpClientFor, requestOptions } from './http-options.js';
+import { writeParquet } from './plumbing.js';
+import { defineStepKind } from './step-kind.js';
+
+const textList = z.preprocess(
+  (value) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '')
+      : value,
+  z.array(z.string().trim().min(1, 'must not be empty')),
+);
+
+export const signsLiveOptions = z
+  .strictObject({
+    api: z.enum(['v5', 'v4']).default('v5').describe('API version: v5 (default) or v4'),
+    format: z
+      .enum(['geojson', 'csv'])
+      .default('geojson')
+      .describe('GeoJSON (default), or CSV (v4 only); gzip-compressed on the wire'),
+    county_code: z
+      .string()
+      .regex(TOWN_CODE, TOWN_CODE_HELP)
+      .nullish()
+      .describe('Only signs of this municipality (countyCode, e.g. GM0363)'),
+    rvv_codes: textList
+      .nullish()
+      .describe('Only signs with these RVV codes (a list, or a comma-separated text)'),
+    road_section_ids: z
+      .array(z.number().int().nonnegative())
+      .nullish()
+      .describe('Only signs on these road sections (NWB ids)'),
+    status: z
+      .enum(['PLANNED', 'PLACED', 'REMOVED'])
+      .nullish()
+      .describe('Only signs with this status (PLANNED, PLACED or REMOVED)'),
+    ...requestOptions(600_000),
+  })
+  .superRefine((options, ctx) => {
+    if (options.format === 'csv' && options.api !== 'v4')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['format'],
+        message: 'v5 serves GeoJSON only: use format geojson, or api v4 for CSV',
+      });
+  });
+
+export type SignsLiveOptions = z.output<typeof signsLiveOptions>;
+
+/** The partition value of a snapshot: its moment to the millisecond, sortable as text (20261115T000000123Z). */
+function snapshotKey(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:.]/g, '');
+}
+
+/** A moment as a DuckDB TIMESTAMP literal. */
+function timestampLiteral(ms: number): string {
+  return `TIMESTAMP ${quotedString(new Date(ms).toISOString().slice(0, 23).replace('T', ' '))}`;
+}
+
+export const signsLiveStep = defineStepKind<SignsLiveOptions>({
+  kind: 'signs.live',
+  description:
+    'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
+  options: signsLiveOptions,
+  source: 'signs',
+  outputs: () => [LIVE_DATASET, LIVE_QUARANTINE_DATASET],
+  views: {
+    signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'VARCHAR']],
+    signs_live: LIVE_COLUMNS,
+  },
+  describe(options) {
+    const filters = [
+      options.county_code && `countyCode ${options.county_code}`,
+      options.rvv_codes && `rvvCode ${options.rvv_codes.join(', ')}`,
+      options.road_section_ids && `${options.road_section_ids.length} road sections`,
+      options.status && `status ${options.status}`,
+    ].filter(Boolean);
+    return [
+      `downloads the ${options.api} current state as ${options.format}${filters.length ? ` (${filters.join(', ')})` : ''} into ${LIVE_DATASET} (a snapshot per download; signs_live is the latest)`,
+    ];
+  },
+  async reset(_options, context) {
+    await rm(join(context.output, LIVE_DATASET), { recursive: true, force: true });
+  },
+  async run(options, context) {
+    const upstream = context.upstream.signs;
+    if (!upstream) throw new RunError('signs.live: no signs upstream configured');
+    const staging = context.staging;
+    await rm(staging, { recursive: true, force: true });
+    await makeFolder(staging);
+    const http = httpClientFor(options, context);
+    try {
+      const download = join(staging, `current-state.${options.format}`);
+      // What the latest snapshot was taken with: only the same request may skip the download.
+      const request = JSON.stringify([
+        options.api,
+        options.format,
+        options.county_code,
+        options.rvv_codes,
+        options.road_section_ids,
+        options.status,
+      ]);
+      const previous = context.checkpoint as
+        { last_modified?: string; request?: string } | undefined;
+      const downloadedAt = Date.now();
+      const { headers, notModified } = await downloadLive(
+        http,
+        {
+          api: options.api,
+          base: options.api === 'v5' ? upstream.v5Url : upstream.url,
+          format: options.format,
+          countyCode: options.county_code ?? undefined,
+          rvvCodes: options.rvv_codes ?? undefined,
+          roadSectionIds: options.road_section_ids ?? undefined,
+          status: options.status ?? undefined,
+          ifModifiedSince: previous?.request === request ? previous.last_modified : undefined,
+          signal: context.signal,
+        },
+        download,
+      );
+      context.progress.add({ requests: http.requests });
+      if (notModified) {
+        context.log.log(
+          'info',
+          'signs.live',
+          `The current state of ${previous?.last_modified ?? '?'} is still the service's: no new snapshot`,
+          { last_modified: previous?.last_modified },
+        );
+        return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+      }
+      let features: string;
+      if (options.format === 'csv') features = csvFeatures(download);
+      else {
+        // One object of a gigabyte cannot be read a piece at a time: its features become lines.
+        const lines = join(staging, 'features.jsonl');
+        const split = await arrayMemberToLines(download, lines, 'features');
+        if (!split.found)
+          throw new DataError(
+            `signs.live: the ${options.api} answer is not a FeatureCollection (no features array)`,
+          );
+        await rm(download, { force: true });
+        features = featureLines(lines);
+      }
+      const key = snapshotKey(downloadedAt);
+      const db = await context.database();
+      const typed = `(${liveTypingSelect(features, options.api, timestampLiteral(downloadedAt))})`;
+      // The typed rows are set apart once, then written as the snapshot and the quarantine.
+      const kept = join(staging, 'typed.parquet');
+      try {
+        await db.run(
+          `COPY ${typed} TO ${quotedString(kept)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
+        );
+      } catch (error) {
+        throw new DataError(
+          `signs.live: the ${options.api} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
+          { cause: error },
+        );
+      }
+      const quarantineFile = join(
+        context.output,
+        LIVE_QUARANTINE_DATASET,
+        `${context.stepId}-${key}.parquet`,
+      );
+      const [counted] = await db.all(
+        `SELECT count(*) FILTER (WHERE _problem IS NOT NULL) AS n FROM read_parquet(${quotedString(kept)})`,
+      );
+      const quarantined = Number(counted?.['n'] ?? 0);
+      if (quarantined > 0)
+        await writeParquet(
+          context,
+          db,
+          `(SELECT _problem AS reason, raw_feature, api, downloaded_at FROM read_parquet(${quotedString(kept)}) WHERE _problem IS NOT NULL)`,
+          quarantineFile,
+        );
+      const rows = await writeParquet(
+        context,
+        db,
+        `(SELECT * EXCLUDE (_problem, raw_feature) FROM read_parquet(${quotedString(kept)}) WHERE _problem IS NULL)`,
+        join(context.output, LIVE_DATASET, `snapshot=${key}`, `${context.stepId}.parquet`),
+      );
+      const lastModified = headers['last-modified'];
+      await context.state.save({
+        request,
+        ...(typeof lastModified === 'string' ? { last_modified: lastModified } : {}),
+      });
+      if (quarantined > 0)
+        context.log.log(
+          'warn',
+          'signs.live.quarantine',
+          `${quarantined} feature(s) could not be typed; see ${LIVE_QUARANTINE_DATASET} for each with its reason`,
+          { quarantined },
+        );
+      return {
+        rowsIn: rows + quarantined,
+        rowsOut: rows,
+        notes: { api: options.api, snapshot: key, quarantined },
+      };
+    } finally {
+      await http.close();
+      await rm(staging, { recursive: true, force: true });
+    }
+  },
+});

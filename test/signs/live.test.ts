@@ -1,0 +1,234 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
+import { LIVE_PROPERTIES } from '../../src/sources/signs/live.js';
+import { ROOT } from '../helpers/cli.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({ seed: 23, signs: { signs: 600 } });
+const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
+const DAY = 86_400_000;
+
+const pipeline = (options: Record<string, unknown>) => `name: live
+source:
+  signs: { url: '\${env.ROAD_ETL_SIGNS_URL}', v5_url: '\${env.ROAD_ETL_SIGNS_URL}' }
+steps:
+  - { id: signs_live, kind: signs.live, options: ${JSON.stringify(options)} }
+  - id: signs_live_changes
+    kind: sql
+    needs: [signs_live]
+    options: { file: signs_live_changes.sql, outputs: [signs_live_changes] }
+`;
+
+const sqlFiles = async () => ({
+  'signs_live_changes.sql': await readFile(join(ROOT, 'sql', 'signs_live_changes.sql'), 'utf8'),
+});
+
+interface Row {
+  sign_id: string;
+  rvv_code: string;
+  county_code: string;
+  longitude: number;
+  latitude: number;
+  road_section_id: string | null;
+  placed_on: string | null;
+  status: string | null;
+  properties: string;
+}
+
+async function signsLive(output: string): Promise<Row[]> {
+  return (await duck(
+    `SELECT sign_id::VARCHAR AS sign_id, rvv_code, county_code, longitude, latitude, road_section_id::VARCHAR AS road_section_id,
+            placed_on::VARCHAR AS placed_on, status, properties::VARCHAR AS properties
+     FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet', hive_partitioning = true)
+     WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet', hive_partitioning = true)))
+     ORDER BY sign_id`,
+  )) as unknown as Row[];
+}
+
+/** What signs_live must hold for the simulator's features. */
+function expected(features: LiveFeature[], api: LiveApi): Omit<Row, 'properties'>[] {
+  return features
+    .map((f) => ({
+      sign_id: f.id,
+      rvv_code: String(f.properties['rvvCode']),
+      county_code: String(f.properties['countyCode']),
+      longitude: f.geometry.coordinates[0],
+      latitude: f.geometry.coordinates[1],
+      road_section_id:
+        f.properties['roadSectionId'] === undefined ? null : String(f.properties['roadSectionId']),
+      placed_on: (f.properties['placedOn'] as string | undefined) ?? null,
+      status: api === 'v4' ? String(f.properties['status']) : null,
+    }))
+    .sort((a, b) => (a.sign_id < b.sign_id ? -1 : 1));
+}
+
+const truth = (api: LiveApi, filters: Parameters<typeof liveState>[3] = {}) => [
+  ...liveState(simulator.world, simulator.world.now, api, filters),
+];
+
+describe('signs_live: the current state of today’s API', () => {
+  it.each([
+    ['v5', 'geojson', {}, {}],
+    ['v4', 'geojson', { county_code: 'GM0363' }, { countyCode: 'GM0363' }],
+    ['v4', 'csv', { rvv_codes: ['A1', 'C22'] }, { rvvCodes: ['A1', 'C22'] }],
+    ['v5', 'geojson', { status: 'REMOVED' }, { status: 'REMOVED' as const }],
+  ] as const)(
+    'equals the simulator’s %s current state as %s, filtered by %j',
+    async (api, format, options, filters) => {
+      const dir = await testDir();
+      const { failure, output } = await runDefinition(
+        dir,
+        pipeline({ api, format, ...options }),
+        await sqlFiles(),
+        { env },
+      );
+      expect(failure).toBeUndefined();
+      const features = truth(api, filters);
+      expect(features.length).toBeGreaterThan(0);
+      const rows = await signsLive(output);
+      expect(rows.map(({ properties: _, ...row }) => row)).toEqual(expected(features, api));
+      if (format === 'geojson') {
+        // Every property as served, unknown ones included, is kept whole.
+        const byId = new Map(features.map((f) => [f.id, f.properties]));
+        for (const row of rows) expect(JSON.parse(row.properties)).toEqual(byId.get(row.sign_id));
+      }
+    },
+  );
+
+  it('types the nested values: text signs, supplementary signs and conditions', async () => {
+    const dir = await testDir();
+    const { output } = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
+      env,
+    });
+    const features = truth('v5').filter(
+      (f) => (f.properties['supplementarySigns'] as unknown[]).length > 0,
+    );
+    const [row] = await duck(
+      `SELECT supplementary_signs, conditions FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet') WHERE sign_id = '${features[0]!.id}'`,
+    );
+    const served = features[0]!.properties;
+    const signs = served['supplementarySigns'] as {
+      signCode: string;
+      text: string;
+      index: number;
+    }[];
+    expect(
+      (row!['supplementary_signs'] as { sign_code: string; text: string; index: number }[]).map(
+        (s) => [s.sign_code, s.text, s.index],
+      ),
+    ).toEqual(signs.map((s) => [s.signCode, s.text, s.index]));
+    const conditions = served['conditions'] as { restrictions: { vehicleType: string[] } };
+    expect(
+      (row!['conditions'] as { restrictions: { vehicle_type: string[] } }).restrictions
+        .vehicle_type,
+    ).toEqual(conditions.restrictions.vehicleType);
+  });
+});
+
+describe('signs_live_changes: each sign’s history from daily current states', () => {
+  it('equals the simulator’s day-to-day differences, and a rerun on the same day adds nothing', async () => {
+    const dir = await testDir();
+    const start = simulator.world.now;
+    const days = [start - 60 * DAY, start - 30 * DAY, start - 29 * DAY];
+    const states: LiveFeature[][] = [];
+    try {
+      for (const day of days) {
+        simulator.world.setNow(new Date(day).toISOString());
+        const { failure } = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
+          env,
+        });
+        expect(failure).toBeUndefined();
+        states.push(truth('v5'));
+      }
+      // The same day again: the service answers Not Modified, and nothing is added.
+      const again = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env });
+      expect(again.failure).toBeUndefined();
+    } finally {
+      simulator.world.setNow(new Date(start).toISOString());
+    }
+    const output = join(dir, 'output');
+    const snapshots = await duck(
+      `SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet', hive_partitioning = true)`,
+    );
+    expect(snapshots).toHaveLength(3);
+
+    const want: string[] = [];
+    for (let i = 1; i < states.length; i++) {
+      const before = new Map(states[i - 1]!.map((f) => [f.id, f]));
+      const after = new Map(states[i]!.map((f) => [f.id, f]));
+      for (const [id, f] of after) {
+        const b = before.get(id);
+        if (!b) want.push(`${i} ${id} added`);
+        else {
+          const keys = [...new Set([...Object.keys(f.properties), ...Object.keys(b.properties)])];
+          const changed = keys.filter(
+            (k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]),
+          );
+          if (JSON.stringify(f.geometry) !== JSON.stringify(b.geometry)) changed.push('geometry');
+          if (changed.length > 0) want.push(`${i} ${id} changed ${changed.sort().join(',')}`);
+        }
+      }
+      for (const id of before.keys()) if (!after.has(id)) want.push(`${i} ${id} removed`);
+    }
+    expect(want.some((w) => w.includes('changed'))).toBe(true);
+    expect(want.some((w) => w.includes('added'))).toBe(true);
+    const rows = await duck(
+      `SELECT dense_rank() OVER (ORDER BY to_moment) AS pair, sign_id::VARCHAR AS sign_id, change, changed_fields
+       FROM read_parquet('${output}/derived/signs_live_changes/data.parquet')`,
+    );
+    const got = rows.map(
+      (r) =>
+        `${String(r['pair'])} ${String(r['sign_id'])} ${String(r['change'])}` +
+        (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
+    );
+    expect(got.sort()).toEqual(want.sort());
+  });
+});
+
+describe('the columns of signs_live', () => {
+  it('hold every property of NDW’s v5 schema and of the v4 list', async () => {
+    const openapi = JSON.parse(
+      await readFile(join(ROOT, '..', 'shared', 'ndw', 'traffic-signs-openapi-v4-v5.json'), 'utf8'),
+    ) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    const v5 = Object.keys(openapi.components.schemas['TrafficSignPropertiesDtoV5']!.properties);
+    // v4 publishes its current state as a stream without a schema: its properties as NDW lists them.
+    const v4 = [
+      'externalId',
+      'validated',
+      'validatedOn',
+      'rvvCode',
+      'blackCode',
+      'zoneCode',
+      'status',
+      'textSigns',
+      'placement',
+      'side',
+      'bearing',
+      'nenTurningDirection',
+      'fraction',
+      'drivingDirection',
+      'roadName',
+      'roadType',
+      'roadNumber',
+      'roadSectionId',
+      'nwbVersion',
+      'countyName',
+      'countyCode',
+      'townName',
+      'bgtCode',
+      'imageUrl',
+      'firstSeenOn',
+      'lastSeenOn',
+      'removedOn',
+      'placedOn',
+      'expectedPlacedOn',
+      'expectedRemovedOn',
+      'trafficOrderUrl',
+    ];
+    for (const property of [...v5, ...v4]) expect(LIVE_PROPERTIES).toContain(property);
+  });
+});
