@@ -87,10 +87,12 @@ export function commaList(values: readonly string[] | undefined): string[] | und
 export function pipelineFromArgs(
   args: { pipeline: string; param: string[] },
   output: string,
+  purpose: 'run' | 'validate' = 'run',
 ): Promise<Pipeline> {
   return buildPipeline(args.pipeline, {
     params: parseParamArgs(args.param),
     output,
+    purpose,
     state: new StateStore(output),
   });
 }

@@ -26,7 +26,7 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
     }) as unknown as Argv<ValidateArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
-    const pipeline = await pipelineFromArgs(args, output);
+    const pipeline = await pipelineFromArgs(args, output, 'validate');
     const lines = await describePlan(pipeline, output, commaList(args.select));
     process.stdout.write(`${lines.join('\n')}\nThe definition is valid.\n`);
   },

@@ -70,7 +70,9 @@ export const sourceSchema = z.strictObject({
       client_id: z
         .string()
         .optional()
-        .describe('OAuth client id. Default: ROAD_ETL_CLIENT_ID when set, else road-etl.'),
+        .describe(
+          "OAuth client id. Default: ROAD_ETL_CLIENT_ID when set, else dexter (the client NDW's token service knows).",
+        ),
     })
     .optional()
     .describe('The OAuth-protected bicycle API'),

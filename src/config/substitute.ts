@@ -1,8 +1,9 @@
 /**
- * ${params.name} and ${env.NAME} in definition values. A value that is exactly
- * one reference takes the referenced value with its type (a list stays a list);
- * inside longer text the reference is written as text. $${ stands for a literal
- * ${. Nothing else is evaluated.
+ * ${params.name} and ${env.NAME} in definition values; ${env.NAME:-default}
+ * takes the default when the variable is not set or empty. A value that is
+ * exactly one reference takes the referenced value with its type (a list stays
+ * a list); inside longer text the reference is written as text. $${ stands for
+ * a literal ${. Nothing else is evaluated.
  */
 import type { ParamValue } from './params.js';
 
@@ -22,19 +23,28 @@ export interface SubstitutionProblem {
 function resolve(
   reference: string,
   context: SubstitutionContext,
-): { value: ParamValue } | { error: string } {
-  const match = /^(params|env)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(reference.trim());
-  if (!match)
-    return { error: `\${${reference}} is not a reference: use \${params.NAME} or \${env.NAME}` };
-  const [, scope, name] = match as unknown as [string, 'params' | 'env', string];
+): { value: ParamValue } | { error: string; env?: string } {
+  const match = /^(params|env)\.([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s.exec(reference.trim());
+  if (!match || (match[1] === 'params' && match[3] !== undefined))
+    return {
+      error: `\${${reference}} is not a reference: use \${params.NAME} or \${env.NAME} (with a default: \${env.NAME:-default})`,
+    };
+  const [, scope, name, fallback] = match as unknown as [
+    string,
+    'params' | 'env',
+    string,
+    string | undefined,
+  ];
   if (scope === 'params') {
     if (!(name in context.params))
       return { error: `\${params.${name}} names no param of this pipeline` };
     return { value: context.params[name] ?? null };
   }
   const value = context.env[name];
-  if (value === undefined || value === '')
-    return { error: `\${env.${name}}: environment variable ${name} is not set` };
+  if (value === undefined || value === '') {
+    if (fallback !== undefined) return { value: fallback };
+    return { error: `\${env.${name}}: environment variable ${name} is not set`, env: name };
+  }
   return { value };
 }
 
@@ -43,35 +53,47 @@ function text(value: ParamValue): string {
   return Array.isArray(value) ? value.join(',') : String(value);
 }
 
-/** Substitutes references in a JSON-like value; collects every problem with its path. */
+/**
+ * Substitutes references in a JSON-like value; collects every problem with its
+ * path. With `missing`, an environment variable that is not set is no problem:
+ * its name goes there (validate says what a run will need).
+ */
 export function substitute(
   value: unknown,
   context: SubstitutionContext,
   path: (string | number)[] = [],
   problems: SubstitutionProblem[] = [],
+  missing?: string[],
 ): unknown {
+  const report = (resolved: { error: string; env?: string }): void => {
+    if (missing && resolved.env !== undefined) missing.push(resolved.env);
+    else problems.push({ path, message: resolved.error });
+  };
   if (typeof value === 'string') {
     const whole = WHOLE.exec(value);
     if (whole) {
       const resolved = resolve(whole[1]!, context);
-      if ('error' in resolved) problems.push({ path, message: resolved.error });
+      if ('error' in resolved) report(resolved);
       return 'value' in resolved ? resolved.value : undefined;
     }
     return value.replace(REFERENCE, (all, reference: string | undefined) => {
       if (reference === undefined) return '${';
       const resolved = resolve(reference, context);
       if ('error' in resolved) {
-        problems.push({ path, message: resolved.error });
+        report(resolved);
         return all;
       }
       return text(resolved.value);
     });
   }
   if (Array.isArray(value))
-    return value.map((item, i) => substitute(item, context, [...path, i], problems));
+    return value.map((item, i) => substitute(item, context, [...path, i], problems, missing));
   if (value && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substitute(v, context, [...path, k], problems)]),
+      Object.entries(value).map(([k, v]) => [
+        k,
+        substitute(v, context, [...path, k], problems, missing),
+      ]),
     );
   }
   return value;

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { formatPath, loadDefinition, problemAt, type Locate, type Path } from '../config/load.js';
 import type { ParamValue } from '../config/params.js';
 import type { Definition, ParamSpec, SimulatorSource } from '../config/schema.js';
-import { hasReference, substitute } from '../config/substitute.js';
+import { hasReference, substitute, type SubstitutionProblem } from '../config/substitute.js';
 import { InputError } from '../errors.js';
 import { redactor } from '../log.js';
 import { STEP_KINDS } from '../steps/registry.js';
@@ -39,6 +39,8 @@ export interface Pipeline {
   simulator: SimulatorSource | undefined;
   /** Upstream endpoints and credentials (empty for an embedded simulator until it starts). */
   upstream: Upstream;
+  /** For validate: environment variables the upstream needs that are not set (a run refuses without them). */
+  missingEnv: string[];
   locate: Locate;
 }
 
@@ -47,6 +49,11 @@ export interface BuildOptions {
   env?: Record<string, string | undefined>;
   /** Output folder: kinds check paths against it. */
   output: string;
+  /**
+   * validate: environment variables of the upstream that are not set are not
+   * problems, only what a run will need (`Pipeline.missingEnv`).
+   */
+  purpose?: 'run' | 'validate';
   /** Read earlier checkpoints (for plans that depend on them). */
   state?: StateStore;
 }
@@ -79,6 +86,7 @@ function resolveUpstream(
   definition: Definition,
   needed: Map<'bicycle' | 'signs', string>,
   env: Record<string, string | undefined>,
+  missingEnv: string[] | undefined,
   params: Record<string, ParamValue>,
   locate: Locate,
   problems: string[],
@@ -98,13 +106,23 @@ function resolveUpstream(
       );
       continue;
     }
-    const found: { path: (string | number)[]; message: string }[] = [];
-    const values = substitute(spec, { params, env }, ['source', group], found) as Record<
-      string,
-      string | undefined
-    >;
+    const found: SubstitutionProblem[] = [];
+    const unset: string[] = [];
+    const values = substitute(
+      spec,
+      { params, env },
+      ['source', group],
+      found,
+      missingEnv ? unset : undefined,
+    ) as Record<string, string | undefined>;
     for (const p of found) problems.push(problemAt(locate, p.path, p.message));
     if (found.length > 0) continue;
+    if (unset.length > 0) {
+      // validate: what is not set is what a run will need
+      missingEnv?.push(...unset);
+      Object.assign(upstream, upstreamOf(group, values, env));
+      continue;
+    }
     for (const key of ['url', 'auth_url', 'v5_url'] as const) {
       const value = values[key];
       if (value !== undefined && !/^https?:\/\/[^\s]+$/.test(value)) {
@@ -113,20 +131,29 @@ function resolveUpstream(
         );
       }
     }
-    if (group === 'signs')
-      upstream.signs = { url: values['url']!, v5Url: values['v5_url'] ?? values['url']! };
-    else {
-      upstream.bicycle = {
-        url: values['url']!,
-        authUrl: values['auth_url']!,
-        username: values['username']!,
-        password: values['password']!,
-        clientId: values['client_id'] ?? (env['ROAD_ETL_CLIENT_ID'] || 'road-etl'),
-      };
-      redactor.add(upstream.bicycle.password);
-    }
+    Object.assign(upstream, upstreamOf(group, values, env));
+    if (upstream.bicycle) redactor.add(upstream.bicycle.password);
   }
   return upstream;
+}
+
+/** One upstream from its substituted source values (a value not set is empty: validate only). */
+function upstreamOf(
+  group: 'bicycle' | 'signs',
+  values: Record<string, string | undefined>,
+  env: Record<string, string | undefined>,
+): Partial<Upstream> {
+  if (group === 'signs')
+    return { signs: { url: values['url'] ?? '', v5Url: values['v5_url'] ?? values['url'] ?? '' } };
+  return {
+    bicycle: {
+      url: values['url'] ?? '',
+      authUrl: values['auth_url'] ?? '',
+      username: values['username'] ?? '',
+      password: values['password'] ?? '',
+      clientId: values['client_id'] ?? (env['ROAD_ETL_CLIENT_ID'] || 'dexter'),
+    },
+  };
 }
 
 /** Loads, checks and orders a pipeline; throws InputError listing every problem. */
@@ -200,7 +227,16 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     });
   }
   const ids = stepOrder(definition.steps);
-  const upstream = resolveUpstream(definition, needed, env, params, locate, problems);
+  const missingEnv: string[] = [];
+  const upstream = resolveUpstream(
+    definition,
+    needed,
+    env,
+    options.purpose === 'validate' ? missingEnv : undefined,
+    params,
+    locate,
+    problems,
+  );
   if (problems.length > 0) throw new InputError(problems);
 
   const simulator = definition.source.simulator;
@@ -215,6 +251,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     duckdb: definition.duckdb,
     simulator: simulator === 'embedded' ? { seed: 1, scale: 'default' } : simulator,
     upstream,
+    missingEnv: [...new Set(missingEnv)],
     locate,
   };
 }

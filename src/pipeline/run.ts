@@ -71,6 +71,19 @@ export async function describePlan(
   lines.push(`Output: ${output}`);
   if (pipeline.simulator)
     lines.push(`Upstream: embedded simulator (seed ${pipeline.simulator.seed})`);
+  const { signs, bicycle } = pipeline.upstream;
+  if (signs?.url)
+    lines.push(
+      `Upstream: traffic signs at ${signs.url}${signs.v5Url && signs.v5Url !== signs.url ? ` (v5 current state at ${signs.v5Url})` : ''}`,
+    );
+  if (bicycle)
+    lines.push(
+      `Upstream: bicycle data at ${bicycle.url}, token from ${bicycle.authUrl} (client ${bicycle.clientId})`,
+    );
+  if (pipeline.missingEnv.length > 0)
+    lines.push(
+      `A run needs ${pipeline.missingEnv.join(', ')} in the environment (not set now; a run refuses without them).`,
+    );
   lines.push('Steps, in order:');
   for (const [i, step] of selected.entries()) {
     const context: PlanContext = {

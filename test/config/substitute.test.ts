@@ -44,6 +44,33 @@ describe('substitute', () => {
     ]);
   });
 
+  it('takes the default of ${env.NAME:-default} when the variable is not set or empty, and the variable when it is', () => {
+    expect(sub('${env.MISSING:-https://data.ndw.nu}')).toEqual({
+      value: 'https://data.ndw.nu',
+      problems: [],
+    });
+    expect(sub('${env.EMPTY:-x}').value).toBe('x');
+    expect(sub('${env.HOST:-x}').value).toBe('example.org');
+    expect(sub('${env.MISSING:-}').value).toBe('');
+    expect(sub('${params.n:-3}').problems[0]!.message).toMatch(/is not a reference/);
+  });
+
+  it('leaves variables that are not set out of the problems when asked for what a run will need', () => {
+    const problems: SubstitutionProblem[] = [];
+    const missing: string[] = [];
+    substitute(
+      { a: '${env.MISSING}', b: 'x ${env.OTHER} y', c: '${params.nope}' },
+      context,
+      [],
+      problems,
+      missing,
+    );
+    expect(missing).toEqual(['MISSING', 'OTHER']);
+    expect(problems).toEqual([
+      { path: ['c'], message: '${params.nope} names no param of this pipeline' },
+    ]);
+  });
+
   it('evaluates nothing: an expression is refused, not run', () => {
     const { problems } = sub('${process.exit(1)}');
     expect(problems[0]!.message).toMatch(/is not a reference/);

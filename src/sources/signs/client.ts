@@ -1,5 +1,6 @@
 /** The traffic-sign API (public): the event feed (4.5) and the current-state download (4.6). */
 import type { HttpClient, HttpResponse } from '../../http/client.js';
+import { UpstreamError, UpstreamRefusalError } from '../../errors.js';
 import { fileEnds, notAJsonArrayOfObjects } from '../../util/fs.js';
 
 export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
@@ -98,6 +99,21 @@ export function downloadLive(
   );
 }
 
+/**
+ * A v1 request answered 404 or 410: NDW no longer serves that version (v4
+ * arrived in 2024, v5 serves the current state now). Said plainly, with where
+ * today's API is read; any other error passes.
+ */
+export function explainRetiredV1(error: unknown): unknown {
+  if (!(error instanceof UpstreamError) || (error.status !== 404 && error.status !== 410))
+    return error;
+  return new UpstreamRefusalError(
+    `The traffic-sign service no longer serves API v1 (${error.method} ${error.url} answered ${error.status}). ` +
+      "Today's API (v5, or v4) is read by the step kind signs.live: road-etl run pipelines/traffic-signs-live.yaml",
+    { cause: error },
+  );
+}
+
 export class SignsClient {
   readonly #http: HttpClient;
   readonly #base: string;
@@ -120,10 +136,11 @@ export class SignsClient {
    * from, on one line (a body with line breaks is written anew without them).
    */
   async events(query: EventsQuery): Promise<{ events: Record<string, unknown>[]; body: Buffer }> {
-    const { value, body } = await this.#http.json(
-      { method: 'GET', url: this.eventsUrl(query), signal: query.signal },
-      checkEventsPage,
-    );
+    const { value, body } = await this.#http
+      .json({ method: 'GET', url: this.eventsUrl(query), signal: query.signal }, checkEventsPage)
+      .catch((error: unknown) => {
+        throw explainRetiredV1(error);
+      });
     const events = value as Record<string, unknown>[];
     return {
       events,
@@ -142,30 +159,34 @@ export class SignsClient {
     if (query.roadSectionIds && query.roadSectionIds.length > 0)
       url.searchParams.set('road-section-ids', query.roadSectionIds.join(','));
     if (query.format === 'csv') url.searchParams.set('content-type', 'csv');
-    return this.#http.download(
-      {
-        method: 'GET',
-        url: url.toString(),
-        headers: {
-          accept: query.format === 'csv' ? 'text/csv' : 'application/json',
-          ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
+    return this.#http
+      .download(
+        {
+          method: 'GET',
+          url: url.toString(),
+          headers: {
+            accept: query.format === 'csv' ? 'text/csv' : 'application/json',
+            ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
+          },
+          signal: query.signal,
         },
-        signal: query.signal,
-      },
-      path,
-      async (headers, file) => {
-        const type = String(headers['content-type'] ?? '');
-        if (query.format === 'json') {
-          if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
-          const problem = await notAJsonArrayOfObjects(file);
-          return problem && `expected a JSON array of signs: ${problem}`;
-        }
-        if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
-        const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
-        return header.split(',').includes('publication_timestamp')
-          ? undefined
-          : 'expected CSV of signs: its header has no publication_timestamp column';
-      },
-    );
+        path,
+        async (headers, file) => {
+          const type = String(headers['content-type'] ?? '');
+          if (query.format === 'json') {
+            if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
+            const problem = await notAJsonArrayOfObjects(file);
+            return problem && `expected a JSON array of signs: ${problem}`;
+          }
+          if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
+          const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
+          return header.split(',').includes('publication_timestamp')
+            ? undefined
+            : 'expected CSV of signs: its header has no publication_timestamp column';
+        },
+      )
+      .catch((error: unknown) => {
+        throw explainRetiredV1(error);
+      });
   }
 }
