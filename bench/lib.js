@@ -17,7 +17,7 @@ export async function startSimulator(args) {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let text = '';
-  while (text.split('\n').length <= 6) {
+  while (text.split('\n').length <= 7) {
     const [chunk] = await once(child.stdout, 'data');
     text += chunk.toString();
   }

@@ -219,7 +219,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       simulator = started;
       const env = started.env;
       upstream = {
-        signs: { url: env.ROAD_ETL_SIGNS_URL, v5Url: env.ROAD_ETL_SIGNS_URL },
+        signs: { url: env.ROAD_ETL_SIGNS_URL, v5Url: env.ROAD_ETL_SIGNS_V5_URL },
         bicycle: {
           url: env.ROAD_ETL_BICYCLE_URL,
           authUrl: env.ROAD_ETL_AUTH_URL,

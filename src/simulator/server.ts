@@ -60,6 +60,7 @@ const MAX_RECORDS = 100_000;
 export interface SimulatorEnv {
   ROAD_ETL_BICYCLE_URL: string;
   ROAD_ETL_SIGNS_URL: string;
+  ROAD_ETL_SIGNS_V5_URL: string;
   ROAD_ETL_AUTH_URL: string;
   ROAD_ETL_USERNAME: string;
   ROAD_ETL_PASSWORD: string;
@@ -142,10 +143,11 @@ export class Simulator {
     return {
       ROAD_ETL_BICYCLE_URL: `${this.#url}${BICYCLE_PREFIX}`,
       ROAD_ETL_SIGNS_URL: `${this.#url}${SIGNS_PREFIX}`,
+      ROAD_ETL_SIGNS_V5_URL: `${this.#url}${SIGNS_PREFIX}`,
       ROAD_ETL_AUTH_URL: `${this.#url}${TOKEN_PATH}`,
       ROAD_ETL_USERNAME: this.options.auth.username,
       ROAD_ETL_PASSWORD: this.options.auth.password,
-      ROAD_ETL_CLIENT_ID: this.options.auth.clientId ?? 'road-etl',
+      ROAD_ETL_CLIENT_ID: this.options.auth.clientId ?? 'dexter',
     };
   }
 

@@ -18,7 +18,7 @@ describe('road-etl simulate', () => {
     ]);
     const done = collect(child);
     let printed = '';
-    while (printed.split('\n').length <= 6) {
+    while (printed.split('\n').length <= 7) {
       const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
       printed += chunk.toString();
     }
@@ -35,6 +35,7 @@ describe('road-etl simulate', () => {
         'ROAD_ETL_CLIENT_ID',
         'ROAD_ETL_PASSWORD',
         'ROAD_ETL_SIGNS_URL',
+        'ROAD_ETL_SIGNS_V5_URL',
         'ROAD_ETL_USERNAME',
       ].sort(),
     );
