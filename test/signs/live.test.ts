@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
-import { LIVE_PROPERTIES } from '../../src/sources/signs/live.js';
+import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { ROOT } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -68,6 +69,13 @@ function expected(features: LiveFeature[], api: LiveApi): Omit<Row, 'properties'
     .sort((a, b) => (a.sign_id < b.sign_id ? -1 : 1));
 }
 
+/** Road sections of a few signs of the simulated world. */
+const SECTIONS = [...liveState(simulator.world, simulator.world.now, 'v5')]
+  .slice(0, 40)
+  .map((f) => Number(f.properties['roadSectionId']))
+  .filter((id) => Number.isFinite(id))
+  .slice(0, 5);
+
 const truth = (api: LiveApi, filters: Parameters<typeof liveState>[3] = {}) => [
   ...liveState(simulator.world, simulator.world.now, api, filters),
 ];
@@ -78,6 +86,7 @@ describe('signs_live: the current state of today’s API', () => {
     ['v4', 'geojson', { county_code: 'GM0363' }, { countyCode: 'GM0363' }],
     ['v4', 'csv', { rvv_codes: ['A1', 'C22'] }, { rvvCodes: ['A1', 'C22'] }],
     ['v5', 'geojson', { status: 'REMOVED' }, { status: 'REMOVED' as const }],
+    ['v5', 'geojson', { road_section_ids: SECTIONS }, { roadSectionIds: SECTIONS }],
   ] as const)(
     'equals the simulator’s %s current state as %s, filtered by %j',
     async (api, format, options, filters) => {
@@ -192,12 +201,18 @@ describe('signs_live_changes: each sign’s history from daily current states', 
   });
 });
 
+/** NDW's own OpenAPI file of v4 and v5 (beside the repository). */
+function openapi(): {
+  components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+} {
+  return JSON.parse(
+    readFileSync(join(ROOT, '..', 'shared', 'ndw', 'traffic-signs-openapi-v4-v5.json'), 'utf8'),
+  ) as ReturnType<typeof openapi>;
+}
+
 describe('the columns of signs_live', () => {
-  it('hold every property of NDW’s v5 schema and of the v4 list', async () => {
-    const openapi = JSON.parse(
-      await readFile(join(ROOT, '..', 'shared', 'ndw', 'traffic-signs-openapi-v4-v5.json'), 'utf8'),
-    ) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
-    const v5 = Object.keys(openapi.components.schemas['TrafficSignPropertiesDtoV5']!.properties);
+  it('hold every property of NDW’s v5 schema and of the v4 list', () => {
+    const v5 = Object.keys(openapi().components.schemas['TrafficSignPropertiesDtoV5']!.properties);
     // v4 publishes its current state as a stream without a schema: its properties as NDW lists them.
     const v4 = [
       'externalId',
@@ -233,5 +248,20 @@ describe('the columns of signs_live', () => {
       'trafficOrderUrl',
     ];
     for (const property of [...v5, ...v4]) expect(LIVE_PROPERTIES).toContain(property);
+  });
+
+  it('hold every field of the nested values of NDW’s v5 schema, in snake_case', () => {
+    const schemas = openapi().components.schemas;
+    const fields = (name: string) => Object.keys(schemas[name]!.properties).map(snakeCase);
+    const type = (column: string) => LIVE_COLUMNS.find(([name]) => name === column)![1];
+    for (const [column, schema] of [
+      ['supplementary_signs', 'TextSignDtoV5'],
+      ['external_references', 'ExternalReferenceDtoV5'],
+      ['conditions', 'ConditionPropertiesDtoV5'],
+      ['conditions', 'ConditionsDtoV5'],
+    ] as const) {
+      for (const field of fields(schema))
+        expect(type(column)).toMatch(new RegExp(`\\b"?${field}"? `));
+    }
   });
 });
