@@ -6,6 +6,7 @@
  */
 import { problemAt, type LoadedDefinition } from '../config/load.js';
 import type { Definition } from '../config/schema.js';
+import { STEP_KINDS } from '../steps/registry.js';
 
 export type Rule = (loaded: LoadedDefinition) => string[];
 
@@ -44,7 +45,32 @@ export const needsFormNoCycle: Rule = ({ definition, locate }) => {
   return problems;
 };
 
-export const RULES: readonly Rule[] = [uniqueStepIds, needsNameSteps, needsFormNoCycle];
+/** A kind whose datasets hold one history (signs.live) has one step at most. */
+export const singleKindsOnce: Rule = ({ definition, locate }) => {
+  const first = new Map<string, string>();
+  return definition.steps.flatMap((step, i) => {
+    if (!STEP_KINDS.get(step.kind)?.single) return [];
+    const earlier = first.get(step.kind);
+    if (earlier === undefined) {
+      first.set(step.kind, step.id);
+      return [];
+    }
+    return [
+      problemAt(
+        locate,
+        ['steps', i, 'kind'],
+        `a pipeline has one ${step.kind} step at most (${earlier} is one): its snapshots are one history`,
+      ),
+    ];
+  });
+};
+
+export const RULES: readonly Rule[] = [
+  uniqueStepIds,
+  needsNameSteps,
+  needsFormNoCycle,
+  singleKindsOnce,
+];
 
 /** Step ids in the order they run: each after all it needs, otherwise as written. */
 export function stepOrder(steps: Definition['steps']): string[] {

@@ -88,6 +88,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
   options: signsLiveOptions,
+  single: true,
   source: 'signs',
   outputs: () => [LIVE_DATASET, LIVE_QUARANTINE_DATASET],
   views: {

@@ -75,6 +75,8 @@ export interface StepKind<Options = unknown> {
   kind: string;
   description: string;
   options: z.ZodType<Options>;
+  /** At most one step of this kind per pipeline (its datasets hold one history). */
+  single?: boolean;
   /** The upstream the kind talks to, if any. */
   source?: 'bicycle' | 'signs';
   /** Option names holding SQL text: ${...} is refused there (use $name and params). */

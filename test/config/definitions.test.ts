@@ -169,6 +169,11 @@ describe('pipeline definitions', () => {
       /steps\[0\]\.options\.table: must be a table or dataset name/,
     ],
     [
+      'two signs.live steps (their snapshots are one history)',
+      `name: p\nsteps:\n  - { id: a, kind: signs.live }\n  - { id: b, kind: signs.live, options: { api: v4 } }\n`,
+      /steps\[1\]\.kind: a pipeline has one signs\.live step at most \(a is one\)/,
+    ],
+    [
       'a param substituted into SQL text',
       `name: p\nparams:\n  x: { type: string, default: a }\nsteps:\n  - id: e\n    kind: export\n    options: { query: "SELECT '\${params.x}'", path: exports/x.csv }\n`,
       /SQL text takes no \$\{\.\.\.\}/,
