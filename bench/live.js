@@ -1,5 +1,5 @@
 // Today's traffic-sign API (issue: today's NDW). Not part of `npm test`.
-//   node bench/live.js
+//   node bench/live.js [small] [national]
 // The v5 current state downloaded and typed by a signs.live step at 100k signs
 // and at national scale (3M signs): time, rows and peak RSS, which should not
 // grow with the download (the FeatureCollection is cut into lines as it is
@@ -14,11 +14,13 @@ steps:
   - { id: signs_live, kind: signs.live, options: { api: ${api}, format: ${format} } }
 `;
 
+const only = new Set(process.argv.slice(2));
 const rows = [];
-for (const [label, args] of [
-  ['100k signs', ['--signs', '100000', '--seed', '7']],
-  ['3M signs (national)', ['--scale', 'national', '--seed', '7']],
+for (const [name, label, args] of [
+  ['small', '100k signs', ['--signs', '100000', '--seed', '7']],
+  ['national', '3M signs (national)', ['--scale', 'national', '--seed', '7']],
 ]) {
+  if (only.size > 0 && !only.has(name)) continue;
   const sim = await startSimulator(args);
   for (const [api, format] of [
     ['v5', 'geojson'],

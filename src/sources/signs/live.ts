@@ -180,15 +180,18 @@ export function featureLines(file: string): string {
 
 /**
  * The rows of a v4 CSV download as features: the id, a Point of longitude and
- * latitude, and every other column a property (empty ones left out);
- * textSigns, `TYPE(text)(openingHours)` joined by ";", as a list of objects.
+ * latitude, and the other columns as properties (text, as the CSV has them;
+ * a column the schemas do not know is kept too); textSigns,
+ * `TYPE(text)(openingHours)` joined by ";", as a list of objects. Row by row,
+ * without joins, so that memory does not grow with the file.
  */
 export function csvFeatures(file: string): string {
+  const textSigns = `list_transform(
+      list_transform(list_filter(string_split(coalesce(r."textSigns", ''), ';'), t -> t <> ''),
+        t -> regexp_extract(t, '^([^(]*)\\((.*)\\)\\((.*)\\)$', ['t', 'x', 'h'])),
+      m -> {'type': m.t, 'text': nullif(m.x, ''), 'openingHours': nullif(m.h, '')})`;
   return `(SELECT json_object('type', 'Feature', 'id', r.id,
       'geometry', json_object('type', 'Point', 'coordinates', json_array(TRY_CAST(r.longitude AS DOUBLE), TRY_CAST(r.latitude AS DOUBLE))),
-      'properties', json_merge_patch(
-        (SELECT json_group_object(k, v) FROM (SELECT unnest(json_keys(j)) AS k, j ->> unnest(json_keys(j)) AS v) WHERE v IS NOT NULL AND v <> '' AND k NOT IN ('id', 'latitude', 'longitude', 'textSigns')),
-        json_object('textSigns', (SELECT coalesce(json_group_array(json_object('type', m.t, 'text', nullif(m.x, ''), 'openingHours', nullif(m.h, ''))), '[]'::JSON)
-          FROM (SELECT regexp_extract(t, '^([^(]*)\\((.*)\\)\\((.*)\\)$', ['t', 'x', 'h']) AS m FROM (SELECT unnest(string_split(coalesce(r."textSigns", ''), ';')) AS t) WHERE t <> ''))))) AS f
-    FROM (SELECT r, to_json(r) AS j FROM read_csv(${quotedString(file)}, all_varchar = true, header = true, strict_mode = true) r))`;
+      'properties', json_merge_patch(to_json(r), json_object('id', NULL, 'latitude', NULL, 'longitude', NULL, 'textSigns', to_json(${textSigns})))) AS f
+    FROM read_csv(${quotedString(file)}, all_varchar = true, header = true, strict_mode = true) AS r)`;
 }
