@@ -1,7 +1,10 @@
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { ROOT } from '../helpers/cli.js';
@@ -263,5 +266,55 @@ describe('the columns of signs_live', () => {
       for (const field of fields(schema))
         expect(type(column)).toMatch(new RegExp(`\\b"?${field}"? `));
     }
+  });
+});
+
+describe('a feature that cannot be typed', () => {
+  const good = (id: string) => ({
+    type: 'Feature',
+    id,
+    geometry: { type: 'Point', coordinates: [4.9, 52.37] },
+    properties: { rvvCode: 'A1', countyCode: 'GM0363', placedOn: '2024-01-31', newField: { x: 1 } },
+  });
+  const features = [
+    good('6f1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b'),
+    { ...good('x'), id: 'not-a-uuid' },
+    { ...good('7a1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b'), geometry: null },
+    { ...good('8b1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b'), properties: { countyCode: 'GM0363' } },
+  ];
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/geo+json' });
+    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
+  });
+  server.listen(0, '127.0.0.1');
+  afterAll(() => {
+    server.close();
+  });
+
+  it('goes to the quarantine with its reason; the rest are kept, unknown properties too', async () => {
+    if (!server.listening) await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      pipeline({ api: 'v5' }),
+      await sqlFiles(),
+      {
+        env: { ROAD_ETL_SIGNS_URL: url },
+      },
+    );
+    expect(failure).toBeUndefined();
+    const kept = await duck(
+      `SELECT sign_id::VARCHAR AS id, placed_on::VARCHAR AS placed_on, properties ->> '$.newField.x' AS x FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
+    );
+    expect(kept).toEqual([{ id: features[0]!.id, placed_on: '2024-01-31', x: '1' }]);
+    const quarantined = await duck(
+      `SELECT reason FROM read_parquet('${output}/signs/live_quarantine/*.parquet') ORDER BY reason`,
+    );
+    expect(quarantined.map((r) => r['reason'])).toEqual([
+      'geometry is not a point with two coordinates',
+      'id is not a UUID: not-a-uuid',
+      'rvvCode is missing',
+    ]);
   });
 });
