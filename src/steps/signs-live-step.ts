@@ -155,9 +155,29 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         );
         return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
       }
+      const db = await context.database();
+      // A download DuckDB cannot read or type as a whole is a data error, not a bug.
+      const read = async (sql: string): Promise<void> => {
+        try {
+          await db.run(sql);
+        } catch (error) {
+          throw new DataError(
+            `signs.live: the ${options.api} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
+            { cause: error },
+          );
+        }
+      };
       let features: string;
-      if (options.format === 'csv') features = csvFeatures(download);
-      else {
+      if (options.format === 'csv') {
+        // The rows are made into features in a pass of their own: typed in the same
+        // statement, DuckDB held far more of a national file than the budget allows.
+        const made = join(staging, 'features.parquet');
+        await read(
+          `COPY (SELECT f FROM ${csvFeatures(download)}) TO ${quotedString(made)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
+        );
+        await rm(download, { force: true });
+        features = `(SELECT f FROM read_parquet(${quotedString(made)}))`;
+      } else {
         // One object of a gigabyte cannot be read a piece at a time: its features become lines.
         const lines = join(staging, 'features.jsonl');
         const split = await arrayMemberToLines(download, lines, 'features');
@@ -169,20 +189,12 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         features = featureLines(lines);
       }
       const key = snapshotKey(downloadedAt);
-      const db = await context.database();
       const typed = `(${liveTypingSelect(features, options.api, timestampLiteral(downloadedAt))})`;
       // The typed rows are set apart once, then written as the snapshot and the quarantine.
       const kept = join(staging, 'typed.parquet');
-      try {
-        await db.run(
-          `COPY ${typed} TO ${quotedString(kept)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
-        );
-      } catch (error) {
-        throw new DataError(
-          `signs.live: the ${options.api} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
-          { cause: error },
-        );
-      }
+      await read(
+        `COPY ${typed} TO ${quotedString(kept)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
+      );
       const quarantineFile = join(
         context.output,
         LIVE_QUARANTINE_DATASET,
