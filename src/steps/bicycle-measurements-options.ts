@@ -11,7 +11,7 @@ import {
 } from '../sources/bicycle/selection.js';
 import type { SizeGuesses } from '../sources/bicycle/sizing.js';
 import { HOUR_MS, parseSecondTimestamp } from '../util/time.js';
-import { requestOptions } from './http-options.js';
+import { requestOptions, textList } from './http-options.js';
 
 const hourTimestamp = z
   .string()
@@ -21,18 +21,6 @@ const hourTimestamp = z
   .refine((t) => (parseSecondTimestamp(t) ?? 0) % HOUR_MS === 0, {
     message: 'must be a whole hour (minutes and seconds 00), like 2024-03-01T05:00:00Z',
   });
-
-/** A list option: a YAML list, or one comma-separated text (as a param gives it). */
-const textList = z.preprocess(
-  (value) =>
-    typeof value === 'string'
-      ? value
-          .split(',')
-          .map((s) => s.trim())
-          .filter((s) => s !== '')
-      : value,
-  z.array(z.string().trim().min(1, 'must not be empty')),
-);
 
 export const bicycleMeasurementsOptions = z
   .strictObject({

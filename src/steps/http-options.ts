@@ -1,4 +1,4 @@
-/** The request options extract steps share, and the HTTP client made from them. */
+/** The options extract steps share (requests, lists), and the HTTP client made from them. */
 import { z } from 'zod';
 import { HttpClient } from '../http/client.js';
 import type { StepContext } from './step-kind.js';
@@ -31,3 +31,15 @@ export function httpClientFor(options: RequestOptions, context: StepContext): Ht
     logger: context.log,
   });
 }
+
+/** A list option: a YAML list, or one comma-separated text (as a param gives it). */
+export const textList = z.preprocess(
+  (value) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '')
+      : value,
+  z.array(z.string().trim().min(1, 'must not be empty')),
+);

@@ -22,20 +22,9 @@ import {
 } from '../sources/signs/live.js';
 import { makeFolder } from '../util/fs.js';
 import { arrayMemberToLines } from '../util/json-lines.js';
-import { httpClientFor, requestOptions } from './http-options.js';
+import { httpClientFor, requestOptions, textList } from './http-options.js';
 import { writeParquet } from './plumbing.js';
 import { defineStepKind } from './step-kind.js';
-
-const textList = z.preprocess(
-  (value) =>
-    typeof value === 'string'
-      ? value
-          .split(',')
-          .map((s) => s.trim())
-          .filter((s) => s !== '')
-      : value,
-  z.array(z.string().trim().min(1, 'must not be empty')),
-);
 
 export const signsLiveOptions = z
   .strictObject({

@@ -9,6 +9,7 @@
 import { choose, hash, unit } from '../../util/hash.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import type { World } from '../world.js';
+import { csvField } from './payload.js';
 
 export type LiveApi = 'v4' | 'v5';
 export const LIVE_STATUSES = ['PLANNED', 'PLACED', 'REMOVED'] as const;
@@ -251,12 +252,6 @@ export const LIVE_CSV_COLUMNS = [
   'expectedRemovedOn',
   'trafficOrderUrl',
 ] as const;
-
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text = typeof value === 'object' ? JSON.stringify(value) : String(value as string | number);
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
 
 /** A v4 feature as a CSV line: textSigns as TYPE(text)(openingHours) joined by ";". */
 export function liveCsvLine(

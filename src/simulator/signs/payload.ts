@@ -193,7 +193,8 @@ export const CSV_COLUMNS = [
   'details.condition',
 ] as const;
 
-function csvField(value: unknown): string {
+/** One CSV field: quoted when it holds a quote, comma or line break; a non-text value as JSON. */
+export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
