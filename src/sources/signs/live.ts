@@ -89,8 +89,10 @@ const NESTED: readonly (readonly [string, string, (j: string) => string])[] = [
       const shape = `{"vehicleType":["VARCHAR"],"category":["VARCHAR"],"timeValidity":"VARCHAR","emissionClass":"INTEGER","fuelType":"VARCHAR","axleWeight":"DOUBLE","height":"DOUBLE","length":"DOUBLE","weight":"DOUBLE","width":"DOUBLE"}`;
       const rename = (c: string): string =>
         `{'vehicle_type': ${c}.vehicleType, 'category': ${c}.category, 'time_validity': ${c}.timeValidity, 'emission_class': ${c}.emissionClass, 'fuel_type': ${c}.fuelType, 'axle_weight': ${c}.axleWeight, 'height': ${c}.height, 'length': ${c}.length, 'weight': ${c}.weight, 'width': ${c}.width}`;
-      return `(SELECT {'restrictions': CASE WHEN c.restrictions IS NOT NULL THEN ${rename('c.restrictions')} END, 'exemptions': list_transform(c.exemptions, e -> ${rename('e')})}
-        FROM (SELECT json_transform(${j}, '{"restrictions":${shape},"exemptions":[${shape}]}') AS c))`;
+      // A one-element list binds the transformed value to a name without a subquery
+      // (a correlated subquery would make DuckDB join, and hold, the whole input).
+      return `list_transform([json_transform(${j}, '{"restrictions":${shape},"exemptions":[${shape}]}')],
+        c -> {'restrictions': CASE WHEN c.restrictions IS NOT NULL THEN ${rename('c.restrictions')} END, 'exemptions': list_transform(c.exemptions, e -> ${rename('e')})})[1]`;
     },
   ],
   ['comments', 'VARCHAR[]', (j) => `json_transform(${j}, '["VARCHAR"]')`],
