@@ -7,8 +7,6 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { DuckDBValue } from '@duckdb/node-api';
 import {
   PARQUET_FORMAT,
@@ -16,7 +14,7 @@ import {
   quotedString,
   type Database,
 } from '../duckdb/database.js';
-import { commitFile, temporaryPath, makeFolder } from '../util/fs.js';
+import { writeThrough } from '../util/fs.js';
 
 export type ExportFormat = 'csv' | 'geojson' | 'parquet';
 
@@ -66,23 +64,6 @@ function neutralised(expression: string): string {
   return `CASE WHEN left(${expression}, 1) IN (${prefixes}) THEN '''' || ${expression} ELSE ${expression} END`;
 }
 
-async function withTemporary(
-  path: string,
-  scratch: string,
-  write: (temporary: string) => Promise<ExportResult>,
-): Promise<ExportResult> {
-  await makeFolder(dirname(path));
-  const temporary = temporaryPath(path, scratch);
-  try {
-    const result = await write(temporary);
-    await commitFile(temporary, path);
-    return result;
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
-}
-
 export async function exportCsv(
   db: Database,
   source: ExportSource,
@@ -98,7 +79,7 @@ export async function exportCsv(
       return `${neutralised(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
   });
-  return withTemporary(path, scratch, async (temporary) => {
+  return writeThrough(path, scratch, async (temporary) => {
     const rows = await db.copy(
       `COPY (SELECT ${projection.join(', ')} FROM ${source.sql}) TO ${quotedString(temporary)} ` +
         `(FORMAT csv, HEADER true, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n')`,
@@ -114,7 +95,7 @@ export async function exportParquet(
   path: string,
   scratch: string,
 ): Promise<ExportResult> {
-  return withTemporary(path, scratch, async (temporary) => ({
+  return writeThrough(path, scratch, async (temporary) => ({
     rows: await db.copy(
       `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
       source.params,
@@ -177,7 +158,7 @@ export async function exportGeoJson(
     `'properties', ${properties.length > 0 ? `json_object(${properties.join(', ')})` : `'{}'::JSON`})::VARCHAR`;
   const sql = `SELECT ${feature} AS feature, coalesce(${valid}, false) AS located FROM ${source.sql}`;
 
-  return withTemporary(path, scratch, async (temporary) => {
+  return writeThrough(path, scratch, async (temporary) => {
     const out = createWriteStream(temporary, { flags: 'wx' });
     const failed = once(out, 'error').then(([error]) => {
       throw error as Error;

@@ -3,12 +3,10 @@
  * one save at a time, and "write a Parquet file under a temporary name, put it
  * in place, record it".
  */
-import { rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.js';
 import { StateError } from '../errors.js';
-import { commitFile, makeFolder, temporaryPath } from '../util/fs.js';
+import { writeThrough } from '../util/fs.js';
 import type { PlanContext, StepCheckpoint, StepContext } from './step-kind.js';
 
 /**
@@ -67,15 +65,9 @@ export async function writeParquet(
   query: string,
   target: string,
 ): Promise<number> {
-  await makeFolder(dirname(target));
-  const temporary = temporaryPath(target, context.scratch);
-  try {
-    const rows = await db.copy(`COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`);
-    await commitFile(temporary, target);
-    await context.recordFile(target);
-    return rows;
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  const rows = await writeThrough(target, context.scratch, (temporary) =>
+    db.copy(`COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+  );
+  await context.recordFile(target);
+  return rows;
 }

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedString } from '../duckdb/database.js';
-import { DataError, RunError } from '../errors.js';
+import { DataError, RunError, explainDataError } from '../errors.js';
 import { TOWN_CODE, TOWN_CODE_HELP, downloadLive } from '../sources/signs/client.js';
 import {
   LIVE_COLUMNS,
@@ -146,16 +146,10 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
       }
       const db = await context.database();
       // A download DuckDB cannot read or type as a whole is a data error, not a bug.
-      const read = async (sql: string): Promise<void> => {
-        try {
-          await db.run(sql);
-        } catch (error) {
-          throw new DataError(
-            `signs.live: the ${options.api} download cannot be read: ${(error as Error).message.split('\n')[0] ?? ''}`,
-            { cause: error },
-          );
-        }
-      };
+      const read = (sql: string): Promise<void> =>
+        db.run(sql).catch((error: unknown) => {
+          throw explainDataError(error, `signs.live: the ${options.api} download`);
+        });
       let features: string;
       if (options.format === 'csv') {
         // The rows are made into features in a pass of their own: typed in the same

@@ -102,6 +102,28 @@ export async function commitFiles(
 }
 
 /**
+ * Writes `path` atomically: `write` fills a temporary file in `scratch` (see
+ * temporaryPath), which is then fsynced and renamed into place (commitFile);
+ * removed when anything fails. Resolves to what `write` resolved to.
+ */
+export async function writeThrough<T>(
+  path: string,
+  scratch: string,
+  write: (temporary: string) => Promise<T>,
+): Promise<T> {
+  await makeFolder(dirname(path));
+  const temporary = temporaryPath(path, scratch);
+  try {
+    const result = await write(temporary);
+    await commitFile(temporary, path);
+    return result;
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
  * Writes data to path atomically (write, fsync, rename, fsync the folder), by
  * way of a temporary file in `scratch` (see temporaryPath).
  */
@@ -110,20 +132,14 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   scratch: string,
 ): Promise<void> {
-  await makeFolder(dirname(path));
-  const temporary = temporaryPath(path, scratch);
-  try {
+  await writeThrough(path, scratch, async (temporary) => {
     const handle = await open(temporary, 'wx');
     try {
       await handle.writeFile(data);
     } finally {
       await handle.close();
     }
-    await commitFile(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  });
 }
 
 export async function sha256File(path: string): Promise<string> {

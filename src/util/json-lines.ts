@@ -14,8 +14,10 @@ import { finished } from 'node:stream/promises';
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
-const OPEN = new Set([0x7b, 0x5b]);
-const CLOSE = new Set([0x7d, 0x5d]);
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_ARRAY = 0x5d;
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -74,14 +76,14 @@ export async function arrayMemberToLines(
           if (depth === 2 && phase === 'elements' && copyFrom < 0) copyFrom = at;
           continue;
         }
-        if (OPEN.has(byte)) {
+        if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
           depth++;
           if (depth === 2 && phase === 'value')
-            phase = isMember && byte === 0x5b ? 'elements' : 'after';
+            phase = isMember && byte === OPEN_ARRAY ? 'elements' : 'after';
           else if (depth === 3 && phase === 'elements' && copyFrom < 0) copyFrom = at;
           continue;
         }
-        if (CLOSE.has(byte)) {
+        if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
           depth--;
           if (depth === 2 && phase === 'elements' && copyFrom >= 0) {
             // An element ends: copy it, its line breaks made spaces, and end its line.
@@ -128,12 +130,18 @@ export async function arrayMemberToLines(
   return result;
 }
 
-function blanked(bytes: Buffer): Buffer {
-  const copy = Buffer.from(bytes);
-  for (let i = 0; i < copy.length; i++) if (copy[i] === LF || copy[i] === CR) copy[i] = 0x20;
+/** A copy of the bytes with line breaks made spaces, and a line break after them when `line`. */
+function blanked(bytes: Buffer, line = false): Buffer {
+  const copy = Buffer.allocUnsafe(bytes.length + (line ? 1 : 0));
+  bytes.copy(copy);
+  for (let i = copy.indexOf(LF); i >= 0 && i < bytes.length; i = copy.indexOf(LF, i + 1))
+    copy[i] = 0x20;
+  for (let i = copy.indexOf(CR); i >= 0 && i < bytes.length; i = copy.indexOf(CR, i + 1))
+    copy[i] = 0x20;
+  if (line) copy[bytes.length] = LF;
   return copy;
 }
 
 function lineOf(bytes: Buffer, from: number, to: number): Buffer {
-  return Buffer.concat([blanked(bytes.subarray(from, to)), Buffer.from([LF])]);
+  return blanked(bytes.subarray(from, to), true);
 }

@@ -5,12 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DataError } from '../../src/errors.js';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { ROOT } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { duck, outputHashes, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({ seed: 23, signs: { signs: 600 } });
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
@@ -316,5 +317,38 @@ describe('a feature that cannot be typed', () => {
       'id is not a UUID: not-a-uuid',
       'rvvCode is missing',
     ]);
+  });
+});
+
+describe('a download that is not a FeatureCollection', () => {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/geo+json' });
+    res.end(JSON.stringify({ status: 'maintenance', message: 'Probeer het later opnieuw' }));
+  });
+  server.listen(0, '127.0.0.1');
+  afterAll(() => {
+    server.close();
+  });
+
+  it('fails the run (exit 1) and leaves the snapshots landed before as they were', async () => {
+    if (!server.listening) await once(server, 'listening');
+    const dir = await testDir();
+    const landed = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env });
+    expect(landed.failure).toBeUndefined();
+    const before = await outputHashes(landed.output, ['manifest.json']);
+    expect([...before.keys()].some((f) => f.startsWith('signs/live_snapshots/'))).toBe(true);
+
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // Not the same request as the landed snapshot's: no If-Modified-Since, a download.
+    const failed = await runDefinition(
+      dir,
+      pipeline({ api: 'v5', status: 'PLACED' }),
+      await sqlFiles(),
+      { env: { ROAD_ETL_SIGNS_URL: url } },
+    );
+    expect(failed.failure).toBeInstanceOf(DataError);
+    expect((failed.failure as DataError).exitCode).toBe(1);
+    expect(failed.failure?.message).toMatch(/the v5 answer is not a FeatureCollection/);
+    expect(await outputHashes(landed.output, ['manifest.json'])).toEqual(before);
   });
 });

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exists } from '../../src/util/fs.js';
 import { runCli } from '../helpers/cli.js';
-import { testDir } from '../helpers/tmp.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { outputHashes, testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({ seed: 9, signs: { signs: 300 } });
 
 /** The environment of a user who has set nothing of road-etl's. */
 const NOTHING_SET = Object.fromEntries(
@@ -71,24 +74,32 @@ describe('a service that no longer serves v1', () => {
     server.close();
   });
 
-  it('is told plainly, with the pipeline for today’s API (exit 1)', async () => {
+  it('is told plainly, with the pipeline for today’s API (exit 1), and what landed before stays', async () => {
     if (!server.listening) await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
     const dir = await testDir();
-    const run = await runCli(
-      [
-        'run',
-        'pipelines/traffic-signs.yaml',
-        '--select',
-        'signs_events',
-        '--output',
-        join(dir, 'out'),
-      ],
-      { env: { ...NOTHING_SET, ROAD_ETL_SIGNS_URL: `http://127.0.0.1:${port}` } },
-    );
+    const output = join(dir, 'out');
+    const args = [
+      'run',
+      'pipelines/traffic-signs.yaml',
+      '--select',
+      'signs_events',
+      '--output',
+      output,
+    ];
+    const landed = await runCli(args, {
+      env: { ...NOTHING_SET, ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL },
+    });
+    expect(landed.code).toBe(0);
+    const before = await outputHashes(output, ['manifest.json']);
+    expect([...before.keys()].some((f) => f.startsWith('signs/events/'))).toBe(true);
+    const run = await runCli(args, {
+      env: { ...NOTHING_SET, ROAD_ETL_SIGNS_URL: `http://127.0.0.1:${port}` },
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
       /no longer serves API v1 \(GET http:\/\/127\.0\.0\.1:\d+\/api\/rest\/static-road-data\/traffic-signs\/v1\/events\?.* answered 404\)\. Today's API .* pipelines\/traffic-signs-live\.yaml/,
     );
+    expect(await outputHashes(output, ['manifest.json'])).toEqual(before);
   });
 });

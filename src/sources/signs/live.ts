@@ -144,11 +144,13 @@ export function liveTypingSelect(features: string, api: string, downloadedAt: st
     const json = `_n[${i + 1}]`;
     return `CASE WHEN ${json} IS NULL OR json_type(${json}) = 'NULL' THEN NULL ELSE ${typed(json)} END AS ${quotedIdentifier(snakeCase(name))}`;
   });
-  const issues = SCALARS.filter(([, type]) => type !== 'VARCHAR' && type !== 'VARCHAR[]').map(
-    ([name]) => {
-      const column = quotedIdentifier(snakeCase(name));
-      return `CASE WHEN ${column} IS NULL AND nullif(trim(_s[${SCALARS.findIndex(([n]) => n === name) + 1}]), '') IS NOT NULL THEN ${quotedString(`${snakeCase(name)}: not typed`)} END`;
-    },
+  // A typed (not text) value that is NULL although text was there could not be typed.
+  const issues = SCALARS.flatMap(([name, type], i) =>
+    type === 'VARCHAR' || type === 'VARCHAR[]'
+      ? []
+      : [
+          `CASE WHEN ${quotedIdentifier(snakeCase(name))} IS NULL AND nullif(trim(_s[${i + 1}]), '') IS NOT NULL THEN ${quotedString(`${snakeCase(name)}: not typed`)} END`,
+        ],
   );
   return `SELECT
     TRY_CAST(f ->> '$.id' AS UUID) AS sign_id,
