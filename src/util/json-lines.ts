@@ -11,13 +11,17 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from './json-array.js';
+
 const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_OBJECT = 0x7d;
-const CLOSE_ARRAY = 0x5d;
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -100,7 +104,7 @@ export async function arrayMemberToLines(
         else if (depth === 1 && phase === 'value' && byte > 0x20 && byte !== COLON) {
           // a scalar value at the top level: skip it up to the next key
           phase = 'key';
-        } else if (depth === 2 && phase === 'elements' && copyFrom >= 0 && byte === 0x2c) {
+        } else if (depth === 2 && phase === 'elements' && copyFrom >= 0 && byte === COMMA) {
           // a scalar element ends at a comma
           await write(lineOf(bytes, copyFrom, at));
           copyFrom = -1;
@@ -110,7 +114,7 @@ export async function arrayMemberToLines(
           phase === 'elements' &&
           copyFrom < 0 &&
           byte > 0x20 &&
-          byte !== 0x2c
+          byte !== COMMA
         ) {
           copyFrom = at;
         }
