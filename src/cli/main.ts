@@ -4,6 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { EXIT_BAD_INPUT, EXIT_FAILED, InputError, RoadEtlError, UsageError } from '../errors.js';
 import { redactor } from '../log.js';
 import { queryCommand } from './query.js';
+import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { schemaCommand } from './schema.js';
 import { simulateCommand } from './simulate.js';
@@ -19,8 +20,9 @@ export async function main(argv: string[]): Promise<number> {
     .command(validateCommand)
     .command(simulateCommand)
     .command(queryCommand)
+    .command(reportCommand)
     .command(schemaCommand)
-    .demandCommand(1, 'Name a command: run, validate, simulate or query.')
+    .demandCommand(1, 'Name a command: run, validate, simulate, query or report.')
     .strict()
     .recommendCommands()
     .help()

@@ -11,6 +11,7 @@ import {
   parseSize,
   SIZE_HELP,
 } from '../duckdb/memory.js';
+import { tileTemplateProblem } from '../util/geo.js';
 import { PARAM_TYPES } from './params.js';
 
 export const identifierPattern = /^[a-z][a-z0-9_]*$/;
@@ -94,6 +95,31 @@ export const sourceSchema = z.strictObject({
     .describe('The public traffic-sign API'),
 });
 
+export const reportSchema = z.strictObject({
+  map_signs: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(10_000)
+    .describe(
+      'Signs drawn per map at most; beyond it a random sample, stated as such. Default 10000.',
+    ),
+  tiles: z
+    .string()
+    .superRefine((url, ctx) => {
+      const problem = tileTemplateProblem(url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional()
+    .describe(
+      "Tile URL template for the maps' background, like https://tile.openstreetmap.org/{z}/{x}/{y}.png: the page then loads tiles from it. Default none: the page needs no network.",
+    ),
+  tiles_attribution: z
+    .string()
+    .default('© OpenStreetMap contributors')
+    .describe('Attribution shown on the maps with tiles'),
+});
+
 export const stepSchema = z.strictObject({
   id: identifier.describe(
     'Name of the step, unique in the pipeline (used by needs, --select, --reset)',
@@ -145,6 +171,12 @@ export const definitionSchema = z.strictObject({
     })
     .default({})
     .describe('DuckDB settings for SQL and export steps'),
+  report: z
+    .union([z.boolean(), reportSchema])
+    .default(false)
+    .describe(
+      'Write report/index.html (the run, maps and charts of the output, in one file) at the end of every run: true, or its settings. Default false; `road-etl report` writes it at any time.',
+    ),
   steps: z.array(stepSchema).min(1, 'a pipeline needs at least one step'),
 });
 
@@ -153,3 +185,4 @@ export type SimulatorSource = z.output<typeof simulatorSourceSchema>;
 export type SourceSpec = z.output<typeof sourceSchema>;
 export type StepSpec = z.output<typeof stepSchema>;
 export type Definition = z.output<typeof definitionSchema>;
+export type ReportSpec = z.output<typeof reportSchema>;

@@ -8,7 +8,13 @@ import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { formatPath, loadDefinition, problemAt, type Locate, type Path } from '../config/load.js';
 import type { ParamValue } from '../config/params.js';
-import type { Definition, ParamSpec, SimulatorSource } from '../config/schema.js';
+import {
+  reportSchema,
+  type Definition,
+  type ParamSpec,
+  type ReportSpec,
+  type SimulatorSource,
+} from '../config/schema.js';
 import { hasReference, substitute, type SubstitutionProblem } from '../config/substitute.js';
 import { InputError } from '../errors.js';
 import { redactor } from '../log.js';
@@ -35,6 +41,8 @@ export interface Pipeline {
   steps: PipelineStep[];
   sqlDir: string;
   duckdb: Definition['duckdb'];
+  /** The report written at the end of the run, if the definition asks for one. */
+  report: ReportSpec | undefined;
   /** Set when the run starts the simulator in-process. */
   simulator: SimulatorSource | undefined;
   /** Upstream endpoints and credentials (empty for an embedded simulator until it starts). */
@@ -249,6 +257,12 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     steps: ids.map((id) => built.get(id)!),
     sqlDir,
     duckdb: definition.duckdb,
+    report:
+      definition.report === false
+        ? undefined
+        : definition.report === true
+          ? reportSchema.parse({})
+          : definition.report,
     simulator: simulator === 'embedded' ? { seed: 1, scale: 'default' } : simulator,
     upstream,
     missingEnv: [...new Set(missingEnv)],

@@ -38,6 +38,8 @@ export interface Manifest {
   duration_ms: number;
   steps: StepReport[];
   exports: ExportRecord[];
+  /** The report page, relative to the output folder, when the run wrote one. */
+  report?: string;
   error?: string;
 }
 

@@ -24,6 +24,7 @@ import {
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
+import { REPORT_PATH, writeReport } from '../report/index.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import { StepMeter } from './resources.js';
 import { STATE_FOLDER, scratchFolder, stagingFolder } from '../layout.js';
@@ -133,6 +134,8 @@ export interface RunSummary {
   pipeline: string;
   output: string;
   manifest: string;
+  /** The report page (report/index.html), when the definition asks for one. */
+  report?: string;
   duration_ms: number;
   steps: { id: string; status: string; rows_out: number }[];
   rows_out: number;
@@ -364,26 +367,60 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     await simulator?.close();
   }
 
-  const finished = new Date();
-  const status: Manifest['status'] = !failure
-    ? 'succeeded'
-    : failure instanceof InterruptedError
-      ? 'interrupted'
-      : 'failed';
-  const manifest: Manifest = {
-    manifest_version: 1,
-    road_etl_version: VERSION,
-    pipeline: pipeline.name,
-    definition: pipeline.file,
-    params: pipeline.params,
-    status,
-    started_at: started.toISOString(),
-    finished_at: finished.toISOString(),
-    duration_ms: finished.getTime() - started.getTime(),
-    steps: reports,
-    exports,
-    ...(failure ? { error: failure.message } : {}),
+  const manifestNow = (): Manifest => {
+    const finished = new Date();
+    return {
+      manifest_version: 1,
+      road_etl_version: VERSION,
+      pipeline: pipeline.name,
+      definition: pipeline.file,
+      params: pipeline.params,
+      status: !failure
+        ? 'succeeded'
+        : failure instanceof InterruptedError
+          ? 'interrupted'
+          : 'failed',
+      started_at: started.toISOString(),
+      finished_at: finished.toISOString(),
+      duration_ms: finished.getTime() - started.getTime(),
+      steps: reports,
+      exports,
+      ...(failure ? { error: failure.message } : {}),
+    };
   };
+  let report: string | undefined;
+  if (pipeline.report && !(failure instanceof InterruptedError)) {
+    const spec = pipeline.report;
+    try {
+      const written = await writeReport(output, {
+        manifest: { ...manifestNow(), report: REPORT_PATH },
+        mapSigns: spec.map_signs,
+        tiles:
+          spec.tiles === undefined
+            ? undefined
+            : { url: spec.tiles, attribution: spec.tiles_attribution },
+        database: {
+          budget:
+            pipeline.duckdb.memory_limit === undefined
+              ? undefined
+              : parseSize(pipeline.duckdb.memory_limit),
+          threads: pipeline.duckdb.threads,
+          tempDirectory: join(output, STATE_FOLDER, 'duckdb-tmp'),
+        },
+      });
+      report = written.path;
+      logger.log('info', 'report.written', `Report written to ${written.path}`, {
+        path: written.path,
+        bytes: written.bytes,
+      });
+    } catch (error) {
+      failure ??=
+        explainOutOfMemory(error, 'writing the report', undefined) ??
+        explainIoError(error, 'writing the report');
+    }
+  }
+  const manifest: Manifest = { ...manifestNow(), ...(report ? { report: REPORT_PATH } : {}) };
+  const status = manifest.status;
   let manifestPath = join(output, 'manifest.json');
   try {
     manifestPath = await writeManifest(output, manifest);
@@ -396,6 +433,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     pipeline: pipeline.name,
     output,
     manifest: manifestPath,
+    ...(report ? { report } : {}),
     duration_ms: manifest.duration_ms,
     steps: reports.map((r) => ({ id: r.id, status: r.status, rows_out: r.rows_out })),
     rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),

@@ -127,3 +127,21 @@ export function checkGeoJsonPolygon(value: unknown): PolygonProblem[] {
   });
   return problems;
 }
+
+/**
+ * Why a map tile URL template cannot be used (undefined when it can): it must
+ * be http(s) and name {z}, {x} and {y}.
+ */
+export function tileTemplateProblem(url: string): string | undefined {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url.replace(/[{}]/g, ''));
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !/^https?:$/.test(parsed.protocol))
+    return `expected an http(s) URL template, got ${JSON.stringify(url)}`;
+  const missing = ['{z}', '{x}', '{y}'].filter((p) => !url.includes(p));
+  if (missing.length > 0) return `the URL template names no ${missing.join(', ')}`;
+  return undefined;
+}

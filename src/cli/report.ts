@@ -1,0 +1,67 @@
+/** `road-etl report`: the output folder's report page (report/index.html). */
+import { stat } from 'node:fs/promises';
+import type { Argv, CommandModule } from 'yargs';
+import { InputError } from '../errors.js';
+import { DEFAULT_MAP_SIGNS, writeReport } from '../report/index.js';
+import { tileTemplateProblem } from '../util/geo.js';
+import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
+
+interface ReportArgs extends CommonArgs {
+  'map-signs': number;
+  tiles: string | undefined;
+  'tiles-attribution': string;
+}
+
+export const reportCommand: CommandModule<object, ReportArgs> = {
+  command: 'report',
+  describe:
+    'Write report/index.html: the run, maps and charts of the output (one file, no network)',
+  builder: (yargs: Argv) =>
+    withCommonOptions(yargs)
+      .option('map-signs', {
+        type: 'number',
+        default: DEFAULT_MAP_SIGNS,
+        describe: 'Signs drawn per map at most; beyond it a random sample, stated as such',
+      })
+      .option('tiles', {
+        type: 'string',
+        describe:
+          "Tile URL template for the maps' background, like https://tile.openstreetmap.org/{z}/{x}/{y}.png (the page then loads tiles from it); default none",
+      })
+      .option('tiles-attribution', {
+        type: 'string',
+        default: '© OpenStreetMap contributors',
+        describe: 'Attribution shown with --tiles',
+      })
+      .example('$0 report --output output', 'write output/report/index.html')
+      .example(
+        '$0 report --tiles "https://tile.openstreetmap.org/{z}/{x}/{y}.png"',
+        'with a map background',
+      ) as unknown as Argv<ReportArgs>,
+  handler: async (args) => {
+    const output = outputFolder(args);
+    const logger = loggerFor(args);
+    const mapSigns = args['map-signs'];
+    if (!Number.isInteger(mapSigns) || mapSigns < 0)
+      throw new InputError(
+        `--map-signs: expected a whole number of 0 or more, got ${String(mapSigns)}`,
+      );
+    const problem = args.tiles === undefined ? undefined : tileTemplateProblem(args.tiles);
+    if (problem) throw new InputError(`--tiles: ${problem}`);
+    const folder = await stat(output).catch(() => undefined);
+    if (!folder?.isDirectory())
+      throw new InputError(`--output ${output}: no such folder (run a pipeline into it first)`);
+    const report = await writeReport(output, {
+      mapSigns,
+      tiles:
+        args.tiles === undefined
+          ? undefined
+          : { url: args.tiles, attribution: args['tiles-attribution'] },
+    });
+    logger.log('info', 'report.written', `Report written to ${report.path}`, {
+      path: report.path,
+      bytes: report.bytes,
+    });
+    process.stdout.write(JSON.stringify({ report: report.path, bytes: report.bytes }) + '\n');
+  },
+};

@@ -1,0 +1,153 @@
+/**
+ * What the report shows, as the page receives it: aggregates of the output's
+ * datasets (queries.ts), never the datasets themselves, so that the page stays
+ * small at any scale. The page's script (page/main.ts) reads the same types.
+ */
+
+/** The manifest's fields the report shows (manifest.json, written by every run). */
+export interface ReportManifest {
+  pipeline: string;
+  definition: string;
+  params: Record<string, unknown>;
+  status: string;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  road_etl_version: string;
+  steps: {
+    id: string;
+    kind: string;
+    status: string;
+    duration_ms: number;
+    cpu_ms?: number | undefined;
+    peak_rss_bytes?: number | undefined;
+    rows_in: number;
+    rows_out: number;
+    files: readonly unknown[];
+    error?: string | undefined;
+  }[];
+  exports: { path: string; format: string; rows: number; bytes: number }[];
+  report?: string | undefined;
+  error?: string | undefined;
+}
+
+/** A value and how often it occurs, most frequent first. */
+export type Count = [label: string, count: number];
+
+/** Points to draw, column by column (one entry per point in every array). */
+export interface SignPoints {
+  /** Points in the dataset (with a position). */
+  total: number;
+  /** Points drawn: all of them, or a random sample of this many. */
+  shown: number;
+  id: string[];
+  longitude: number[];
+  latitude: number[];
+  rvvCode: (string | null)[];
+  road: (string | null)[];
+  town: (string | null)[];
+  text: (string | null)[];
+  image: (string | null)[];
+}
+
+export interface SignState {
+  /** The view the numbers come from (signs_current_state, signs_live). */
+  view: string;
+  title: string;
+  /** Signs in the view. */
+  signs: number;
+  /** Signs by RVV category (the letters an RVV code starts with). */
+  byCategory: Count[];
+  /** The most frequent RVV codes, and the rest summed as "other codes". */
+  byCode: Count[];
+  /** The towns with the most signs, and the rest summed as "other towns". */
+  byTown: Count[];
+  points: SignPoints;
+}
+
+export interface SignsSection {
+  states: SignState[];
+  events?: {
+    events: number;
+    signs: number;
+    first: string | null;
+    last: string | null;
+    /** Monday of each ISO week (UTC) with its events by type. */
+    weeks: { week: string[]; created: number[]; updated: number[]; deleted: number[] };
+  };
+  reconcile?: {
+    differences: number;
+    byDifference: Count[];
+    byField: Count[];
+    examples: { id: string; difference: string; fields: string }[];
+  };
+  live?: {
+    snapshots: number;
+    first: string | null;
+    latest: string | null;
+    /** Per pair of consecutive snapshots (by the later one): signs added, removed and changed. */
+    changes: { moment: string[]; added: number[]; removed: number[]; changed: number[] };
+    byField: Count[];
+  };
+}
+
+export interface BicycleLocationPoint {
+  id: string;
+  name: string | null;
+  authority: string | null;
+  longitude: number;
+  latitude: number;
+  /** Cyclists counted over the period; null where the location has no measurement. */
+  cyclists: number | null;
+  /** Hours with a measurement out of the hours of the period (0..1); null without measurements. */
+  completeness: number | null;
+}
+
+export interface BicycleSection {
+  /** Locations in the catalog. */
+  locations: number;
+  /** Locations with at least one measurement. */
+  measuredLocations: number;
+  /** First and last hour measured (UTC). */
+  firstHour: string | null;
+  lastHour: string | null;
+  /** Cyclists counted over the period, all locations. */
+  cyclists: number;
+  /** Location-hours with a measurement. */
+  locationHours: number;
+  points: BicycleLocationPoint[];
+  /**
+   * Local dates (Europe/Amsterdam) of the period, with the hours each has (23,
+   * 24 or 25), the hours of it with a count at any location (fewer on the
+   * period's first and last local day, which UTC bounds cut), and the cyclists.
+   */
+  days: { date: string[]; hours: number[]; measuredHours: number[]; total: number[] };
+  /** Daily totals of each measured location, aligned with days.date (null: no measurement). */
+  perLocation: { id: string; name: string | null; total: (number | null)[] }[];
+  /** Mean cyclists per location and hour, by local hour of the day. */
+  profile: { weekday: (number | null)[]; weekend: (number | null)[] };
+  /** Locations by completeness over the period. */
+  completeness: Count[];
+  leastComplete: { id: string; name: string | null; completeness: number }[];
+  /** Where hourly and daily data is absent (no bicycle_hourly): what to run. */
+  missing?: string;
+}
+
+export interface QualitySection {
+  quarantine: { dataset: string; rows: number; byReason: Count[]; example: string | null }[];
+  typing: { dataset: string; rows: number; rowsWithIssues: number; byField: Count[] }[];
+}
+
+export interface ReportData {
+  generatedAt: string;
+  output: string;
+  manifest: ReportManifest | null;
+  /** Why the folder's manifest.json could not be read, when it could not. */
+  manifestProblem: string | null;
+  datasets: { name: string; path: string; rows: number }[];
+  signs: SignsSection | null;
+  bicycle: BicycleSection | null;
+  quality: QualitySection;
+  /** A tile URL template for the maps' background, when the definition names one. */
+  tiles: { url: string; attribution: string } | null;
+}
