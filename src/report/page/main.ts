@@ -170,8 +170,14 @@ function lineChart(
   element: HTMLElement,
   labels: string[],
   series: { label: string; values: (number | null)[] }[],
-  options: { incrs: number[]; shade?: (i: number) => string | undefined } = { incrs: [1] },
+  options: {
+    incrs: number[];
+    shade?: (i: number) => string | undefined;
+    /** Shorter labels for the axis (default: the labels). */
+    ticks?: string[];
+  } = { incrs: [1] },
 ): Chart {
+  const ticks = options.ticks ?? labels;
   const x = labels.map((_, i) => i);
   const shade = options.shade;
   const chartOptions: ChartOptions = {
@@ -181,7 +187,7 @@ function lineChart(
     axes: [
       {
         incrs: options.incrs,
-        values: (_u, splits) => splits.map((i) => labels[i] ?? ''),
+        values: (_u, splits) => splits.map((i) => ticks[i] ?? ''),
         space: 70,
       },
       { values: (_u, splits) => splits.map((v) => integer.format(v)), size: 70 },
@@ -286,7 +292,7 @@ function drawDaily(): boolean {
           ? { label: `${location.id} cyclists`, values: location.total }
           : { label: 'cyclists, all locations', values: days.total },
       ],
-      { incrs: [1, 2, 7, 14, 28], shade },
+      { incrs: [1, 2, 7, 14, 28], shade, ticks: days.date },
     );
   };
   draw('');

@@ -1,0 +1,235 @@
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Manifest } from '../../src/pipeline/manifest.js';
+import {
+  CHROMIUM,
+  NO_CHROMIUM,
+  figure,
+  launch,
+  openReport,
+  paintedPixels,
+} from '../helpers/browser.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+if (!CHROMIUM) console.warn(`test/report/report.test.ts: ${NO_CHROMIUM}`);
+
+let demo: string;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  demo = join(await mkdtemp(join(tmpdir(), 'road-etl-report-')), 'output');
+  const run = await runCli(['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', demo], {
+    env: {},
+  });
+  if (run.code !== 0) throw new Error(`the demo failed: ${run.stderr}`);
+  if (CHROMIUM) browser = await launch();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await rm(join(demo, '..'), { recursive: true, force: true });
+});
+
+const parquet = (folder: string): string =>
+  `read_parquet('${join(demo, folder).replaceAll("'", "''")}/**/*.parquet', hive_partitioning = true)`;
+
+async function count(sql: string): Promise<number> {
+  const [row] = await duck(`SELECT CAST((${sql}) AS BIGINT) AS n`);
+  return Number(row!['n']);
+}
+
+/**
+ * Cyclists over the period from the rows as received (measured_values_full):
+ * per location and hour, the largest of the categories' sums.
+ */
+async function cyclistsAsReceived(): Promise<number> {
+  const rows = await duck(
+    `SELECT measured_values_full AS v FROM ${parquet('bicycle/measurements')}`,
+  );
+  let total = 0;
+  for (const row of rows) {
+    const categories = JSON.parse(String(row['v'])) as Record<
+      string,
+      Record<string, number | null>
+    >;
+    const sums = Object.values(categories).map((subcategories) =>
+      Object.values(subcategories).reduce<number>((sum, value) => sum + (value ?? 0), 0),
+    );
+    total += Math.max(0, ...sums);
+  }
+  return total;
+}
+
+describe('the report of a run', () => {
+  it('is written by the demo, named in its manifest and summary, and self-contained', async () => {
+    const manifest = JSON.parse(await readFile(join(demo, 'manifest.json'), 'utf8')) as Manifest;
+    expect(manifest.report).toBe('report/index.html');
+    const html = await readFile(join(demo, 'report', 'index.html'), 'utf8');
+    expect(html.length).toBeLessThan(5 * 2 ** 20);
+    // Nothing is loaded from elsewhere: no src= or href= to another file or host.
+    expect(html.match(/<script[^>]+src=/g)).toBeNull();
+    expect(html.match(/<link[^>]+href=/g)).toBeNull();
+    expect(html).toContain(`Content-Security-Policy`);
+
+    const rerun = await runCli(['report', '--output', demo], { env: {} });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(JSON.parse(rerun.stdout)).toMatchObject({ report: join(demo, 'report', 'index.html') });
+  });
+
+  it.skipIf(!CHROMIUM)(
+    'renders in headless Chromium with no network: its numbers are DuckDB counts, its maps and charts are drawn',
+    async () => {
+      const { page, errors, refused } = await openReport(
+        browser!,
+        join(demo, 'report', 'index.html'),
+      );
+
+      const latestSnapshot = `(SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${parquet('signs/live_snapshots')}))`;
+      expect(await figure(page, 'signs-signs_current_state')).toBe(
+        await count(`SELECT count(*) FROM ${parquet('derived/signs_current_state')}`),
+      );
+      expect(await figure(page, 'signs-signs_live')).toBe(
+        await count(
+          `SELECT count(*) FROM ${parquet('signs/live_snapshots')} WHERE snapshot = ${latestSnapshot}`,
+        ),
+      );
+      expect(await figure(page, 'signs-events')).toBe(
+        await count(`SELECT count(*) FROM ${parquet('signs/events')}`),
+      );
+      expect(await figure(page, 'bicycle-locations')).toBe(
+        await count(`SELECT count(*) FROM ${parquet('bicycle/locations')}`),
+      );
+      expect(await figure(page, 'bicycle-measured')).toBe(
+        await count(`SELECT count(DISTINCT location_id) FROM ${parquet('bicycle/measurements')}`),
+      );
+      const cyclists = await cyclistsAsReceived();
+      expect(cyclists).toBeGreaterThan(0);
+      expect(await figure(page, 'bicycle-cyclists')).toBe(cyclists);
+      // October 2026: summer time ends on Sunday the 25th, a local day of 25 hours.
+      expect(await page.locator('#irregular-days').textContent()).toContain('2026-10-25 (25 hours');
+
+      // The maps and charts are drawn: canvases with paint on them.
+      for (const drawn of [
+        '#signs-map',
+        '#bicycle-map',
+        '#chart-events',
+        '#chart-daily',
+        '#chart-profile',
+      ])
+        expect(await paintedPixels(page, drawn), drawn).toBeGreaterThan(1000);
+      // One mark per sign: Leaflet's canvas layer holds them all.
+      expect(await page.locator('#sample-signs_live').textContent()).toContain(
+        'All 3,000 signs with a position are drawn',
+      );
+      // Choosing the other current state shows its own tables.
+      await page.locator('input[name="sign-state"][value="1"]').check();
+      expect(await page.locator('#codes-signs_current_state').isVisible()).toBe(true);
+      expect(await page.locator('#codes-signs_live').isVisible()).toBe(false);
+
+      expect(errors).toEqual([]);
+      expect(refused).toEqual([]);
+
+      const top = Number(
+        await page.evaluate(
+          `document.getElementById('bicycle').getBoundingClientRect().top + window.scrollY`,
+        ),
+      );
+      await mkdir(join(ROOT, 'docs'), { recursive: true });
+      await page.screenshot({
+        path: join(ROOT, 'docs', 'report.png'),
+        fullPage: true,
+        clip: { x: 0, y: Math.max(0, top - 12), width: 1280, height: 1240 },
+      });
+    },
+  );
+});
+
+describe('the report of part of an output', () => {
+  /** An output folder with some of the demo's datasets (and other files), and its report. */
+  async function partial(folders: string[], files: Record<string, string> = {}): Promise<string> {
+    const output = join(await testDir(), 'output');
+    for (const folder of folders)
+      await cp(join(demo, folder), join(output, folder), { recursive: true });
+    for (const [name, text] of Object.entries(files)) await writeFile(join(output, name), text);
+    const result = await runCli(['report', '--output', output], { env: {} });
+    expect(result.code, result.stderr).toBe(0);
+    return output;
+  }
+
+  it('of the bicycle datasets alone shows them and says the signs are absent', async () => {
+    const output = await partial([
+      'bicycle',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+      'derived/bicycle_location_summary',
+    ]);
+    const html = await readFile(join(output, 'report', 'index.html'), 'utf8');
+    expect(html).toContain('No traffic-sign datasets in this output');
+    expect(html).toContain('No manifest.json in this folder');
+    expect(html).not.toContain('id="signs-map"');
+    expect(html).toContain('id="bicycle-map"');
+    if (!browser) return;
+    const { page, errors, refused } = await openReport(
+      browser,
+      join(output, 'report', 'index.html'),
+    );
+    expect(await figure(page, 'bicycle-locations')).toBe(
+      await count(`SELECT count(*) FROM ${parquet('bicycle/locations')}`),
+    );
+    expect(await paintedPixels(page, '#bicycle-map')).toBeGreaterThan(1000);
+    expect(await paintedPixels(page, '#chart-daily')).toBeGreaterThan(1000);
+    expect(errors).toEqual([]);
+    expect(refused).toEqual([]);
+  });
+
+  it('of the signs alone shows them and says the bicycle counts are absent', async () => {
+    const output = await partial(
+      ['signs', 'derived/signs_current_state', 'derived/signs_reconcile'],
+      {
+        'manifest.json': '{ not json',
+      },
+    );
+    const html = await readFile(join(output, 'report', 'index.html'), 'utf8');
+    expect(html).toContain('No bicycle datasets in this output');
+    expect(html).toContain('manifest.json is not JSON');
+    expect(html).toContain('id="signs-map"');
+    if (!browser) return;
+    const { page, errors, refused } = await openReport(
+      browser,
+      join(output, 'report', 'index.html'),
+    );
+    expect(await page.locator('#run .absent').textContent()).toContain('manifest.json is not JSON');
+    expect(await figure(page, 'signs-signs_current_state')).toBe(
+      await count(`SELECT count(*) FROM ${parquet('derived/signs_current_state')}`),
+    );
+    expect(await paintedPixels(page, '#signs-map')).toBeGreaterThan(1000);
+    expect(await page.locator('#bicycle-map').count()).toBe(0);
+    expect(errors).toEqual([]);
+    expect(refused).toEqual([]);
+  });
+});
+
+describe('road-etl report refuses bad input', () => {
+  it('a folder that does not exist: exit 2, nothing written', async () => {
+    const missing = join(await testDir(), 'nothing-here');
+    const result = await runCli(['report', '--output', missing], { env: {} });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('no such folder');
+    await expect(readFile(join(missing, 'report', 'index.html'))).rejects.toThrow();
+  });
+
+  it('a tile URL that is no template: exit 2', async () => {
+    const result = await runCli(
+      ['report', '--output', demo, '--tiles', 'ftp://tiles.example/x.png'],
+      {
+        env: {},
+      },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--tiles');
+  });
+});
