@@ -46,6 +46,10 @@ export const simulatorSourceSchema = z.strictObject({
     .describe('Size of the simulated world'),
   now: z
     .string()
+    .refine(
+      (v) => !Number.isNaN(Date.parse(v)),
+      'must be a UTC ISO timestamp, like 2026-11-14T12:00:00Z',
+    )
     .optional()
     .describe("The simulator's clock (UTC ISO); default: the end of its feed"),
   signs: z.number().int().positive().optional().describe('Number of distinct signs'),
@@ -172,7 +176,9 @@ export const definitionSchema = z.strictObject({
     .default({})
     .describe('DuckDB settings for SQL and export steps'),
   report: z
-    .union([z.boolean(), reportSchema])
+    .union([z.boolean(), reportSchema], {
+      error: 'expected true, false, or settings (map_signs, tiles, tiles_attribution)',
+    })
     .default(false)
     .describe(
       'Write report/index.html (the run, maps and charts of the output, in one file) at the end of every run: true, or its settings. Default false; `road-etl report` writes it at any time.',

@@ -195,7 +195,7 @@ function signsSection(data: ReportData, colors: Record<string, string>): string 
   if (signs.live) {
     const changes = signs.live.changes;
     const total = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-    live = `<h3>Today's API, day to day</h3><p class="muted">${fmt(signs.live.snapshots)} daily snapshot${signs.live.snapshots === 1 ? '' : 's'}${signs.live.first ? `, from ${escapeHtml(signs.live.first)} to ${escapeHtml(signs.live.latest)}` : ''}.</p>${
+    live = `<h3>Today's API, day to day</h3><p class="muted">${fmt(signs.live.snapshots)} snapshot${signs.live.snapshots === 1 ? '' : 's'}${signs.live.first ? `, from ${escapeHtml(signs.live.first)} to ${escapeHtml(signs.live.latest)}` : ''}.</p>${
       changes.moment.length === 0
         ? `<p id="live-changes-none">No changes yet: they appear once a second day's snapshot has been downloaded${signs.live.snapshots > 1 ? ' (and the signs_live_changes step has run)' : ''}.</p>`
         : `<div class="figures">${figure('live-added', total(changes.added), 'signs added')}${figure('live-removed', total(changes.removed), 'removed')}${figure('live-changed', total(changes.changed), 'changed')}</div><div class="chart" id="chart-live"></div>${countTable('Changed fields', 'Field', signs.live.byField, 'live-fields')}`

@@ -64,6 +64,21 @@ describe('pipeline definitions', () => {
     ],
     ['no steps', 'name: p\nsteps: []\n', /steps: a pipeline needs at least one step/],
     [
+      'a simulator clock that is no timestamp',
+      `name: p\nsource:\n  simulator: { now: 'yesterday' }\n${step()}`,
+      /^p\.yaml:3: source\.simulator\.now: must be a UTC ISO timestamp/,
+    ],
+    [
+      'a report tile URL that is no template',
+      `name: p\nreport: { tiles: 'https://tiles.example/map.png' }\n${step()}`,
+      /^p\.yaml:2: report\.tiles: the URL template names no \{z\}, \{x\}, \{y\}$/,
+    ],
+    [
+      'a report setting it does not know',
+      `name: p\nreport: { map: 5 }\n${step()}`,
+      /^p\.yaml:2: report.*map/,
+    ],
+    [
       'a required param that is missing',
       `name: p\nparams:\n  start: { type: timestamp, required: true }\n${step()}`,
       /^p\.yaml:3: params\.start: required param is missing: give it with --param start=\.\.\.$/,

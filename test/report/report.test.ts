@@ -213,6 +213,53 @@ describe('the report of part of an output', () => {
   });
 });
 
+describe("the report of today's API over several days", () => {
+  it.skipIf(!CHROMIUM)(
+    'states the changes between snapshots that DuckDB counts, and charts them',
+    async () => {
+      const project = await testDir();
+      const output = join(project, 'output');
+      const definition = (now: string): string => `name: live_days
+source:
+  simulator: { seed: 3, scale: small, now: '${now}' }
+sql_dir: ${JSON.stringify(join(ROOT, 'sql'))}
+report: true
+steps:
+  - { id: signs_live, kind: signs.live }
+  - id: signs_live_changes
+    kind: sql
+    needs: [signs_live]
+    options: { file: signs_live_changes.sql, outputs: [signs_live_changes] }
+`;
+      // Three days of the simulator's world, one download each.
+      for (const now of ['2026-11-01T12:00:00Z', '2026-11-08T12:00:00Z', '2026-11-14T12:00:00Z']) {
+        await writeFile(join(project, 'p.yaml'), definition(now));
+        const run = await runCli(['run', join(project, 'p.yaml'), '--output', output], { env: {} });
+        expect(run.code, run.stderr).toBe(0);
+      }
+      const changes = (change: string): Promise<number> =>
+        count(
+          `SELECT count(*) FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet') WHERE change = '${change}'`,
+        );
+      const changed = await changes('changed');
+      expect(changed).toBeGreaterThan(0);
+
+      const { page, errors, refused } = await openReport(
+        browser!,
+        join(output, 'report', 'index.html'),
+      );
+      expect(await figure(page, 'signs-snapshots')).toBe(3);
+      expect(await figure(page, 'live-added')).toBe(await changes('added'));
+      expect(await figure(page, 'live-removed')).toBe(await changes('removed'));
+      expect(await figure(page, 'live-changed')).toBe(changed);
+      expect(await paintedPixels(page, '#chart-live')).toBeGreaterThan(1000);
+      expect(await page.locator('#bicycle .absent').textContent()).toContain('No bicycle datasets');
+      expect(errors).toEqual([]);
+      expect(refused).toEqual([]);
+    },
+  );
+});
+
 describe('road-etl report refuses bad input', () => {
   it('a folder that does not exist: exit 2, nothing written', async () => {
     const missing = join(await testDir(), 'nothing-here');

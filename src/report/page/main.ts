@@ -249,7 +249,7 @@ function drawLiveChanges(): boolean {
   if (!element || !changes || changes.moment.length === 0) return false;
   lineChart(
     element,
-    changes.moment.map((m) => m.slice(0, 10)),
+    changes.moment.map((m) => m.slice(0, 19).replace('T', ' ')),
     [
       { label: 'added', values: changes.added },
       { label: 'removed', values: changes.removed },
