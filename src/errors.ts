@@ -117,6 +117,8 @@ const IO_MESSAGES: Record<string, string> = {
   EPERM: 'operation not permitted',
   EROFS: 'the file system is read-only',
   EMFILE: 'too many open files',
+  EISDIR: 'a folder is where a file must go',
+  ENOTDIR: 'a file is where a folder must go',
 };
 
 /** The system's words for those errors, as DuckDB passes them on in its IO errors. */

@@ -280,16 +280,19 @@ function datasetsSection(data: ReportData): string {
   return `<section id="datasets"><h2>Datasets</h2><p class="muted">Each is a view in <code>road-etl query</code> (and read_parquet over its folder in DuckDB).</p>${rows ? `<table id="datasets-table"><thead><tr><th>View</th><th>Folder</th><th class="num">Rows</th></tr></thead><tbody>${rows}</tbody></table>` : absent('No datasets', 'in this folder yet.')}</section>`;
 }
 
+/** The CSP source of a tile URL template: its scheme and host, a {s} subdomain as *. */
+export function tileSource(template: string): string {
+  const match = /^(https?:\/\/[^/?#]+)/.exec(template);
+  return (match?.[1] ?? template).replace(/\{s\}/g, '*');
+}
+
 export function renderPage(
   data: ReportData,
   assets: PageAssets,
   colors: Record<string, string>,
 ): string {
   const title = data.manifest ? `road-etl report: ${data.manifest.pipeline}` : 'road-etl report';
-  const imgSources = [
-    'data:',
-    ...(data.tiles ? [new URL(data.tiles.url.replace(/[{}]/g, '')).origin] : []),
-  ];
+  const imgSources = ['data:', ...(data.tiles ? [tileSource(data.tiles.url)] : [])];
   const policy = `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src ${imgSources.join(' ')}; connect-src 'none'; base-uri 'none'; form-action 'none'`;
   return `<!doctype html>
 <html lang="en">

@@ -13,7 +13,7 @@ import {
   paintedPixels,
 } from '../helpers/browser.js';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { duck, outputHashes, testDir } from '../helpers/tmp.js';
 
 if (!CHROMIUM) console.warn(`test/report/report.test.ts: ${NO_CHROMIUM}`);
 
@@ -258,6 +258,41 @@ steps:
       expect(refused).toEqual([]);
     },
   );
+});
+
+describe('a report that cannot be written', () => {
+  it('fails the run with exit 1 and leaves what landed as it was', async () => {
+    const project = await testDir();
+    const output = join(project, 'output');
+    await writeFile(
+      join(project, 'p.yaml'),
+      `name: live
+source:
+  simulator: { seed: 3, scale: small, now: '2026-11-14T12:00:00Z' }
+report: true
+steps:
+  - { id: signs_live, kind: signs.live }
+`,
+    );
+    const args = ['run', join(project, 'p.yaml'), '--output', output];
+    const first = await runCli(args, { env: {} });
+    expect(first.code, first.stderr).toBe(0);
+    const landed = await outputHashes(output, ['manifest.json', 'index.html']);
+    expect([...landed.keys()].some((path) => path.startsWith('signs/live_snapshots/'))).toBe(true);
+
+    // A folder where the page goes: the report cannot be put in its place.
+    await rm(join(output, 'report', 'index.html'));
+    await mkdir(join(output, 'report', 'index.html', 'in-the-way'), { recursive: true });
+    const second = await runCli(args, { env: {} });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('writing the report');
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    expect(manifest.status).toBe('failed');
+    expect(manifest.error).toContain('writing the report');
+    expect(manifest.report).toBeUndefined();
+    expect(manifest.steps.map((s) => s.status)).toEqual(['succeeded']);
+    expect(await outputHashes(output, ['manifest.json', 'in-the-way'])).toEqual(landed);
+  });
 });
 
 describe('road-etl report refuses bad input', () => {
