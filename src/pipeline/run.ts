@@ -24,7 +24,8 @@ import {
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { writeManifest, type Manifest, type StepReport } from './manifest.js';
-import { REPORT_PATH, writeReport } from '../report/index.js';
+import { describeRunReport, writeRunReport } from './run-report.js';
+import { REPORT_PATH } from '../report/index.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import { StepMeter } from './resources.js';
 import { STATE_FOLDER, scratchFolder, stagingFolder } from '../layout.js';
@@ -100,6 +101,7 @@ export async function describePlan(
   }
   for (const { step, need } of reused)
     lines.push(`Reuses the output of ${need} from an earlier run (needed by ${step}).`);
+  if (pipeline.report) lines.push(describeRunReport(pipeline.report, output));
   return lines;
 }
 
@@ -390,33 +392,10 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
   };
   let report: string | undefined;
   if (pipeline.report && !(failure instanceof InterruptedError)) {
-    const spec = pipeline.report;
     try {
-      const written = await writeReport(output, {
-        manifest: { ...manifestNow(), report: REPORT_PATH },
-        mapSigns: spec.map_signs,
-        tiles:
-          spec.tiles === undefined
-            ? undefined
-            : { url: spec.tiles, attribution: spec.tiles_attribution },
-        database: {
-          budget:
-            pipeline.duckdb.memory_limit === undefined
-              ? undefined
-              : parseSize(pipeline.duckdb.memory_limit),
-          threads: pipeline.duckdb.threads,
-          tempDirectory: join(output, STATE_FOLDER, 'duckdb-tmp'),
-        },
-      });
-      report = written.path;
-      logger.log('info', 'report.written', `Report written to ${written.path}`, {
-        path: written.path,
-        bytes: written.bytes,
-      });
+      report = await writeRunReport(pipeline, pipeline.report, output, manifestNow(), logger);
     } catch (error) {
-      failure ??=
-        explainOutOfMemory(error, 'writing the report', undefined) ??
-        explainIoError(error, 'writing the report');
+      failure ??= error as Error;
     }
   }
   const manifest: Manifest = { ...manifestNow(), ...(report ? { report: REPORT_PATH } : {}) };
