@@ -1,5 +1,6 @@
-// Runs every benchmark: node bench/run.js (npm run bench). The national one takes about 20 minutes.
+// Runs every benchmark: node bench/run.js (npm run bench). The national ones take about 25 minutes.
 await import('./signs.js');
 await import('./bicycle.js');
 await import('./live.js');
 await import('./national.js');
+await import('./report.js');
