@@ -1,7 +1,7 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/pipeline/manifest.js';
 import {
@@ -44,13 +44,13 @@ async function count(sql: string): Promise<number> {
 
 /**
  * Cyclists over the period from the rows as received (measured_values_full):
- * per location and hour, the largest of the categories' sums.
+ * per location and hour, the largest of the categories' sums. By location.
  */
-async function cyclistsAsReceived(): Promise<number> {
+async function cyclistsAsReceived(): Promise<Map<string, number>> {
   const rows = await duck(
-    `SELECT measured_values_full AS v FROM ${parquet('bicycle/measurements')}`,
+    `SELECT location_id, measured_values_full AS v FROM ${parquet('bicycle/measurements')}`,
   );
-  let total = 0;
+  const byLocation = new Map<string, number>();
   for (const row of rows) {
     const categories = JSON.parse(String(row['v'])) as Record<
       string,
@@ -59,9 +59,31 @@ async function cyclistsAsReceived(): Promise<number> {
     const sums = Object.values(categories).map((subcategories) =>
       Object.values(subcategories).reduce<number>((sum, value) => sum + (value ?? 0), 0),
     );
-    total += Math.max(0, ...sums);
+    const id = String(row['location_id']);
+    byLocation.set(id, (byLocation.get(id) ?? 0) + Math.max(0, ...sums));
   }
-  return total;
+  return byLocation;
+}
+
+/** Clicks a map's mark at a position (zoomed in on it), and resolves to the popup that opens. */
+async function clickMark(
+  page: Page,
+  map: string,
+  latitude: number,
+  longitude: number,
+): Promise<Locator> {
+  await page.locator(`#${map}-map`).scrollIntoViewIfNeeded();
+  const [x, y] = (await page.evaluate(`(() => {
+    const map = window.roadEtlReport.maps[${JSON.stringify(map)}];
+    map.setView([${latitude}, ${longitude}], 17, { animate: false });
+    const point = map.latLngToContainerPoint([${latitude}, ${longitude}]);
+    const box = map.getContainer().getBoundingClientRect();
+    return [box.left + point.x, box.top + point.y];
+  })()`)) as [number, number];
+  await page.mouse.click(x, y);
+  const popup = page.locator(`#${map}-map .leaflet-popup-content`);
+  await popup.waitFor();
+  return popup;
 }
 
 describe('the report of a run', () => {
@@ -106,7 +128,8 @@ describe('the report of a run', () => {
       expect(await figure(page, 'bicycle-measured')).toBe(
         await count(`SELECT count(DISTINCT location_id) FROM ${parquet('bicycle/measurements')}`),
       );
-      const cyclists = await cyclistsAsReceived();
+      const byLocation = await cyclistsAsReceived();
+      const cyclists = [...byLocation.values()].reduce((a, b) => a + b, 0);
       expect(cyclists).toBeGreaterThan(0);
       expect(await figure(page, 'bicycle-cyclists')).toBe(cyclists);
       // October 2026: summer time ends on Sunday the 25th, a local day of 25 hours.
@@ -121,18 +144,7 @@ describe('the report of a run', () => {
         '#chart-profile',
       ])
         expect(await paintedPixels(page, drawn), drawn).toBeGreaterThan(1000);
-      // One mark per sign: Leaflet's canvas layer holds them all.
-      expect(await page.locator('#sample-signs_live').textContent()).toContain(
-        'All 3,000 signs with a position are drawn',
-      );
-      // Choosing the other current state shows its own tables.
-      await page.locator('input[name="sign-state"][value="1"]').check();
-      expect(await page.locator('#codes-signs_current_state').isVisible()).toBe(true);
-      expect(await page.locator('#codes-signs_live').isVisible()).toBe(false);
-
-      expect(errors).toEqual([]);
-      expect(refused).toEqual([]);
-
+      // The README's picture: the bicycle section as drawn.
       const top = Number(
         await page.evaluate(
           `document.getElementById('bicycle').getBoundingClientRect().top + window.scrollY`,
@@ -144,6 +156,42 @@ describe('the report of a run', () => {
         fullPage: true,
         clip: { x: 0, y: Math.max(0, top - 12), width: 1280, height: 1240 },
       });
+      // One mark per sign: Leaflet's canvas layer holds them all.
+      expect(await page.locator('#sample-signs_live').textContent()).toContain(
+        'All 3,000 signs with a position are drawn',
+      );
+      // Choosing the other current state shows its own tables.
+      await page.locator('input[name="sign-state"][value="1"]').check();
+      expect(await page.locator('#codes-signs_current_state').isVisible()).toBe(true);
+      expect(await page.locator('#codes-signs_live').isVisible()).toBe(false);
+
+      // A popup per mark, with its fields: a sign of the current state, with its image link...
+      const [sign] = await duck(
+        `SELECT CAST(id AS VARCHAR) AS id, rvv_code, details_image, location_wgs84_latitude AS lat, location_wgs84_longitude AS lon
+         FROM ${parquet('derived/signs_current_state')} WHERE details_image IS NOT NULL ORDER BY id LIMIT 1`,
+      );
+      const signPopup = await clickMark(page, 'signs', Number(sign!['lat']), Number(sign!['lon']));
+      expect(await signPopup.textContent()).toContain(`Sign${String(sign!['id'])}`);
+      expect(await signPopup.textContent()).toContain(`RVV code${String(sign!['rvv_code'])}`);
+      expect(await signPopup.locator('a').getAttribute('href')).toBe(sign!['details_image']);
+      // ...and the busiest bicycle location, with the cyclists it counted.
+      const [busiest, most] = [...byLocation].sort((a, b) => b[1] - a[1])[0]!;
+      const [place] = await duck(
+        `SELECT latitude, longitude FROM ${parquet('bicycle/locations')} WHERE location_id = '${busiest}'`,
+      );
+      const locationPopup = await clickMark(
+        page,
+        'bicycle',
+        Number(place!['latitude']),
+        Number(place!['longitude']),
+      );
+      expect(await locationPopup.textContent()).toContain(`Location${busiest}`);
+      expect(await locationPopup.textContent()).toContain(
+        `Cyclists${most.toLocaleString('en-US')}`,
+      );
+
+      expect(errors).toEqual([]);
+      expect(refused).toEqual([]);
     },
   );
 });

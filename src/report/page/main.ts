@@ -94,11 +94,16 @@ function signLayer(state: SignState): { layer: L.LayerGroup; points: [number, nu
   return { layer, points };
 }
 
+/** The maps, for a reader's console (and the report's tests): window.roadEtlReport.maps. */
+const maps: Record<string, L.Map> = {};
+(window as unknown as { roadEtlReport: unknown }).roadEtlReport = { maps };
+
 function drawSignsMap(): boolean {
   const element = document.getElementById('signs-map');
   const states = data.signs?.states ?? [];
   if (!element || states.length === 0) return false;
   const map = newMap(element);
+  maps['signs'] = map;
   const layers = states.map(signLayer);
   let shown = 0;
   layers[0]!.layer.addTo(map);
@@ -123,6 +128,7 @@ function drawBicycleMap(): boolean {
   const locations = data.bicycle?.points ?? [];
   if (!element || locations.length === 0) return false;
   const map = newMap(element);
+  maps['bicycle'] = map;
   const largest = Math.max(1, ...locations.map((l) => l.cyclists ?? 0));
   // Largest first, so that small circles stay clickable on top of large ones.
   const ordered = [...locations].sort((a, b) => (b.cyclists ?? -1) - (a.cyclists ?? -1));
