@@ -1,3 +1,5 @@
+import type { FeatureCollection } from 'geojson';
+
 /**
  * What the report shows, as the page receives it: aggregates of the output's
  * datasets (queries.ts), never the datasets themselves, so that the page stays
@@ -138,10 +140,15 @@ export interface QualitySection {
   typing: { dataset: string; rows: number; rowsWithIssues: number; byField: Count[] }[];
 }
 
+/** The manifest as the page carries it: each step's files counted, not listed. */
+export type PageManifest = Omit<ReportManifest, 'steps'> & {
+  steps: (Omit<ReportManifest['steps'][number], 'files'> & { files: number })[];
+};
+
 export interface ReportData {
   generatedAt: string;
   output: string;
-  manifest: ReportManifest | null;
+  manifest: PageManifest | null;
   /** Why the folder's manifest.json could not be read, when it could not. */
   manifestProblem: string | null;
   datasets: { name: string; path: string; rows: number }[];
@@ -150,4 +157,6 @@ export interface ReportData {
   quality: QualitySection;
   /** A tile URL template for the maps' background, when the definition names one. */
   tiles: { url: string; attribution: string } | null;
+  /** Without tiles: the outlines of the Netherlands and its neighbours, drawn beneath the marks. */
+  outline: FeatureCollection | null;
 }

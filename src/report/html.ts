@@ -5,7 +5,7 @@
  * data, embedded as JSON. Scripts and styles are inlined: the file needs
  * nothing beside it and no network.
  */
-import type { Count, ReportData, ReportManifest, SignState } from './data.js';
+import type { Count, PageManifest, ReportData, SignState } from './data.js';
 import type { PageAssets } from './assets.js';
 
 const ESCAPES: Record<string, string> = {
@@ -82,7 +82,7 @@ function paramText(value: unknown): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value as string | number);
 }
 
-function runSection(manifest: ReportManifest | null, problem: string | null): string {
+function runSection(manifest: PageManifest | null, problem: string | null): string {
   if (!manifest)
     return `<section id="run"><h2>The run</h2>${
       problem
@@ -101,7 +101,7 @@ function runSection(manifest: ReportManifest | null, problem: string | null): st
   const steps = manifest.steps
     .map(
       (s) =>
-        `<tr class="status-${escapeHtml(s.status)}"><td>${escapeHtml(s.id)}</td><td>${escapeHtml(s.kind)}</td><td><span class="badge ${escapeHtml(s.status)}">${escapeHtml(s.status)}</span></td><td class="num">${fmt(s.rows_in)}</td><td class="num">${fmt(s.rows_out)}</td><td class="num">${fmt(s.files.length)}</td><td class="num">${duration(s.duration_ms)}</td><td class="num">${s.peak_rss_bytes ? bytes(s.peak_rss_bytes) : ''}</td></tr>${s.error ? `<tr class="error"><td colspan="8">${escapeHtml(s.error)}</td></tr>` : ''}`,
+        `<tr class="status-${escapeHtml(s.status)}"><td>${escapeHtml(s.id)}</td><td>${escapeHtml(s.kind)}</td><td><span class="badge ${escapeHtml(s.status)}">${escapeHtml(s.status)}</span></td><td class="num">${fmt(s.rows_in)}</td><td class="num">${fmt(s.rows_out)}</td><td class="num">${fmt(s.files)}</td><td class="num">${duration(s.duration_ms)}</td><td class="num">${s.peak_rss_bytes ? bytes(s.peak_rss_bytes) : ''}</td></tr>${s.error ? `<tr class="error"><td colspan="8">${escapeHtml(s.error)}</td></tr>` : ''}`,
     )
     .join('');
   const exports = manifest.exports

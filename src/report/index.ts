@@ -11,8 +11,9 @@ import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
 import { scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { pageAssets } from './assets.js';
-import type { ReportData, ReportManifest } from './data.js';
+import type { PageManifest, ReportData, ReportManifest } from './data.js';
 import { renderPage } from './html.js';
+import { countryOutlines } from './outline.js';
 import { queryReport } from './queries.js';
 
 export type { ReportManifest } from './data.js';
@@ -95,6 +96,41 @@ const manifestSchema = z.looseObject({
   error: z.string().optional(),
 });
 
+/** What the page shows of a manifest: the files of a step counted, its notes left out. */
+function pageManifest(manifest: ReportManifest): PageManifest {
+  const { pipeline, definition, params, status, started_at, finished_at, duration_ms } = manifest;
+  return {
+    pipeline,
+    definition,
+    params,
+    status,
+    started_at,
+    finished_at,
+    duration_ms,
+    road_etl_version: manifest.road_etl_version,
+    exports: manifest.exports.map(({ path, format, rows, bytes }) => ({
+      path,
+      format,
+      rows,
+      bytes,
+    })),
+    ...(manifest.report === undefined ? {} : { report: manifest.report }),
+    ...(manifest.error === undefined ? {} : { error: manifest.error }),
+    steps: manifest.steps.map((step) => ({
+      id: step.id,
+      kind: step.kind,
+      status: step.status,
+      duration_ms: step.duration_ms,
+      cpu_ms: step.cpu_ms,
+      peak_rss_bytes: step.peak_rss_bytes,
+      rows_in: step.rows_in,
+      rows_out: step.rows_out,
+      files: step.files.length,
+      ...(step.error === undefined ? {} : { error: step.error }),
+    })),
+  };
+}
+
 /** The folder's manifest.json, or why there is none to show. */
 export async function readManifest(
   output: string,
@@ -137,10 +173,11 @@ export async function writeReport(
     data = {
       generatedAt: new Date().toISOString(),
       output,
-      manifest,
+      manifest: manifest ? pageManifest(manifest) : null,
       manifestProblem: problem ?? null,
       ...found,
       tiles: options.tiles ?? null,
+      outline: options.tiles ? null : await countryOutlines(),
     };
   } finally {
     db.close();

@@ -42,6 +42,7 @@ function dataWith(text: string): ReportData {
       typing: [],
     },
     tiles: null,
+    outline: null,
   };
 }
 

@@ -44,6 +44,18 @@ function newMap(element: HTMLElement): L.Map {
     L.tileLayer(data.tiles.url, { attribution: esc(data.tiles.attribution), maxZoom: 19 }).addTo(
       map,
     );
+  if (data.outline) {
+    // Beneath the marks, and drawn apart from their canvas (SVG).
+    const pane = map.createPane('outline');
+    pane.style.zIndex = '250';
+    const options: L.GeoJSONOptions & L.PathOptions = {
+      pane: 'outline',
+      renderer: L.svg({ pane: 'outline' }),
+      interactive: false,
+      style: () => ({ color: '#9aa4b1', weight: 1, fillColor: '#ffffff', fillOpacity: 1 }),
+    };
+    L.geoJSON(data.outline, options).addTo(map);
+  }
   L.control.scale({ imperial: false }).addTo(map);
   return map;
 }
