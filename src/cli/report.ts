@@ -26,7 +26,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
       .option('tiles', {
         type: 'string',
         describe:
-          "Tile URL template for the maps' background, like https://tile.openstreetmap.org/{z}/{x}/{y}.png (the page then loads tiles from it); default none",
+          "Tile URL template for the maps' background, like https://tile.openstreetmap.org/{z}/{x}/{y}.png (the page then loads tiles from it); default: the country outlines inside the page, no network",
       })
       .option('tiles-attribution', {
         type: 'string',

@@ -116,7 +116,7 @@ export const reportSchema = z.strictObject({
     })
     .optional()
     .describe(
-      "Tile URL template for the maps' background, like https://tile.openstreetmap.org/{z}/{x}/{y}.png: the page then loads tiles from it. Default none: the page needs no network.",
+      "Tile URL template for the maps' background, like https://tile.openstreetmap.org/{z}/{x}/{y}.png: the page then loads tiles from it. Default none: the maps are drawn over country outlines inside the page, which needs no network.",
     ),
   tiles_attribution: z
     .string()
