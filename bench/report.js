@@ -91,7 +91,7 @@ try {
   rows.push([
     'road-etl report (default budget)',
     `${(report.ms / 1000).toFixed(1)} s (CPU ${(report.cpuMs / 1000).toFixed(1)} s)`,
-    `page ${mb(page.size)}`,
+    `page ${(page.size / 2 ** 20).toFixed(2)} MiB`,
     mb(report.rss),
   ]);
   console.log(
