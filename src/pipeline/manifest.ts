@@ -49,7 +49,7 @@ export const MANIFEST_FILE = 'manifest.json';
  * The manifest as written: its free text (errors, and the free-text fields of
  * the notes) redacted; names, params, paths and hashes kept as they are.
  */
-function redacted(manifest: Manifest): Manifest {
+export function redacted(manifest: Manifest): Manifest {
   return {
     ...manifest,
     steps: manifest.steps.map((step) => ({

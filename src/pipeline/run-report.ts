@@ -7,7 +7,7 @@ import { STATE_FOLDER } from '../layout.js';
 import type { Logger } from '../log.js';
 import { REPORT_PATH, writeReport } from '../report/index.js';
 import type { Pipeline } from './build.js';
-import type { Manifest } from './manifest.js';
+import { redacted, type Manifest } from './manifest.js';
 
 /** The plan's line for the report. */
 export function describeRunReport(spec: ReportSpec, output: string): string {
@@ -29,7 +29,8 @@ export async function writeRunReport(
 ): Promise<string> {
   try {
     const written = await writeReport(output, {
-      manifest: { ...manifest, report: REPORT_PATH },
+      // as manifest.json has it: free text redacted
+      manifest: { ...redacted(manifest), report: REPORT_PATH },
       mapSigns: spec.map_signs,
       tiles:
         spec.tiles === undefined

@@ -143,18 +143,22 @@ describe('secrets appear nowhere', () => {
   });
 
   it('in a run of pipelines/demo.yaml (the embedded simulator and its tokens)', async () => {
-    const output = join(await testDir(), 'output');
+    // (a folder named like the pipeline: its name, paths and messages stay in the clear)
+    const output = join(await testDir(), 'demo-output');
     const result = await runCli(
       ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output, '--log-level', 'debug'],
       { env: {} },
     );
     expect(result.code, result.stderr).toBe(0);
     expect(await leaks(output, [result.stdout, result.stderr], [JWT, /Bearer \S/])).toEqual([]);
-    // its credentials are demo/demo: the manifest still names its pipeline and files
+    // the manifest (and the report) still name its pipeline and files
     const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
     expect(manifest.pipeline).toBe('demo');
     expect(manifest.definition).toBe(join(ROOT, 'pipelines', 'demo.yaml'));
     expect(JSON.stringify(manifest)).not.toContain('***');
+    expect(await readFile(join(output, 'report', 'index.html'), 'utf8')).not.toContain('***');
+    expect(result.stderr).not.toContain('***');
+    expect(result.stderr).toContain(join(output, 'report', 'index.html'));
   }, 90_000);
 
   it('when a 401 persists after a new token', async () => {
