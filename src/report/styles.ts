@@ -25,7 +25,7 @@ code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; back
 .badge.failed { background: #ffebe9; color: var(--bad); }
 .badge.interrupted, .badge.skipped { background: #fff8c5; color: var(--warn); }
 .badge.reused { background: #ddf4ff; color: var(--accent); }
-table { border-collapse: collapse; margin: 10px 0; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: 10px 0; font-variant-numeric: tabular-nums; display: block; max-width: 100%; overflow-x: auto; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { text-align: left; padding: 4px 10px 4px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; }

@@ -216,7 +216,7 @@ function lineChart(
         label: s.label,
         stroke: PALETTE[k % PALETTE.length]!,
         width: 2,
-        value: (_u: Chart, v: number | null) => (v === null ? '–' : decimal.format(v)),
+        value: (_u: Chart, v: number | null) => (v === null ? '' : decimal.format(v)),
       })),
     ],
     ...(shade
