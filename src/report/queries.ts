@@ -352,7 +352,7 @@ async function bicycleSection(views: Views): Promise<BicycleSection | null> {
   if (!hourly) {
     section.missing =
       'No hourly bicycle counts (the dataset bicycle_hourly): run the SQL step of sql/bicycle_hourly.sql after bicycle.measurements.';
-    if (catalog) section.points = await locationPoints(views, false);
+    if (catalog) section.points = points(await locations(views, catalog, undefined));
     return section;
   }
   await views.db.run(LOCATION_HOURS_SQL);
@@ -432,12 +432,8 @@ async function bicycleSection(views: Views): Promise<BicycleSection | null> {
       `SELECT CAST(epoch(max(measurement_hour) - min(measurement_hour)) / 3600 + 1 AS INTEGER) AS hours FROM report_location_hours`,
     );
     const spanHours = Math.max(1, num(span?.['hours']));
-    const located = catalog
-      ? `bicycle_locations l LEFT JOIN (SELECT location_id, count(DISTINCT measurement_hour) AS present FROM report_location_hours GROUP BY 1) p USING (location_id)`
-      : `(SELECT location_id, NULL AS name, count(DISTINCT measurement_hour) AS present FROM report_location_hours GROUP BY 1) l`;
-    const completeness = await views.all(
-      `SELECT location_id, name, CASE WHEN present IS NULL THEN NULL ELSE round(present / ${spanHours}, 4) END AS completeness FROM ${located}`,
-    );
+    const located = await locations(views, catalog, spanHours);
+    section.points = points(located);
     const buckets: [string, (c: number | null) => boolean][] = [
       ['100%', (c) => c !== null && c >= 1],
       ['99% to 100%', (c) => c !== null && c >= 0.99 && c < 1],
@@ -446,51 +442,69 @@ async function bicycleSection(views: Views): Promise<BicycleSection | null> {
       ['under 50%', (c) => c !== null && c < 0.5],
       ['no measurement', (c) => c === null],
     ];
-    const values = completeness.map((r) =>
-      r['completeness'] === null ? null : num(r['completeness']),
-    );
-    section.completeness = buckets.map(([label, test]) => [label, values.filter(test).length]);
-    section.leastComplete = completeness
-      .filter((r) => r['completeness'] !== null && num(r['completeness']) < 1)
-      .map((r) => ({
-        id: String(r['location_id']),
-        name: text(r['name']),
-        completeness: num(r['completeness']),
-      }))
+    section.completeness = buckets.map(([label, test]) => [
+      label,
+      located.filter((l) => test(l.completeness)).length,
+    ]);
+    section.leastComplete = located
+      .filter(
+        (l): l is Located & { completeness: number } =>
+          l.completeness !== null && l.completeness < 1,
+      )
+      .map(({ id, name, completeness }) => ({ id, name, completeness }))
       .sort((a, b) => a.completeness - b.completeness || a.id.localeCompare(b.id))
       .slice(0, 10);
-    if (catalog) section.points = await locationPoints(views, true, spanHours);
   } finally {
     await views.db.run(`DROP TABLE IF EXISTS report_location_hours`);
   }
   return section;
 }
 
-async function locationPoints(
+/** A location with its position (where the catalog has it) and its numbers over the period. */
+type Located = Omit<BicycleSection['points'][number], 'longitude' | 'latitude'> & {
+  longitude: number | null;
+  latitude: number | null;
+};
+
+/**
+ * Every location, the catalog's (else the measured ones), with the cyclists
+ * it counted and its completeness over the `spanHours` measured; both null
+ * where it has no count, or where there are no hourly counts (no span).
+ */
+async function locations(
   views: Views,
-  measured: boolean,
-  spanHours = 1,
-): Promise<BicycleSection['points']> {
+  catalog: boolean,
+  spanHours: number | undefined,
+): Promise<Located[]> {
+  const totals =
+    spanHours === undefined
+      ? `(SELECT NULL::VARCHAR AS location_id, NULL::HUGEINT AS cyclists, NULL::BIGINT AS present WHERE false)`
+      : `(SELECT location_id, sum(cyclists) AS cyclists, count(DISTINCT measurement_hour) AS present
+          FROM report_location_hours GROUP BY 1)`;
   const rows = await views.all(
-    measured
-      ? `SELECT l.location_id, l.name, l.authority, l.longitude, l.latitude, p.cyclists,
-                round(p.present / ${spanHours}, 4) AS completeness
-         FROM bicycle_locations l
-         LEFT JOIN (SELECT location_id, sum(cyclists) AS cyclists, count(DISTINCT measurement_hour) AS present
-                    FROM report_location_hours GROUP BY 1) p USING (location_id)
-         WHERE l.longitude IS NOT NULL AND l.latitude IS NOT NULL ORDER BY l.location_id`
-      : `SELECT location_id, name, authority, longitude, latitude, NULL AS cyclists, NULL AS completeness
-         FROM bicycle_locations WHERE longitude IS NOT NULL AND latitude IS NOT NULL ORDER BY location_id`,
+    `SELECT location_id, ${catalog ? 'l.name, l.authority, l.longitude, l.latitude' : 'NULL AS name, NULL AS authority, NULL AS longitude, NULL AS latitude'},
+            t.cyclists, round(t.present / ${spanHours ?? 1}, 4) AS completeness
+     FROM ${catalog ? `bicycle_locations l LEFT JOIN ${totals} t USING (location_id)` : `${totals} t`}
+     ORDER BY location_id`,
   );
+  const orNull = (value: unknown): number | null => (value === null ? null : num(value));
   return rows.map((r) => ({
     id: String(r['location_id']),
     name: text(r['name']),
     authority: text(r['authority']),
-    longitude: num(r['longitude']),
-    latitude: num(r['latitude']),
-    cyclists: r['cyclists'] === null ? null : num(r['cyclists']),
-    completeness: r['completeness'] === null ? null : num(r['completeness']),
+    longitude: orNull(r['longitude']),
+    latitude: orNull(r['latitude']),
+    cyclists: orNull(r['cyclists']),
+    completeness: orNull(r['completeness']),
   }));
+}
+
+/** The locations that have a position, to draw. */
+function points(located: readonly Located[]): BicycleSection['points'] {
+  return located.filter(
+    (l): l is Located & { longitude: number; latitude: number } =>
+      l.longitude !== null && l.latitude !== null,
+  );
 }
 
 async function qualitySection(

@@ -20,10 +20,9 @@ import {
   featureLines,
   liveTypingSelect,
 } from '../sources/signs/live.js';
-import { makeFolder } from '../util/fs.js';
 import { arrayMemberToLines } from '../util/json-lines.js';
 import { httpClientFor, requestOptions, textList } from './http-options.js';
-import { writeParquet } from './plumbing.js';
+import { modifiedSince, saveDownload, startDownload, writeParquet } from './plumbing.js';
 import { defineStepKind } from './step-kind.js';
 
 export const signsLiveOptions = z
@@ -101,9 +100,8 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   async run(options, context) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.live: no signs upstream configured');
+    const previous = await startDownload(context);
     const staging = context.staging;
-    await rm(staging, { recursive: true, force: true });
-    await makeFolder(staging);
     const http = httpClientFor(options, context);
     try {
       const download = join(staging, `current-state.${options.format}`);
@@ -116,8 +114,6 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         options.road_section_ids,
         options.status,
       ]);
-      const previous = context.checkpoint as
-        { last_modified?: string; request?: string } | undefined;
       const downloadedAt = Date.now();
       const { headers, notModified } = await downloadLive(
         http,
@@ -129,7 +125,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
           rvvCodes: options.rvv_codes ?? undefined,
           roadSectionIds: options.road_section_ids ?? undefined,
           status: options.status ?? undefined,
-          ifModifiedSince: previous?.request === request ? previous.last_modified : undefined,
+          ifModifiedSince: modifiedSince(previous, request),
           signal: context.signal,
         },
         download,
@@ -139,8 +135,8 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         context.log.log(
           'info',
           'signs.live',
-          `The current state of ${previous?.last_modified ?? '?'} is still the service's: no new snapshot`,
-          { last_modified: previous?.last_modified },
+          `The current state of ${previous.last_modified ?? '?'} is still the service's: no new snapshot`,
+          { last_modified: previous.last_modified },
         );
         return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
       }
@@ -200,11 +196,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         `(SELECT * EXCLUDE (_problem, raw_feature) FROM read_parquet(${quotedString(kept)}) WHERE _problem IS NULL)`,
         join(context.output, LIVE_DATASET, `snapshot=${key}`, `${context.stepId}.parquet`),
       );
-      const lastModified = headers['last-modified'];
-      await context.state.save({
-        request,
-        ...(typeof lastModified === 'string' ? { last_modified: lastModified } : {}),
-      });
+      await saveDownload(context, request, headers);
       if (quarantined > 0)
         context.log.log(
           'warn',

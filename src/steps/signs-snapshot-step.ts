@@ -11,6 +11,7 @@ import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.
 import { DataError, RunError } from '../errors.js';
 import { defineStepKind } from './step-kind.js';
 import { httpClientFor } from './http-options.js';
+import { modifiedSince, saveDownload, startDownload } from './plumbing.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
 import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
@@ -75,9 +76,8 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
   async run(options, context) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.snapshot: no signs upstream configured');
+    const previous = await startDownload(context);
     const staging = context.staging;
-    await rm(staging, { recursive: true, force: true });
-    await makeFolder(staging);
     const http = httpClientFor(options, context);
     try {
       const download = join(staging, `current-state.${options.format}`);
@@ -88,12 +88,10 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         options.rvv_code,
         options.road_section_ids,
       ]);
-      const previous = context.checkpoint as
-        { last_modified?: string; request?: string } | undefined;
+      const since = modifiedSince(previous, request);
       const have =
         options.refresh === 'if-modified' &&
-        previous?.request === request &&
-        previous.last_modified !== undefined &&
+        since !== undefined &&
         (await exists(join(context.output, SNAPSHOT_DATASET, 'data.parquet')));
       const { headers, notModified } = await new SignsClient(
         http,
@@ -104,7 +102,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
           townCode: options.town_code,
           rvvCode: options.rvv_code,
           roadSectionIds: options.road_section_ids,
-          ifModifiedSince: have ? previous.last_modified : undefined,
+          ifModifiedSince: have ? since : undefined,
           signal: context.signal,
         },
         download,
@@ -114,15 +112,13 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         context.log.log(
           'info',
           'signs.snapshot',
-          `The snapshot of ${previous?.last_modified ?? '?'} is still current: kept, not downloaded`,
-          {
-            last_modified: previous?.last_modified,
-          },
+          `The snapshot of ${previous.last_modified ?? '?'} is still current: kept, not downloaded`,
+          { last_modified: previous.last_modified },
         );
         return {
           rowsIn: 0,
           rowsOut: 0,
-          notes: { unchanged: true, snapshot_moment: previous?.last_modified ?? null },
+          notes: { unchanged: true, snapshot_moment: previous.last_modified ?? null },
         };
       }
       const lastModified = Date.parse(String(headers['last-modified'] ?? ''));
@@ -202,11 +198,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
         await rm(quarantineTemporary, { force: true });
         await rm(quarantineTarget, { force: true });
       }
-      const lastModifiedHeader = headers['last-modified'];
-      await context.state.save({
-        request,
-        ...(typeof lastModifiedHeader === 'string' ? { last_modified: lastModifiedHeader } : {}),
-      });
+      await saveDownload(context, request, headers);
       return {
         rowsIn: rows + quarantined,
         rowsOut: rows,

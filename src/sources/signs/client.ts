@@ -66,6 +66,36 @@ function checkEventsPage(value: unknown): string | undefined {
     : undefined;
 }
 
+/** A GET of a current state, conditional on If-Modified-Since when the last download's date is known. */
+function conditionalGet(
+  url: string,
+  accept: string,
+  query: { ifModifiedSince?: string | undefined; signal?: AbortSignal | undefined },
+): Parameters<HttpClient['download']>[0] {
+  return {
+    method: 'GET',
+    url,
+    headers: {
+      accept,
+      ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
+    },
+    signal: query.signal,
+  };
+}
+
+/** Why a download is no CSV of signs: not CSV, or a header without `column`. */
+async function csvOfSignsProblem(
+  type: string,
+  file: string,
+  column: string,
+): Promise<string | undefined> {
+  if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
+  const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
+  return header.split(',').includes(column)
+    ? undefined
+    : `expected CSV of signs: its header has no ${column} column`;
+}
+
 /** Streams a v4/v5 current state to a file (decompressed); resolves to the response headers. */
 export function downloadLive(
   http: HttpClient,
@@ -73,25 +103,15 @@ export function downloadLive(
   path: string,
 ): Promise<{ headers: HttpResponse['headers']; notModified: boolean }> {
   return http.download(
-    {
-      method: 'GET',
-      url: liveUrl(query),
-      headers: {
-        accept: query.format === 'csv' ? 'text/csv' : 'application/geo+json, application/json',
-        ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
-      },
-      signal: query.signal,
-    },
+    conditionalGet(
+      liveUrl(query),
+      query.format === 'csv' ? 'text/csv' : 'application/geo+json, application/json',
+      query,
+    ),
     path,
     async (headers, file) => {
       const type = String(headers['content-type'] ?? '');
-      if (query.format === 'csv') {
-        if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
-        const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
-        return header.split(',').includes('rvvCode')
-          ? undefined
-          : 'expected CSV of signs: its header has no rvvCode column';
-      }
+      if (query.format === 'csv') return csvOfSignsProblem(type, file, 'rvvCode');
       if (!type.includes('json')) return `expected GeoJSON, got content-type "${type}"`;
       const head = (await fileEnds(file)).head.toString('utf8').trimStart();
       return head.startsWith('{') ? undefined : 'expected a GeoJSON FeatureCollection';
@@ -161,28 +181,18 @@ export class SignsClient {
     if (query.format === 'csv') url.searchParams.set('content-type', 'csv');
     return this.#http
       .download(
-        {
-          method: 'GET',
-          url: url.toString(),
-          headers: {
-            accept: query.format === 'csv' ? 'text/csv' : 'application/json',
-            ...(query.ifModifiedSince ? { 'if-modified-since': query.ifModifiedSince } : {}),
-          },
-          signal: query.signal,
-        },
+        conditionalGet(
+          url.toString(),
+          query.format === 'csv' ? 'text/csv' : 'application/json',
+          query,
+        ),
         path,
         async (headers, file) => {
           const type = String(headers['content-type'] ?? '');
-          if (query.format === 'json') {
-            if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
-            const problem = await notAJsonArrayOfObjects(file);
-            return problem && `expected a JSON array of signs: ${problem}`;
-          }
-          if (!type.includes('csv')) return `expected CSV, got content-type "${type}"`;
-          const header = (await fileEnds(file)).head.toString('utf8').split(/\r?\n/)[0] ?? '';
-          return header.split(',').includes('publication_timestamp')
-            ? undefined
-            : 'expected CSV of signs: its header has no publication_timestamp column';
+          if (query.format === 'csv') return csvOfSignsProblem(type, file, 'publication_timestamp');
+          if (!type.includes('json')) return `expected JSON, got content-type "${type}"`;
+          const problem = await notAJsonArrayOfObjects(file);
+          return problem && `expected a JSON array of signs: ${problem}`;
         },
       )
       .catch((error: unknown) => {
