@@ -352,7 +352,8 @@ describe('road-etl report refuses bad input', () => {
     await expect(readFile(join(missing, 'report', 'index.html'))).rejects.toThrow();
   });
 
-  it('a tile URL that is no template: exit 2', async () => {
+  it('a tile URL that is no template: exit 2, the report there unchanged', async () => {
+    const before = await readFile(join(demo, 'report', 'index.html'));
     const result = await runCli(
       ['report', '--output', demo, '--tiles', 'ftp://tiles.example/x.png'],
       {
@@ -361,5 +362,6 @@ describe('road-etl report refuses bad input', () => {
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--tiles');
+    expect(await readFile(join(demo, 'report', 'index.html'))).toEqual(before);
   });
 });

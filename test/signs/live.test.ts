@@ -205,12 +205,12 @@ describe('signs_live_changes: each sign’s history from daily current states', 
   });
 });
 
-/** NDW's own OpenAPI file of v4 and v5 (beside the repository). */
+/** NDW's own OpenAPI file of v4 and v5, as NDW publishes it (kept with the tests). */
 function openapi(): {
   components: { schemas: Record<string, { properties: Record<string, unknown> }> };
 } {
   return JSON.parse(
-    readFileSync(join(ROOT, '..', 'shared', 'ndw', 'traffic-signs-openapi-v4-v5.json'), 'utf8'),
+    readFileSync(join(ROOT, 'test', 'fixtures', 'ndw', 'traffic-signs-openapi-v4-v5.json'), 'utf8'),
   ) as ReturnType<typeof openapi>;
 }
 
