@@ -1,31 +1,37 @@
 -- Hourly bicycle counts as a tidy table: one row per location, hour, category
--- and subcategory, whatever names the service sends. Hours are kept in UTC
--- (measurement_hour) and given in Dutch local time as well (Europe/Amsterdam):
--- local_date, and local_hour, the wall-clock start of the hour (it repeats for
--- one hour when summer time ends; measurement_hour tells the two apart).
+-- and subcategory, whatever names the service sends. measurement_hour is the
+-- UTC instant the hour starts; the Dutch local time (Europe/Amsterdam) is given
+-- as local_date, local_hour_of_day and local_hour, the wall-clock start of the
+-- hour with its UTC offset (2026-10-25T02:00:00+02:00, and an hour later
+-- 2026-10-25T02:00:00+01:00, when summer time ends), so that it cannot be
+-- taken for UTC.
 --
--- $start, $end: the period [start, end) in UTC (YYYY-MM-DDTHH:mm:ssZ), or ''
--- for all the measurements there are.
+-- Kept by local date (partition local_date). getvariable('partitions') lists
+-- the local dates to build, whole; unset, all of them. A local date spans two
+-- UTC dates (the partitions of bicycle_measurements), so each is built from both.
 
 CREATE TABLE bicycle_hourly AS
 WITH hours AS (
     SELECT
         location_id,
         measurement_hour,
-        timezone('Europe/Amsterdam', timezone('UTC', measurement_hour)) AS local_hour,
+        timezone('Europe/Amsterdam', measurement_hour) AS wall_clock,
         measured_values
     FROM bicycle_measurements
-    WHERE (nullif($start, '') IS NULL OR measurement_hour >= CAST(replace($start, 'Z', '') AS TIMESTAMP))
-      AND (nullif($end, '') IS NULL OR measurement_hour < CAST(replace($end, 'Z', '') AS TIMESTAMP))
+    WHERE getvariable('partitions') IS NULL
+       OR list_contains(getvariable('partitions'), date)
+       OR list_contains(getvariable('partitions'), date + 1)
 )
 SELECT
     location_id,
     measurement_hour,
-    local_hour,
-    CAST(local_hour AS DATE) AS local_date,
-    CAST(hour(local_hour) AS INTEGER) AS local_hour_of_day,
+    strftime(wall_clock, '%Y-%m-%dT%H:%M:%S')
+        || printf('%+03d:00', CAST((epoch(wall_clock) - epoch(measurement_hour)) / 3600 AS INTEGER)) AS local_hour,
+    CAST(wall_clock AS DATE) AS local_date,
+    CAST(hour(wall_clock) AS INTEGER) AS local_hour_of_day,
     v.category AS category,
     v.subcategory AS subcategory,
     v.value AS value
 FROM (SELECT *, unnest(measured_values) AS v FROM hours)
-ORDER BY location_id, measurement_hour, category, subcategory;
+WHERE getvariable('partitions') IS NULL
+   OR list_contains(getvariable('partitions'), CAST(wall_clock AS DATE));

@@ -5,7 +5,7 @@ import { EXIT_BAD_INPUT, EXIT_FAILED, InputError, RoadEtlError, UsageError } fro
 import { redactor } from '../log.js';
 import { queryCommand } from './query.js';
 import { reportCommand } from './report.js';
-import { runCommand } from './run.js';
+import { printRefusedRun, runCommand } from './run.js';
 import { schemaCommand } from './schema.js';
 import { simulateCommand } from './simulate.js';
 import { validateCommand } from './validate.js';
@@ -38,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     await cli.parseAsync();
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   } catch (error) {
+    printRefusedRun(argv, error);
     return report(error);
   }
 }

@@ -1,6 +1,8 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
-import { describePlan, runPipeline } from '../pipeline/run.js';
+import { resolve } from 'node:path';
+import type { Pipeline } from '../pipeline/build.js';
+import { describePlan, refusedSummary, runPipeline, type RunSummary } from '../pipeline/run.js';
 import { createProgress } from '../progress.js';
 import {
   commaList,
@@ -49,42 +51,80 @@ export const runCommand: CommandModule<object, RunArgs> = {
         'rebuild the current state from the events already extracted',
       ) as unknown as Argv<RunArgs>,
   handler: async (args) => {
-    const output = outputFolder(args);
-    const logger = loggerFor(args);
-    const select = commaList(args.select);
-    const pipeline = await pipelineFromArgs(args, output);
-    if (args['dry-run']) {
-      const lines = await describePlan(pipeline, output, select);
-      process.stdout.write(lines.join('\n') + '\n');
-      return;
-    }
-    const controller = new AbortController();
-    const stop = (signal: NodeJS.Signals): void => {
-      if (controller.signal.aborted) process.exit(1); // a second signal: stop now
-      logger.log(
-        'warn',
-        'run.interrupt',
-        `${signal} received: finishing the current unit of work, then stopping`,
-        { signal },
-      );
-      controller.abort(signal);
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    let pipelineName: string | null = null;
+    let output = args.output;
     try {
-      const { summary, failure } = await runPipeline(pipeline, {
-        output,
-        select,
-        reset: commaList(args.reset),
-        logger,
-        progress: createProgress(logger, process.stderr),
-        signal: controller.signal,
-      });
-      process.stdout.write(JSON.stringify(summary) + '\n');
-      if (failure) throw failure;
-    } finally {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
+      output = outputFolder(args);
+      const pipeline = await pipelineFromArgs(args, output);
+      pipelineName = pipeline.name;
+      await runCommandFor(pipeline, args, output);
+    } catch (error) {
+      // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
+      if (!summarized.has(error as object))
+        printSummary(refusedSummary(error, { pipeline: pipelineName, output }));
+      throw markSummarized(error);
     }
   },
 };
+
+/** Errors whose summary line is already on stdout. */
+const summarized = new WeakSet<object>();
+
+function markSummarized(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) summarized.add(error);
+  return error;
+}
+
+function printSummary(summary: RunSummary): void {
+  process.stdout.write(JSON.stringify(summary) + '\n');
+}
+
+/**
+ * The summary line of a `run` that failed before its handler ran (a command-line
+ * mistake found by the parser): every exit of `run` ends stdout with one.
+ */
+export function printRefusedRun(argv: readonly string[], error: unknown): void {
+  if (argv[0] !== 'run' || summarized.has(error as object)) return;
+  const at = argv.indexOf('--output');
+  const output = at >= 0 && argv[at + 1] ? argv[at + 1]! : 'output';
+  printSummary(refusedSummary(error, { pipeline: null, output: resolve(output) }));
+  markSummarized(error);
+}
+
+async function runCommandFor(pipeline: Pipeline, args: RunArgs, output: string): Promise<void> {
+  const logger = loggerFor(args);
+  const select = commaList(args.select);
+  if (args['dry-run']) {
+    const lines = await describePlan(pipeline, output, select);
+    process.stdout.write(lines.join('\n') + '\n');
+    return;
+  }
+  const controller = new AbortController();
+  const stop = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) process.exit(1); // a second signal: stop now
+    logger.log(
+      'warn',
+      'run.interrupt',
+      `${signal} received: finishing the current unit of work, then stopping`,
+      { signal },
+    );
+    controller.abort(signal);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    const { summary, failure } = await runPipeline(pipeline, {
+      output,
+      select,
+      reset: commaList(args.reset),
+      logger,
+      progress: createProgress(logger, process.stderr),
+      signal: controller.signal,
+    });
+    printSummary(summary);
+    if (failure) throw markSummarized(failure);
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
+}

@@ -8,6 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { RunError } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
+import { partitionType, partitionValues } from './partitions.js';
 
 export const DERIVED_FOLDER = 'derived';
 const SKIPPED = new Set(['.state', 'exports']);
@@ -18,6 +19,15 @@ export interface Dataset {
   folder: string;
   /** Path relative to the output folder. */
   relative: string;
+  /** Types of partition columns that DuckDB would not find by itself (instants). */
+  hiveTypes: Record<string, string>;
+}
+
+/** The types of a dataset folder's partition columns that DuckDB would not find by itself. */
+export async function partitionTypes(folder: string): Promise<Record<string, string>> {
+  const { column, values } = await partitionValues(folder);
+  const type = column === undefined ? undefined : partitionType(values);
+  return column !== undefined && type !== undefined ? { [column]: type } : {};
 }
 
 async function holdsParquet(folder: string, depth: number): Promise<boolean> {
@@ -41,6 +51,7 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
         name: derived ? segments[1]! : segments.join('_'),
         folder,
         relative: segments.join('/'),
+        hiveTypes: await partitionTypes(folder),
       });
       return;
     }
@@ -64,9 +75,14 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
  * 100 MB for the thousands of daily files of the event feed. Quarantine
  * datasets, written by steps of several kinds, are unified.
  */
-export function readDatasetSql(folder: string): string {
-  const unify = basename(folder) === 'quarantine';
-  return `read_parquet(${quotedString(join(folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = ${unify})`;
+export function readDatasetSql(dataset: Pick<Dataset, 'folder' | 'hiveTypes'>): string {
+  const unify = basename(dataset.folder) === 'quarantine';
+  const types = Object.entries(dataset.hiveTypes);
+  const hiveTypes =
+    types.length > 0
+      ? `, hive_types = {${types.map(([c, t]) => `${quotedString(c)}: '${t}'`).join(', ')}}`
+      : '';
+  return `read_parquet(${quotedString(join(dataset.folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = ${unify}${hiveTypes})`;
 }
 
 function firstLine(error: unknown): string {
@@ -92,7 +108,7 @@ export async function createDatasetViews(
   for (const dataset of datasets) {
     try {
       await db.run(
-        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset.folder)}`,
+        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset)}`,
       );
       const latest = latestSnapshotView(dataset);
       if (latest) {

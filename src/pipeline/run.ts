@@ -12,7 +12,14 @@ import {
   createPlaceholderViews,
   discoverDatasets,
 } from '../duckdb/datasets.js';
-import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
+import {
+  EXIT_FAILED,
+  InputError,
+  InterruptedError,
+  RoadEtlError,
+  RunError,
+  explainIoError,
+} from '../errors.js';
 import { redactor, type Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import {
@@ -133,10 +140,13 @@ export interface RunOptions {
 }
 
 export interface RunSummary {
-  status: Manifest['status'];
-  pipeline: string;
+  /** How the run ended; `refused`: it did not start (bad input, a held lock), nothing was written. */
+  status: Manifest['status'] | 'refused';
+  /** The pipeline's name; null when the definition could not be read. */
+  pipeline: string | null;
   output: string;
-  manifest: string;
+  /** manifest.json, when the run wrote it. */
+  manifest?: string;
   /** The report page (report/index.html), when the definition asks for one. */
   report?: string;
   duration_ms: number;
@@ -144,6 +154,32 @@ export interface RunSummary {
   rows_out: number;
   exports: number;
   error?: string;
+  /** The process's exit code: 0 success, 1 the run failed, 2 bad input. */
+  exit_code: number;
+}
+
+/** The exit code an error ends the process with (a bug or an unknown error: 1). */
+export function exitCodeOf(error: unknown): number {
+  return error instanceof RoadEtlError ? error.exitCode : EXIT_FAILED;
+}
+
+/** The summary of a run that was refused before it started: nothing was written. */
+export function refusedSummary(
+  error: unknown,
+  context: { pipeline: string | null; output: string },
+): RunSummary {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    status: 'refused',
+    pipeline: context.pipeline,
+    output: context.output,
+    duration_ms: 0,
+    steps: [],
+    rows_out: 0,
+    exports: 0,
+    error: redactor.text(message),
+    exit_code: exitCodeOf(error),
+  };
 }
 
 export interface RunResult {
@@ -422,6 +458,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),
     exports: exports.length,
     ...(failure ? { error: redactor.text(failure.message) } : {}),
+    exit_code: failure ? exitCodeOf(failure) : 0,
   };
   return { summary, failure };
 }

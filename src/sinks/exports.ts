@@ -110,15 +110,18 @@ function isTimestamp(type: string): boolean {
 }
 
 /**
- * A timestamp column as ISO 8601 UTC text with its full precision: milliseconds
+ * A timestamp column as ISO 8601 text with its full precision: milliseconds
  * always (`2020-07-28T11:30:19.833Z`, as the feed's own offsets), microseconds
- * where the value has them.
+ * where the value has them. An instant (TIMESTAMPTZ) is written in UTC with
+ * `Z`; a timestamp without time zone (a wall-clock time) without a zone
+ * designator, since nothing says it is UTC.
  */
 function isoTimestamp(column: Column): string {
   const ref = quotedIdentifier(column.name);
-  const utc =
-    column.type === 'TIMESTAMP WITH TIME ZONE' ? `timezone('UTC', ${ref})` : `${ref}::TIMESTAMP`;
-  return `CASE WHEN microsecond(${utc}) % 1000 = 0 THEN strftime(${utc}, '%Y-%m-%dT%H:%M:%S.%gZ') ELSE strftime(${utc}, '%Y-%m-%dT%H:%M:%S.%fZ') END`;
+  const instant = column.type === 'TIMESTAMP WITH TIME ZONE';
+  const value = instant ? `timezone('UTC', ${ref})` : `${ref}::TIMESTAMP`;
+  const zone = instant ? 'Z' : '';
+  return `CASE WHEN microsecond(${value}) % 1000 = 0 THEN strftime(${value}, '%Y-%m-%dT%H:%M:%S.%g${zone}') ELSE strftime(${value}, '%Y-%m-%dT%H:%M:%S.%f${zone}') END`;
 }
 
 /** A JSON value expression for a column: timestamps as ISO 8601 UTC text, the rest as DuckDB's JSON does it. */

@@ -20,6 +20,7 @@ import {
   featureLines,
   liveTypingSelect,
 } from '../sources/signs/live.js';
+import { partitionFolder } from '../duckdb/partitions.js';
 import { arrayMemberToLines } from '../util/json-lines.js';
 import { httpClientFor, requestOptions, textList } from './http-options.js';
 import { modifiedSince, saveDownload, startDownload, writeParquet } from './plumbing.js';
@@ -61,14 +62,18 @@ export const signsLiveOptions = z
 
 export type SignsLiveOptions = z.output<typeof signsLiveOptions>;
 
-/** The partition value of a snapshot: its moment to the millisecond, sortable as text (20261115T000000123Z). */
+/**
+ * The partition value of a snapshot: its moment in ISO 8601 UTC to the
+ * millisecond (fixed width, so that folder names sort as the moments do); the
+ * folder name escapes its colons as Hive does (snapshot=2026-11-15T00%3A00%3A00.123Z).
+ */
 function snapshotKey(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:.]/g, '');
+  return new Date(ms).toISOString();
 }
 
-/** A moment as a DuckDB TIMESTAMP literal. */
+/** A moment as a DuckDB TIMESTAMPTZ literal. */
 function timestampLiteral(ms: number): string {
-  return `TIMESTAMP ${quotedString(new Date(ms).toISOString().slice(0, 23).replace('T', ' '))}`;
+  return `TIMESTAMPTZ ${quotedString(new Date(ms).toISOString())}`;
 }
 
 export const signsLiveStep = defineStepKind<SignsLiveOptions>({
@@ -80,7 +85,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   source: 'signs',
   outputs: () => [LIVE_DATASET, LIVE_QUARANTINE_DATASET],
   views: {
-    signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'VARCHAR']],
+    signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ']],
     signs_live: LIVE_COLUMNS,
   },
   describe(options) {
@@ -177,7 +182,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
       const quarantineFile = join(
         context.output,
         LIVE_QUARANTINE_DATASET,
-        `${context.stepId}-${key}.parquet`,
+        `${context.stepId}-${key.replace(/[-:.]/g, '')}.parquet`,
       );
       const [counted] = await db.all(
         `SELECT count(*) FILTER (WHERE _problem IS NOT NULL) AS n FROM read_parquet(${quotedString(kept)})`,
@@ -194,7 +199,12 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         context,
         db,
         `(SELECT * EXCLUDE (_problem, raw_feature) FROM read_parquet(${quotedString(kept)}) WHERE _problem IS NULL)`,
-        join(context.output, LIVE_DATASET, `snapshot=${key}`, `${context.stepId}.parquet`),
+        join(
+          context.output,
+          LIVE_DATASET,
+          partitionFolder('snapshot', key),
+          `${context.stepId}.parquet`,
+        ),
       );
       await saveDownload(context, request, headers);
       if (quarantined > 0)

@@ -123,8 +123,8 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       }
       const lastModified = Date.parse(String(headers['last-modified'] ?? ''));
       const moment = Number.isNaN(lastModified)
-        ? 'NULL::TIMESTAMP'
-        : `TIMESTAMP ${quotedString(new Date(lastModified).toISOString().slice(0, 23).replace('T', ' '))}`;
+        ? 'NULL::TIMESTAMPTZ'
+        : `TIMESTAMPTZ ${quotedString(new Date(lastModified).toISOString())}`;
       // DuckDB reads a JSON array on one thread: its records are first set apart as
       // they are (unparsed text) in a Parquet file, which every thread can then type.
       const records = join(staging, 'records.parquet');

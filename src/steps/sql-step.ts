@@ -2,34 +2,74 @@
  * Step kind `sql`: runs a file of sql/ in DuckDB over the output datasets (each a
  * view) and keeps the tables it declares as outputs, as Parquet under
  * derived/<table>/, where later steps and `road-etl query` see them as views.
+ * With `partition_by`, an output is kept as partitions of that column; with
+ * `incremental`, only the partitions that new input touches are rebuilt
+ * (sql-build.ts).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
-import { DERIVED_FOLDER, discoverDatasets, readDatasetSql } from '../duckdb/datasets.js';
+import {
+  DERIVED_FOLDER,
+  discoverDatasets,
+  partitionTypes,
+  readDatasetSql,
+} from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
-import { writeParquet } from './plumbing.js';
+import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
+import { planBuild } from './sql-build.js';
 import { defineStepKind, type StepContext, type StepOutcome } from './step-kind.js';
 import { insideFolder } from './paths.js';
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
-export const sqlStepOptions = z.strictObject({
-  file: z
-    .string()
-    .regex(/\.sql$/, 'must name a .sql file')
-    .describe('SQL file, relative to the sql folder'),
-  params: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), scalar)
-    .default({})
-    .describe('Values bound to $name in the SQL'),
-  outputs: z
-    .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case'))
-    .min(1, 'name at least one table the file creates')
-    .describe('Tables (or views) the file creates that are kept (as derived/<name>/data.parquet)'),
-});
+export const sqlStepOptions = z
+  .strictObject({
+    file: z
+      .string()
+      .regex(/\.sql$/, 'must name a .sql file')
+      .describe('SQL file, relative to the sql folder'),
+    params: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), scalar)
+      .default({})
+      .describe('Values bound to $name in the SQL'),
+    outputs: z
+      .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case'))
+      .min(1, 'name at least one table the file creates')
+      .describe(
+        'Tables (or views) the file creates that are kept (as derived/<name>/data.parquet)',
+      ),
+    partition_by: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*$/, 'must be a lower snake_case column name')
+      .optional()
+      .describe(
+        'Keep each output as partitions of this column (derived/<name>/<column>=<value>/data.parquet)',
+      ),
+    incremental: z
+      .strictObject({
+        from: z
+          .string()
+          .regex(/^[a-z][a-z0-9_]*$/, 'must be a dataset name')
+          .describe('The partitioned dataset whose new or rewritten partitions are built upon'),
+        touches: z
+          .string()
+          .min(1)
+          .describe(
+            "SQL over a partition of `from` (its partition column): the list of output partitions it feeds, e.g. '[date, date + 1]'",
+          ),
+      })
+      .optional()
+      .describe(
+        "Rebuild only the output partitions that changed partitions of `from` touch; the file reads them as getvariable('partitions') (unset: build all)",
+      ),
+  })
+  .refine((o) => o.incremental === undefined || o.partition_by !== undefined, {
+    message: 'incremental needs partition_by: it rebuilds partitions',
+    path: ['incremental'],
+  });
 
 export type SqlStepOptions = z.output<typeof sqlStepOptions>;
 
@@ -46,10 +86,15 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
   },
   describe(options) {
     const params = Object.keys(options.params);
-    return [
+    const lines = [
       `runs sql/${options.file}${params.length ? ` with ${params.map((p) => `$${p}`).join(', ')}` : ''}`,
-      `keeps tables ${options.outputs.join(', ')}`,
+      `keeps tables ${options.outputs.join(', ')}${options.partition_by ? `, partitioned by ${options.partition_by}` : ''}`,
     ];
+    if (options.incremental)
+      lines.push(
+        `rebuilds only the partitions that new or rewritten partitions of ${options.incremental.from} touch (${options.incremental.touches})`,
+      );
+    return lines;
   },
   async run(options, context) {
     const file = insideFolder(context.sqlDir, options.file)!;
@@ -57,7 +102,54 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
     // A connection of its own: the file's temporary tables go with it when the step ends.
     const db = await (await context.database()).fork();
     try {
-      return await runFile(db, text, options, context);
+      const build = await planBuild(
+        db,
+        {
+          text,
+          params: options.params,
+          outputs: options.outputs,
+          partitionBy: options.partition_by,
+          incremental: options.incremental,
+        },
+        context,
+      );
+      if (build.mode === 'unchanged') {
+        context.log.log(
+          'info',
+          'sql.unchanged',
+          `${context.stepId}: ${options.incremental?.from ?? 'its input'} has not changed since the last build; ${options.outputs.join(', ')} kept`,
+          { step: context.stepId },
+        );
+        await context.state.save(build.checkpoint);
+        return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+      }
+      if (options.incremental)
+        context.log.log(
+          'info',
+          'sql.build',
+          build.mode === 'partial'
+            ? `${context.stepId}: ${build.changed.length} partition(s) of ${options.incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${options.outputs.join(', ')}`
+            : `${context.stepId}: building every partition (${build.reason ?? 'first build'})`,
+          {
+            step: context.stepId,
+            mode: build.mode,
+            changed: build.changed.length,
+            partitions: build.keys?.length ?? null,
+          },
+        );
+      const outcome = await runFile(db, text, options, context, build.keys);
+      if (build.checkpoint) await context.state.save(build.checkpoint);
+      return {
+        ...outcome,
+        ...(options.partition_by
+          ? {
+              notes: {
+                build: build.mode,
+                ...(build.keys ? { partitions: build.keys.length } : {}),
+              },
+            }
+          : {}),
+      };
     } finally {
       db.close();
     }
@@ -69,6 +161,7 @@ async function runFile(
   text: string,
   options: SqlStepOptions,
   context: StepContext,
+  keys: readonly string[] | undefined,
 ): Promise<StepOutcome> {
   for (const table of options.outputs) {
     // An earlier run's result is a view of the same name: make room for the new table.
@@ -76,12 +169,18 @@ async function runFile(
   }
   const datasets = await discoverDatasets(context.output);
   let rowsIn = 0;
-  for (const dataset of datasets) {
-    if (new RegExp(`\\b${dataset.name}\\b`).test(text) && !options.outputs.includes(dataset.name)) {
-      rowsIn += Number(
-        (await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`))[0]?.['n'] ??
-          0,
-      );
+  // The rows of the datasets the file names (an incremental build reads only some of them).
+  if (keys === undefined) {
+    for (const dataset of datasets) {
+      if (
+        new RegExp(`\\b${dataset.name}\\b`).test(text) &&
+        !options.outputs.includes(dataset.name)
+      ) {
+        rowsIn += Number(
+          (await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`))[0]?.['n'] ??
+            0,
+        );
+      }
     }
   }
   try {
@@ -117,15 +216,24 @@ async function runFile(
   for (const table of options.outputs) {
     context.signal.throwIfAborted();
     const folder = join(context.output, DERIVED_FOLDER, table);
-    rowsOut += await writeParquet(
-      context,
-      db,
-      quotedIdentifier(table),
-      join(folder, 'data.parquet'),
-    );
+    const write = { source: quotedIdentifier(table), folder, scratch: context.scratch };
+    let written;
+    try {
+      written = options.partition_by
+        ? await writePartitionedDataset(db, { ...write, column: options.partition_by, keys })
+        : await writeWholeDataset(db, write);
+    } catch (error) {
+      if (error instanceof RunError)
+        throw new RunError(`sql/${options.file}, output ${table}: ${error.message}`, {
+          cause: error,
+        });
+      throw error;
+    }
+    for (const path of written.files) await context.recordFile(path);
+    rowsOut += written.rows;
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
     await db.run(
-      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(folder)}`,
+      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql({ folder, hiveTypes: await partitionTypes(folder) })}`,
     );
   }
   return { rowsIn, rowsOut };

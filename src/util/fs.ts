@@ -179,11 +179,11 @@ export async function removeTemporaryFiles(root: string): Promise<string[]> {
     }
     for (const entry of entries) {
       const path = join(folder, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (isTemporaryName(entry.name)) {
-        await rm(path, { force: true });
+      if (isTemporaryName(entry.name)) {
+        // a temporary file, or a temporary folder (partitions being written)
+        await rm(path, { recursive: true, force: true });
         removed.push(path);
-      }
+      } else if (entry.isDirectory()) await walk(path);
     }
   }
   await walk(root);

@@ -1,8 +1,10 @@
 /**
  * The traffic-sign event feed as a pure function of the options.
  *
- * History is laid out in rounds over [feedStart, feedEnd). Round 0 creates most
- * signs; every later round visits every sign once, in an order given by a keyed
+ * History is laid out in rounds over [feedStart, feedEnd), and goes on after
+ * feedEnd in rounds of the same length, so that a clock moved past feedEnd
+ * (POST /simulator/advance) finds new events. Round 0 creates most signs; every
+ * later round visits every sign once, in an order given by a keyed
  * permutation, and a sign may then be updated, deleted, or created again after a
  * deletion. Positions in a round are grouped into ticks that share one
  * publication instant, so many instants carry several events. A sign's fate in a
@@ -42,7 +44,7 @@ export class SignFeed {
   readonly end: number;
   readonly #seed: number;
   readonly #options: SignsOptions;
-  readonly #permutations: Permutation[];
+  readonly #permutations = new Map<number, Permutation>();
   readonly #roundMs: number;
   readonly #tickMs: number;
   readonly #ticksPerRound: number;
@@ -61,10 +63,6 @@ export class SignFeed {
     const tickMs = Math.floor(this.#roundMs / this.#ticksPerRound);
     // Whole seconds where there is room, so that instants repeat as in the real feed.
     this.#tickMs = tickMs >= 2000 ? Math.floor(tickMs / 1000) * 1000 : Math.max(1, tickMs);
-    this.#permutations = Array.from(
-      { length: this.rounds },
-      (_, round) => new Permutation(this.signs, hash(seed, round, 0x5eed)),
-    );
     this.#burst = this.#planBurst();
     this.#burstIndex = new Map((this.#burst?.signs ?? []).map((sign, i) => [sign, i]));
   }
@@ -124,9 +122,34 @@ export class SignFeed {
     return unit(this.#seed, sign, round * 4 + part, 0xbad) < this.#options.badRecordRate;
   }
 
+  /**
+   * Start of a round. The rounds after the laid-out history start strictly after
+   * feedEnd, so that the feed up to feedEnd is the same whether or not it goes on.
+   */
+  #roundStart(round: number): number {
+    if (round < this.rounds) return this.start + round * this.#roundMs;
+    return this.end + this.#tickMs + (round - this.rounds) * this.#roundMs;
+  }
+
+  /** The first round that may hold an instant at or after `at`. */
+  #roundAt(at: number): number {
+    if (at < this.#roundStart(this.rounds))
+      return Math.max(0, Math.min(this.rounds - 1, Math.floor((at - this.start) / this.#roundMs)));
+    return this.rounds + Math.floor((at - this.#roundStart(this.rounds)) / this.#roundMs);
+  }
+
+  #permutation(round: number): Permutation {
+    let permutation = this.#permutations.get(round);
+    if (!permutation) {
+      permutation = new Permutation(this.signs, hash(this.#seed, round, 0x5eed));
+      this.#permutations.set(round, permutation);
+    }
+    return permutation;
+  }
+
   /** Publication instant of a tick. */
   tickTime(round: number, tick: number): number {
-    const base = this.start + round * this.#roundMs + tick * this.#tickMs;
+    const base = this.#roundStart(round) + tick * this.#tickMs;
     if (this.#tickMs < 1000 || unit(this.#seed, round, tick, SALT_JITTER) < 0.6) return base;
     return (
       base +
@@ -136,7 +159,7 @@ export class SignFeed {
 
   /** The sign's position (0..signs-1) in a round's visiting order. */
   position(sign: number, round: number): number {
-    return this.#permutations[round]!.inverse(sign);
+    return this.#permutation(round).inverse(sign);
   }
 
   /** The burst instant, when a burst is configured. */
@@ -179,8 +202,8 @@ export class SignFeed {
    */
   latestEvent(sign: number, at: number, withBurst = true): FeedEvent | undefined {
     let latest: FeedEvent | undefined;
-    for (let round = this.bornRound(sign); round < this.rounds; round++) {
-      if (this.start + round * this.#roundMs > at) break;
+    for (let round = this.bornRound(sign); ; round++) {
+      if (this.#roundStart(round) > at) break;
       const type = this.eventType(sign, round);
       if (type !== undefined) {
         const tick = Math.floor(this.position(sign, round) / TICK_POSITIONS);
@@ -206,13 +229,12 @@ export class SignFeed {
    * and including `until`. With townIndex, only that town's signs.
    */
   *events(from: number, until: number, townIndex = -1): Generator<FeedEvent> {
-    const first = Math.max(0, Math.floor((from - this.start) / this.#roundMs));
-    for (let round = first; round < this.rounds; round++) {
-      const roundStart = this.start + round * this.#roundMs;
+    for (let round = this.#roundAt(from); ; round++) {
+      const roundStart = this.#roundStart(round);
       if (roundStart > until) return;
       let tick = Math.max(0, Math.floor((from - roundStart) / this.#tickMs));
       if (tick < this.#ticksPerRound && this.tickTime(round, tick) < from) tick++;
-      const permutation = this.#permutations[round]!;
+      const permutation = this.#permutation(round);
       for (; tick < this.#ticksPerRound; tick++) {
         const time = this.tickTime(round, tick);
         if (time > until) return;

@@ -14,8 +14,7 @@ import type { CatalogLocation } from './selection.js';
 export const LOCATIONS_DATASET = join('bicycle', 'locations');
 
 const text = (path: string): string => `nullif(trim(f ->> ${quotedString(path)}), '')`;
-const timestamp = (path: string): string =>
-  `timezone('UTC', TRY_CAST(${text(path)} AS TIMESTAMPTZ))`;
+const timestamp = (path: string): string => `TRY_CAST(${text(path)} AS TIMESTAMPTZ)`;
 
 /** Columns of bicycle/locations, as DuckDB expressions over one feature `f`. */
 const COLUMNS: readonly (readonly [string, string, string])[] = [
@@ -34,8 +33,8 @@ const COLUMNS: readonly (readonly [string, string, string])[] = [
   ['bearing', 'DOUBLE', `TRY_CAST(${text('$.properties.bearing')} AS DOUBLE)`],
   ['location_type', 'VARCHAR', text('$.properties.locationType')],
   ['equipment_type', 'VARCHAR', text('$.properties.equipmentType')],
-  ['valid_from', 'TIMESTAMP', timestamp('$.properties.validFrom')],
-  ['valid_until', 'TIMESTAMP', timestamp('$.properties.validUntil')],
+  ['valid_from', 'TIMESTAMPTZ', timestamp('$.properties.validFrom')],
+  ['valid_until', 'TIMESTAMPTZ', timestamp('$.properties.validUntil')],
   ['longitude', 'DOUBLE', `TRY_CAST(f ->> '$.geometry.coordinates[0]' AS DOUBLE)`],
   ['latitude', 'DOUBLE', `TRY_CAST(f ->> '$.geometry.coordinates[1]' AS DOUBLE)`],
   ['properties', 'JSON', `f -> '$.properties'`],

@@ -61,13 +61,13 @@ async function commitDate(
   const existed = await exists(target);
   if (existed) {
     parts.push(`SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
-      WHERE NOT (measurement_hour >= make_timestamp(${from * 1000}) AND measurement_hour < make_timestamp(${to * 1000})
+      WHERE NOT (measurement_hour >= make_timestamptz(${from * 1000}) AND measurement_hour < make_timestamptz(${to * 1000})
                  AND location_id IN (SELECT location_id FROM commit_selected))`);
   }
   const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
   if (sources.length > 0) {
     parts.push(`SELECT ${MEASUREMENT_NAMES} FROM ${keptRows(sources.map((s) => s.file))}
-      WHERE measurement_hour >= make_timestamp(${day * 1000}) AND measurement_hour < make_timestamp(${(day + DAY_MS) * 1000})`);
+      WHERE measurement_hour >= make_timestamptz(${day * 1000}) AND measurement_hour < make_timestamptz(${(day + DAY_MS) * 1000})`);
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
   const temporary = temporaryPath(target, scratchFolder(output));

@@ -19,7 +19,7 @@ export const PARTITION_FILE = 'data.parquet';
 /** Columns of bicycle/measurements (the date partition column comes from the path). */
 const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
   ['location_id', 'VARCHAR'],
-  ['measurement_hour', 'TIMESTAMP'],
+  ['measurement_hour', 'TIMESTAMPTZ'],
   ['measured_values', 'STRUCT(category VARCHAR, subcategory VARCHAR, value BIGINT)[]'],
   ['measured_values_full', 'JSON'],
   ['extra_fields', 'JSON'],
@@ -54,8 +54,8 @@ function typingSelect(
   dedupe: boolean,
 ): string {
   const requested = `[${ids.map(quotedString).join(', ')}]::VARCHAR[]`;
-  const fromSql = `make_timestamp(${from * 1000})`;
-  const toSql = `make_timestamp(${to * 1000})`;
+  const fromSql = `make_timestamptz(${from * 1000})`;
+  const toSql = `make_timestamptz(${to * 1000})`;
   // Each leaf once: its text, and its count (NULL when the text is no whole number).
   const flat = `flatten(list_transform(map_entries(_map), c -> list_transform(map_entries(c.value), s -> {category: c.key, subcategory: s.key, text: s.value, value: ${count('s.value')}})))`;
   return `
@@ -96,7 +96,7 @@ FROM (
       SELECT *,
         nullif(trim(_v[1]), '') AS location_id,
         _v[2] AS _hour_text,
-        timezone('UTC', TRY_CAST(trim(_v[2]) AS TIMESTAMPTZ)) AS measurement_hour,
+        TRY_CAST(trim(_v[2]) AS TIMESTAMPTZ) AS measurement_hour,
         TRY_CAST(measured_values_full AS MAP(VARCHAR, MAP(VARCHAR, VARCHAR))) AS _map
       FROM (
         SELECT json AS raw, _n,

@@ -113,7 +113,7 @@ export const LIVE_COLUMNS: readonly (readonly [string, string])[] = [
   ['properties', 'JSON'],
   ['typing_issues', 'VARCHAR[]'],
   ['api', 'VARCHAR'],
-  ['downloaded_at', 'TIMESTAMP'],
+  ['downloaded_at', 'TIMESTAMPTZ'],
 ];
 
 /** Upstream names of every property a column holds (for the schema test and the docs). */
@@ -161,7 +161,7 @@ export function liveTypingSelect(features: string, api: string, downloadedAt: st
     coalesce(f -> '$.properties', '{}'::JSON) AS properties,
     list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
     ${quotedString(api)} AS api,
-    ${downloadedAt}::TIMESTAMP AS downloaded_at,
+    ${downloadedAt} AS downloaded_at,
     CASE
       WHEN TRY_CAST(f ->> '$.id' AS UUID) IS NULL THEN 'id is not a UUID: ' || coalesce(f ->> '$.id', 'missing')
       WHEN TRY_CAST(_g[1] AS DOUBLE) IS NULL OR TRY_CAST(_g[2] AS DOUBLE) IS NULL THEN 'geometry is not a point with two coordinates'

@@ -52,7 +52,7 @@ const SQL_TYPES: Record<Kind, string> = {
   bigint: 'BIGINT',
   double: 'DOUBLE',
   date: 'DATE',
-  timestamp: 'TIMESTAMP',
+  timestamp: 'TIMESTAMPTZ',
   text: 'VARCHAR',
   list: 'VARCHAR[]',
 };
@@ -90,7 +90,7 @@ function typed(kind: Kind, text: string, json: string): string {
         WHEN contains(${text}, '/') THEN TRY_STRPTIME(trim(${text}), '%d/%m/%Y')::DATE
         ELSE TRY_CAST(left(trim(${text}), 10) AS DATE) END`;
     case 'timestamp':
-      return `timezone('UTC', TRY_CAST(trim(${text}) AS TIMESTAMPTZ))`;
+      return `TRY_CAST(trim(${text}) AS TIMESTAMPTZ)`;
     case 'list':
       // null and "" -> NULL; a list -> its items as text; one other string -> [string]
       return `CASE json_type(${json})
@@ -160,5 +160,5 @@ export const EVENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
 /** Columns of the signs_snapshot view. */
 export const SNAPSHOT_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
   ...typedColumns({}),
-  ['snapshot_moment', 'TIMESTAMP'],
+  ['snapshot_moment', 'TIMESTAMPTZ'],
 ];

@@ -1,0 +1,42 @@
+-- Partial sums of the hourly counts per Dutch local month (partition month, the
+-- month's first day), from which bicycle_summary.sql makes the hour-of-day
+-- profile and the per-location summary over everything that has landed. A
+-- night adds to one month: only that month is summed again, however long the
+-- history behind it.
+--
+-- bicycle_profile_months: per location, month, weekday or weekend (local),
+--   local hour of the day, category and subcategory: the sum of the values and
+--   the hours with a value.
+-- bicycle_location_months: per location and month: the first and last hour
+--   with a measurement and the hours with one.
+--
+-- getvariable('partitions') lists the months to build (unset: all).
+
+CREATE TEMP VIEW monthly_hours AS
+SELECT *, CAST(date_trunc('month', local_date) AS DATE) AS month
+FROM bicycle_hourly
+WHERE getvariable('partitions') IS NULL
+   OR list_contains(getvariable('partitions'), CAST(date_trunc('month', local_date) AS DATE));
+
+CREATE TABLE bicycle_profile_months AS
+SELECT
+    location_id,
+    month,
+    CASE WHEN isodow(local_date) >= 6 THEN 'weekend' ELSE 'weekday' END AS day_type,
+    local_hour_of_day,
+    category,
+    subcategory,
+    sum(value) AS sum_value,
+    CAST(count(value) AS INTEGER) AS hours
+FROM monthly_hours
+GROUP BY ALL;
+
+CREATE TABLE bicycle_location_months AS
+SELECT
+    location_id,
+    month,
+    min(measurement_hour) AS first_hour,
+    max(measurement_hour) AS last_hour,
+    CAST(count(DISTINCT measurement_hour) AS INTEGER) AS hours_present
+FROM monthly_hours
+GROUP BY ALL;

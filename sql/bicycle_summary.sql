@@ -1,0 +1,72 @@
+-- Over every bicycle count that has landed, from the monthly sums of
+-- bicycle_monthly.sql (run it first):
+--
+-- bicycle_hour_profile: per location, weekday or weekend (local), local hour of
+--   the day, category and subcategory: the mean count and the hours averaged.
+-- bicycle_location_summary: every location of the catalog (and any measured
+--   location the catalog no longer lists) with its first and last hour, the
+--   hours with a measurement out of the hours of the period the counts span
+--   (from the first hour of any location to the last), the completeness and the
+--   totals per category and subcategory (JSON); NULL where the location has no
+--   measurement.
+
+CREATE TABLE bicycle_hour_profile AS
+SELECT
+    location_id,
+    day_type,
+    local_hour_of_day,
+    category,
+    subcategory,
+    round(sum(sum_value) / nullif(sum(hours), 0), 2) AS mean_value,
+    CAST(sum(hours) AS INTEGER) AS hours_averaged
+FROM bicycle_profile_months
+GROUP BY ALL;
+
+CREATE TABLE bicycle_location_summary AS
+WITH per_location AS (
+    SELECT
+        location_id,
+        min(first_hour) AS first_hour,
+        max(last_hour) AS last_hour,
+        CAST(sum(hours_present) AS INTEGER) AS hours_present
+    FROM bicycle_location_months
+    GROUP BY location_id
+),
+period AS (
+    SELECT CAST(epoch(max(last_hour) + INTERVAL 1 HOUR - min(first_hour)) / 3600 AS INTEGER) AS hours
+    FROM per_location
+),
+totals AS (
+    SELECT location_id, json_group_object(category, subtotals) AS totals
+    FROM (
+        SELECT location_id, category, json_group_object(subcategory, total) AS subtotals
+        FROM (
+            SELECT location_id, category, subcategory, sum(sum_value) AS total
+            FROM bicycle_profile_months
+            GROUP BY ALL
+            ORDER BY location_id, category, subcategory
+        )
+        GROUP BY ALL
+        ORDER BY location_id, category
+    )
+    GROUP BY location_id
+)
+SELECT
+    coalesce(l.location_id, p.location_id) AS location_id,
+    l.name,
+    l.authority,
+    l.location_type,
+    l.equipment_type,
+    l.longitude,
+    l.latitude,
+    p.first_hour,
+    p.last_hour,
+    p.hours_present,
+    period.hours AS hours_in_period,
+    CASE WHEN p.location_id IS NOT NULL THEN round(p.hours_present / period.hours, 4) END AS completeness,
+    t.totals
+FROM bicycle_locations l
+FULL JOIN per_location p ON p.location_id = l.location_id
+CROSS JOIN period
+LEFT JOIN totals t ON t.location_id = coalesce(l.location_id, p.location_id)
+ORDER BY 1;

@@ -1,0 +1,157 @@
+/**
+ * Writes a derived dataset: whole (one `data.parquet`), or partitioned by a
+ * column into `<column>=<value>/data.parquet` folders, all of them or only
+ * some. Every file is written beside its place and renamed into it; a
+ * partition asked for that the rows no longer hold is removed, so that a
+ * rebuilt partition is exactly what the query gives.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RunError } from '../errors.js';
+import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
+import { PARQUET_FORMAT, quotedIdentifier, quotedString, type Database } from './database.js';
+import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
+
+export const DATA_FILE = 'data.parquet';
+
+export interface DatasetWrite {
+  /** The rows: a table name (quoted) or a parenthesised query. */
+  source: string;
+  /** The dataset's folder, absolute. */
+  folder: string;
+  /** Where files are written before they are renamed into place (same file system). */
+  scratch: string;
+}
+
+export interface WrittenDataset {
+  rows: number;
+  /** The files written (absolute). */
+  files: string[];
+  /** Partitions removed because the rows no longer hold them. */
+  removed: number;
+}
+
+/** The entries of a folder that are partitions (`x=...`), and its own Parquet files. */
+async function contents(folder: string): Promise<{ partitions: string[]; files: string[] }> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  return {
+    partitions: entries
+      .filter((e) => e.isDirectory() && e.name.includes('=') && !e.name.startsWith('.'))
+      .map((e) => e.name),
+    files: entries
+      .filter((e) => e.isFile() && e.name.endsWith('.parquet') && !e.name.startsWith('.'))
+      .map((e) => e.name),
+  };
+}
+
+/** Replaces the whole dataset with one file: the rows of `source`. */
+export async function writeWholeDataset(
+  db: Database,
+  write: DatasetWrite,
+): Promise<WrittenDataset> {
+  const target = join(write.folder, DATA_FILE);
+  const rows = await writeThrough(target, write.scratch, (temporary) =>
+    db.copy(`COPY ${write.source} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+  );
+  // What an earlier layout of the dataset left (partitions, other files) is not part of it now.
+  const { partitions, files } = await contents(write.folder);
+  for (const name of partitions) await rm(join(write.folder, name), { recursive: true });
+  for (const name of files) if (name !== DATA_FILE) await rm(join(write.folder, name));
+  return { rows, files: [target], removed: partitions.length };
+}
+
+/**
+ * Writes the rows of `source` partitioned by `column`: the partitions named in
+ * `keys` (as partitionKeySql gives them) are replaced, and those the rows do
+ * not hold are removed; with `keys` undefined, the whole dataset is replaced.
+ * Rows of a partition not asked for are refused: the query was to build only those.
+ */
+export async function writePartitionedDataset(
+  db: Database,
+  write: DatasetWrite & { column: string; keys: readonly string[] | undefined },
+): Promise<WrittenDataset> {
+  const { folder, column, keys } = write;
+  const described = await db.all(`DESCRIBE SELECT * FROM ${write.source}`);
+  const type = described.find((c) => c['column_name'] === column)?.['column_type'];
+  if (typeof type !== 'string')
+    throw new RunError(`the rows have no column ${column} to partition by`);
+  const key = partitionKeySql(quotedIdentifier(column), type);
+  if (keys !== undefined) {
+    const [stray] = await db.all(
+      `SELECT ${key} AS key FROM ${write.source} WHERE ${key} IS NULL OR ${key} NOT IN (SELECT unnest(${listSql(keys)})) LIMIT 1`,
+    );
+    if (stray)
+      throw new RunError(
+        `the query gives rows of ${column} ${(stray['key'] as string | null) ?? 'NULL'}, a partition it was not asked to build (${keys.length > 0 ? keys.join(', ') : 'none'})`,
+      );
+  } else {
+    const [nulls] = await db.all(
+      `SELECT count(*) AS n FROM ${write.source} WHERE ${quotedIdentifier(column)} IS NULL`,
+    );
+    if (Number(nulls?.['n'] ?? 0) > 0)
+      throw new RunError(`${String(nulls?.['n'])} rows have no ${column} to partition by`);
+  }
+
+  const staging = join(
+    write.scratch,
+    `.partitions.tmp-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+  try {
+    await makeFolder(write.scratch);
+    const rows = await db.copy(
+      `COPY (SELECT * EXCLUDE (${quotedIdentifier(column)}), ${key} AS __partition FROM ${write.source})
+       TO ${quotedString(staging)} (${PARQUET_FORMAT}, PARTITION_BY (__partition))`,
+    );
+    const written = new Map<string, string[]>();
+    for (const entry of await readdir(staging, { withFileTypes: true }).catch(() => [])) {
+      if (!entry.isDirectory() || !entry.name.startsWith('__partition=')) continue;
+      const value = unescapePartitionValue(entry.name.slice('__partition='.length));
+      const files = (await readdir(join(staging, entry.name)))
+        .filter((name) => name.endsWith('.parquet'))
+        .sort()
+        .map((name) => join(staging, entry.name, name));
+      written.set(value, files);
+    }
+    const files: string[] = [];
+    for (const [value, parts] of written) {
+      const target = join(folder, partitionFolder(column, value));
+      await makeFolder(target);
+      const names = parts.map((_, i) => (i === 0 ? DATA_FILE : `data_${i}.parquet`));
+      await commitFiles(parts.map((part, i) => [part, join(target, names[i]!)] as const));
+      for (const name of (await contents(target)).files)
+        if (!names.includes(name)) await rm(join(target, name));
+      files.push(...names.map((name) => join(target, name)));
+    }
+    // Partitions asked for (or, for the whole dataset, any) that the rows no longer hold.
+    const keep = new Set([...written.keys()].map((value) => partitionFolder(column, value)));
+    const { partitions, files: loose } = await contents(folder);
+    const stale =
+      keys === undefined
+        ? partitions.filter((name) => !keep.has(name))
+        : keys.map((k) => partitionFolder(column, k)).filter((name) => !keep.has(name));
+    for (const name of stale) await rm(join(folder, name), { recursive: true, force: true });
+    // A partitioned dataset keeps no file of its own, but one without any rows keeps an
+    // empty file, so that it is still there (a view with its columns) for what reads it.
+    if (keys === undefined || written.size > 0)
+      for (const name of loose) await rm(join(folder, name));
+    const left = await contents(folder);
+    if (left.partitions.length === 0 && left.files.length === 0) {
+      const empty = join(folder, DATA_FILE);
+      await writeThrough(empty, write.scratch, (temporary) =>
+        db.copy(
+          `COPY (SELECT * FROM ${write.source} LIMIT 0) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+        ),
+      );
+      files.push(empty);
+    }
+    return { rows, files, removed: stale.filter((name) => partitions.includes(name)).length };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** A list of text values as a SQL literal. */
+function listSql(values: readonly string[]): string {
+  return `[${values.map(quotedString).join(', ')}]::VARCHAR[]`;
+}

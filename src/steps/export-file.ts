@@ -1,0 +1,48 @@
+/** Writing an export: one file, or one file per month of a date column (export-months.ts). */
+import { relative } from 'node:path';
+import { RunError } from '../errors.js';
+import {
+  exportCsv,
+  exportGeoJson,
+  exportParquet,
+  type ExportResult,
+  type ExportSource,
+} from '../sinks/exports.js';
+import { formatOf, type ExportStepOptions } from './export-options.js';
+import type { StepContext } from './step-kind.js';
+
+/** Writes one file of the export: the rows of `source` to `path`, in the export's format. */
+export async function exportFile(
+  options: ExportStepOptions,
+  source: ExportSource,
+  path: string,
+  context: StepContext,
+): Promise<ExportResult> {
+  const format = formatOf(options)!;
+  const db = await context.database();
+  const scratch = context.scratch;
+  let result: ExportResult;
+  try {
+    if (format === 'csv') result = await exportCsv(db, source, path, scratch);
+    else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
+    else
+      result = await exportGeoJson(db, source, path, scratch, {
+        ...options.geometry,
+        id: options.geometry.id,
+      });
+  } catch (error) {
+    const message = (error as Error).message;
+    if ((error as NodeJS.ErrnoException).code) throw error; // I/O trouble: reported as such by the engine
+    throw new RunError(`export of ${options.table ?? 'the query'} to ${options.path}: ${message}`, {
+      cause: error,
+    });
+  }
+  if (result.withoutGeometry) {
+    context.log.log(
+      'warn',
+      'export.no_geometry',
+      `${result.withoutGeometry} of ${result.rows} features in ${relative(context.output, path)} have no valid position (geometry null)`,
+    );
+  }
+  return result;
+}

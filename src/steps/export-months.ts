@@ -1,0 +1,124 @@
+/**
+ * An export of one file per month of a date column (`per_month`), each file
+ * complete for its month. A run writes again only the months whose rows may
+ * have changed: those of the partitions of the dataset read (`from`, or the
+ * table) that changed since the last export (input-changes.ts), when that
+ * dataset is partitioned by the month's column; otherwise every month. A month
+ * left without rows loses its file.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { quotedIdentifier, quotedString } from '../duckdb/database.js';
+import type { ExportSource } from '../sinks/exports.js';
+import { syncFolder } from '../util/fs.js';
+import { exportFile } from './export-file.js';
+import { MONTH, formatOf, type ExportStepOptions } from './export-options.js';
+import { definitionHash, inputChanges } from './input-changes.js';
+import { insideFolder } from './paths.js';
+import type { ExportRecord, StepContext, StepOutcome } from './step-kind.js';
+
+/** The month (YYYY-MM) of a partition value that is a date or an instant (YYYY-MM-DD...). */
+function monthOf(value: string): string | undefined {
+  return /^\d{4}-\d{2}-\d{2}/.test(value) ? value.slice(0, 7) : undefined;
+}
+
+/** The months that files of this export exist for now, by their names. */
+async function monthsOnDisk(pattern: string): Promise<string[]> {
+  const name = basename(pattern);
+  const at = name.indexOf(MONTH);
+  const [before, after] = [name.slice(0, at), name.slice(at + MONTH.length)];
+  const entries = await readdir(dirname(pattern)).catch(() => []);
+  return entries
+    .filter((e) => e.startsWith(before) && e.endsWith(after))
+    .map((e) => e.slice(before.length, e.length - after.length))
+    .filter((m) => /^\d{4}-\d{2}$/.test(m))
+    .sort();
+}
+
+export async function exportMonths(
+  options: ExportStepOptions,
+  column: string,
+  source: ExportSource,
+  context: StepContext,
+): Promise<StepOutcome> {
+  const pattern = insideFolder(context.output, options.path)!;
+  const pathOf = (month: string): string => pattern.replace(MONTH, month);
+  const db = await context.database();
+  const from = options.from ?? options.table;
+  const hash = definitionHash([options]);
+  const changes = from
+    ? await inputChanges(context, from, hash, async () => (await monthsOnDisk(pattern)).length > 0)
+    : undefined;
+  if (changes?.mode === 'unchanged') {
+    context.log.log(
+      'info',
+      'export.unchanged',
+      `${context.stepId}: ${from ?? ''} has not changed since the last export; the files are kept`,
+      { step: context.stepId },
+    );
+    await context.state.save(changes.checkpoint);
+    return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+  }
+
+  const ref = quotedIdentifier(column);
+  let months: string[];
+  const partial =
+    changes?.mode === 'partial' && changes.column === column
+      ? changes.changed.map(monthOf)
+      : undefined;
+  if (partial && partial.every((m) => m !== undefined)) {
+    months = [...new Set(partial as string[])].sort();
+  } else {
+    const found = await db.all(
+      `SELECT DISTINCT strftime(${ref}, '%Y-%m') AS month FROM ${source.sql} WHERE ${ref} IS NOT NULL ORDER BY 1`,
+      source.params,
+    );
+    months = found.map((r) => String(r['month']));
+    // Every month is written: the files of months that no longer have rows go.
+    for (const month of await monthsOnDisk(pattern))
+      if (!months.includes(month)) months.push(month);
+    months.sort();
+  }
+
+  const exports: ExportRecord[] = [];
+  const removed: string[] = [];
+  let rows = 0;
+  let withoutGeometry = 0;
+  for (const month of months) {
+    context.signal.throwIfAborted();
+    const path = pathOf(month);
+    const first = `DATE ${quotedString(`${month}-01`)}`;
+    const rowsOfMonth: ExportSource = {
+      sql: `(SELECT * FROM ${source.sql} WHERE ${ref} >= ${first} AND ${ref} < ${first} + INTERVAL 1 MONTH)`,
+      params: source.params,
+    };
+    const result = await exportFile(options, rowsOfMonth, path, context);
+    if (result.rows === 0) {
+      await rm(path, { force: true });
+      await syncFolder(dirname(path));
+      removed.push(month);
+      continue;
+    }
+    rows += result.rows;
+    withoutGeometry += result.withoutGeometry ?? 0;
+    const record = await context.recordFile(path);
+    exports.push({ ...record, format: formatOf(options)!, rows: result.rows });
+  }
+  if (changes) await context.state.save(changes.checkpoint);
+  context.log.log(
+    'info',
+    'export.months',
+    `${context.stepId}: wrote ${exports.length} month(s) of ${options.path}${removed.length > 0 ? `, removed ${removed.length} without rows` : ''}`,
+    { step: context.stepId, written: exports.length, removed: removed.length },
+  );
+  return {
+    rowsIn: rows,
+    rowsOut: rows,
+    exports,
+    notes: {
+      months_written: exports.map((e) => basename(e.path)),
+      ...(removed.length > 0 ? { months_removed: removed } : {}),
+      ...(withoutGeometry > 0 ? { features_without_geometry: withoutGeometry } : {}),
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * What has changed in a dataset since a step last built on it. The step keeps,
+ * in its checkpoint, a hash of its own definition and a fingerprint of every
+ * partition of the dataset it reads, as they were when it last finished. The
+ * partitions that differ now (added, rewritten, removed) are the work of this
+ * run; no checkpoint, another definition, missing outputs or a dataset without
+ * partitions mean all of it. The checkpoint is saved only after the outputs are
+ * written, so a run cut short is followed by one that does at least as much.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
+import { scanPartitions } from '../duckdb/partitions.js';
+import { readCheckpoint } from './plumbing.js';
+import type { PlanContext } from './step-kind.js';
+
+const buildCheckpoint = z.object({
+  version: z.literal(1),
+  /** A hash of what defines the outputs (the file, its params, the options). */
+  definition: z.string(),
+  /** Partition value of the dataset read -> its fingerprint when the outputs were built. */
+  inputs: z.record(z.string(), z.string()).optional(),
+});
+
+export type BuildCheckpoint = z.output<typeof buildCheckpoint>;
+
+export type InputChanges =
+  | { mode: 'unchanged'; checkpoint: BuildCheckpoint }
+  | { mode: 'full'; reason: string; checkpoint: BuildCheckpoint }
+  | {
+      mode: 'partial';
+      /** The partition values that changed, in order. */
+      changed: readonly string[];
+      /** Every partition value known now or at the last build, in order. */
+      known: readonly string[];
+      /** The dataset read and its partition column. */
+      source: Dataset;
+      column: string;
+      checkpoint: BuildCheckpoint;
+    };
+
+/** A hash of a step's definition: whatever, when it changes, asks for everything to be built again. */
+export function definitionHash(parts: readonly unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+/**
+ * The changes to dataset `from` since the checkpoint of the step in `context`
+ * was saved. `outputsPresent` says whether what the step wrote is still there.
+ */
+export async function inputChanges(
+  context: PlanContext,
+  from: string,
+  definition: string,
+  outputsPresent: () => Promise<boolean>,
+): Promise<InputChanges> {
+  const previous = readCheckpoint<BuildCheckpoint | undefined>(
+    context,
+    buildCheckpoint,
+    () => undefined,
+  );
+  const source = (await discoverDatasets(context.output)).find((d) => d.name === from);
+  const scan = source
+    ? await scanPartitions(source.folder)
+    : { column: undefined, partitions: new Map<string, string>() };
+  const checkpoint: BuildCheckpoint = {
+    version: 1,
+    definition,
+    inputs: Object.fromEntries(scan.partitions),
+  };
+  const full = (reason: string): InputChanges => ({ mode: 'full', reason, checkpoint });
+  if (!previous) return full('first build');
+  if (previous.definition !== definition) return full('the definition changed');
+  if (!previous.inputs) return full('no record of the input');
+  if (!(await outputsPresent())) return full('an output is missing');
+  const changed = new Set<string>();
+  for (const [value, print] of scan.partitions)
+    if (previous.inputs[value] !== print) changed.add(value);
+  for (const value of Object.keys(previous.inputs))
+    if (!scan.partitions.has(value)) changed.add(value);
+  if (changed.size === 0) return { mode: 'unchanged', checkpoint };
+  if (!source || scan.column === undefined || scan.partitions.has('') || changed.has(''))
+    return full(`${from} is not partitioned`);
+  return {
+    mode: 'partial',
+    changed: [...changed].sort(),
+    known: [...new Set([...scan.partitions.keys(), ...Object.keys(previous.inputs)])].sort(),
+    source,
+    column: scan.column,
+    checkpoint,
+  };
+}

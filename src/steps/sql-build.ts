@@ -1,0 +1,132 @@
+/**
+ * What an incremental `sql` step rebuilds: the partitions of `incremental.from`
+ * that changed since the last build (input-changes.ts) are given to
+ * `incremental.touches`, which names the output partitions each feeds; those
+ * are rebuilt, whole. Anything else rebuilds everything.
+ */
+import { join } from 'node:path';
+import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { DERIVED_FOLDER } from '../duckdb/datasets.js';
+import { partitionKeySql, scanPartitions } from '../duckdb/partitions.js';
+import { RunError } from '../errors.js';
+import { exists } from '../util/fs.js';
+import { definitionHash, inputChanges, type BuildCheckpoint } from './input-changes.js';
+import type { PlanContext } from './step-kind.js';
+
+/** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
+export const PARTITIONS_VARIABLE = 'partitions';
+
+export interface IncrementalOptions {
+  from: string;
+  touches: string;
+}
+
+export interface BuildDefinition {
+  text: string;
+  params: Record<string, unknown>;
+  outputs: readonly string[];
+  partitionBy: string | undefined;
+  incremental: IncrementalOptions | undefined;
+}
+
+export type SqlBuild =
+  | { mode: 'unchanged'; checkpoint: BuildCheckpoint }
+  | {
+      mode: 'full' | 'partial';
+      /** The output partitions to build, as their folder values; undefined: all. */
+      keys: readonly string[] | undefined;
+      /** Input partitions that changed (partial builds). */
+      changed: readonly string[];
+      /** What to save once the outputs are written. */
+      checkpoint: BuildCheckpoint | undefined;
+      /** Why everything is built (for the log). */
+      reason?: string;
+    };
+
+/** Whether every output has been written (a file or a partition in its folder). */
+async function outputsPresent(output: string, outputs: readonly string[]): Promise<boolean> {
+  for (const name of outputs) {
+    const folder = join(output, DERIVED_FOLDER, name);
+    if ((await scanPartitions(folder)).partitions.size === 0 && !(await exists(folder)))
+      return false;
+  }
+  return true;
+}
+
+/**
+ * Decides what to build and, for a partial build, sets the DuckDB variable
+ * `partitions` on `db` to the list of output partitions (typed as `touches`
+ * gives them). For a full build the variable stays unset (getvariable gives NULL).
+ */
+export async function planBuild(
+  db: Database,
+  definition: BuildDefinition,
+  context: PlanContext,
+): Promise<SqlBuild> {
+  const { incremental } = definition;
+  if (!incremental) return { mode: 'full', keys: undefined, changed: [], checkpoint: undefined };
+  const hash = definitionHash([
+    definition.text,
+    definition.params,
+    definition.outputs,
+    definition.partitionBy ?? null,
+    incremental,
+  ]);
+  const changes = await inputChanges(context, incremental.from, hash, () =>
+    outputsPresent(context.output, definition.outputs),
+  );
+  if (changes.mode === 'unchanged') return changes;
+  if (changes.mode === 'full')
+    return {
+      mode: 'full',
+      keys: undefined,
+      changed: [],
+      checkpoint: changes.checkpoint,
+      reason: changes.reason,
+    };
+
+  const { column, source } = changes;
+  const [described] = await db.all(
+    `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(source.name)}) WHERE column_name = $column`,
+    { column },
+  );
+  const type = (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
+  // Every partition known before or now, so that `touches` may look at its neighbours (lead, lag).
+  const changed = new Set(changes.changed);
+  const rows = changes.known
+    .map((v) => `(${quotedString(v)}, ${changed.has(v) ? 'true' : 'false'})`)
+    .join(', ');
+  try {
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE road_etl_input_partitions AS
+       SELECT CAST(v AS ${type}) AS ${quotedIdentifier(column)}, changed FROM (VALUES ${rows}) AS t(v, changed)`,
+    );
+    await db.run(
+      `SET VARIABLE ${PARTITIONS_VARIABLE} = (
+         SELECT list(DISTINCT k ORDER BY k) FILTER (WHERE k IS NOT NULL)
+         FROM (SELECT unnest(touches) AS k FROM (
+           SELECT changed, (${incremental.touches}) AS touches FROM road_etl_input_partitions
+         ) WHERE changed))`,
+    );
+  } catch (error) {
+    throw new RunError(
+      `incremental.touches (${incremental.touches}) over the partitions of ${incremental.from} (${column}): ${(error as Error).message.split('\n')[0]!}`,
+      { cause: error },
+    );
+  }
+  const [typed] = await db.all(`SELECT typeof(getvariable('${PARTITIONS_VARIABLE}')) AS type`);
+  const listType = (typed?.['type'] as string | undefined) ?? '';
+  if (!listType.endsWith('[]'))
+    throw new RunError(
+      `incremental.touches (${incremental.touches}) must give a list of partition values, not ${listType}`,
+    );
+  const keyed = await db.all(
+    `SELECT ${partitionKeySql('k', listType.slice(0, -2))} AS key FROM (SELECT unnest(getvariable('${PARTITIONS_VARIABLE}')) AS k)`,
+  );
+  return {
+    mode: 'partial',
+    keys: keyed.map((r) => String(r['key'])),
+    changed: changes.changed,
+    checkpoint: changes.checkpoint,
+  };
+}

@@ -1,0 +1,116 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({
+  seed: 22,
+  now: '2026-11-15T00:00:00Z',
+  bicycle: { locations: 40, maxLocations: 10, maxPeriodDays: 7 },
+});
+
+const BICYCLE_SQL = [
+  'bicycle_hourly.sql',
+  'bicycle_daily.sql',
+  'bicycle_monthly.sql',
+  'bicycle_summary.sql',
+];
+
+async function shipped(): Promise<{ yaml: string; sql: Record<string, string> }> {
+  const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
+  const sql = Object.fromEntries(
+    await Promise.all(
+      BICYCLE_SQL.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
+    ),
+  );
+  return { yaml, sql };
+}
+
+const DAY = 86_400_000;
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/** Runs pipelines/bicycle.yaml on `dir` for [start, end). */
+async function runBicycle(dir: string, start: number, end: number, prefixes: string) {
+  const { yaml, sql } = await shipped();
+  const result = await runDefinition(dir, yaml, sql, {
+    env: { ...simulator.env },
+    params: { start: iso(start), end: iso(end), prefixes },
+  });
+  expect(result.summary.status, result.failure?.message).toBe('succeeded');
+  return result.output;
+}
+
+/** Rows of a dataset in one folder and not in the other, both ways (every column compared). */
+async function difference(a: string, b: string, dataset: string): Promise<number> {
+  const read = (folder: string) =>
+    `(SELECT * FROM read_parquet('${folder}/${dataset}/**/*.parquet', hive_partitioning = true))`;
+  const [row] = await duck(
+    `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
+  );
+  return Number(row?.['n']);
+}
+
+async function files(folder: string): Promise<string[]> {
+  return (await readdir(folder, { recursive: true })).map(String).sort();
+}
+
+describe('nightly runs', () => {
+  it('of one UTC day each over October 2026 give the same datasets and extracts as one run over the month, every local day whole', async () => {
+    const start = Date.parse('2026-10-01T00:00:00Z');
+    const end = Date.parse('2026-11-01T00:00:00Z');
+    const once = await runBicycle(await testDir(), start, end, 'UTR');
+    const nightlyDir = await testDir();
+    let nightly = '';
+    for (let night = start; night < end; night += DAY)
+      nightly = await runBicycle(nightlyDir, night, night + DAY, 'UTR');
+
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+      'derived/bicycle_profile_months',
+      'derived/bicycle_location_months',
+      'derived/bicycle_hour_profile',
+    ])
+      expect(await difference(once, nightly, dataset), dataset).toBe(0);
+    // The summary's totals are JSON objects: compared as values, not as text.
+    const summary = (folder: string) =>
+      duck(
+        `SELECT * EXCLUDE (totals), CAST(totals AS MAP(VARCHAR, MAP(VARCHAR, BIGINT))) AS totals
+         FROM '${folder}/derived/bicycle_location_summary/*.parquet' ORDER BY location_id`,
+      );
+    expect(await summary(nightly)).toEqual(await summary(once));
+    expect((await summary(once)).some((r) => r['hours_present'] !== null)).toBe(true);
+
+    // The extracts: the same files, byte for byte (the rows are written in a total order).
+    const exported = await files(join(once, 'exports'));
+    expect(exported).toEqual(await files(join(nightly, 'exports')));
+    expect(exported).toContain('bicycle_hourly/2026-10.csv');
+    expect(exported).toContain('bicycle_daily/2026-11.csv');
+    for (const name of exported.filter((f) => f.endsWith('.csv')))
+      expect(await readFile(join(nightly, 'exports', name), 'utf8'), name).toBe(
+        await readFile(join(once, 'exports', name), 'utf8'),
+      );
+
+    // Every local day inside the period is whole: all its hours are there (25 when summer time ends).
+    const days = await duck(
+      `SELECT local_date::VARCHAR AS day, count(DISTINCT measurement_hour) AS hours
+       FROM read_parquet('${nightly}/derived/bicycle_hourly/**/*.parquet', hive_partitioning = true)
+       GROUP BY ALL ORDER BY 1`,
+    );
+    const inside = days.filter((d) => d['day'] !== '2026-10-01' && d['day'] !== '2026-11-01');
+    expect(inside).toHaveLength(30);
+    for (const day of inside)
+      expect(Number(day['hours']), String(day['day'])).toBe(day['day'] === '2026-10-25' ? 25 : 24);
+    const [daily] = await duck(
+      `SELECT count(*) FILTER (WHERE hours_in_day = 25) AS long_days, min(hours_in_day) AS shortest
+       FROM read_parquet('${nightly}/derived/bicycle_daily/**/*.parquet', hive_partitioning = true)
+       WHERE local_date = DATE '2026-10-25'`,
+    );
+    expect(Number(daily?.['long_days'])).toBeGreaterThan(0);
+    expect(Number(daily?.['shortest'])).toBe(25);
+  }, 600_000);
+});
