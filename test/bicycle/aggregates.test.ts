@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
@@ -62,7 +62,7 @@ function dailyTruth(ids: string[], start: string, end: string): Map<string, Dail
 async function runBicyclePipeline(dir: string, start: string, end: string, prefixes: string) {
   const sql = Object.fromEntries(
     await Promise.all(
-      ['bicycle_hourly.sql', 'bicycle_daily.sql'].map(
+      ['bicycle_hourly.sql', 'bicycle_daily.sql', 'bicycle_monthly.sql', 'bicycle_summary.sql'].map(
         async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const,
       ),
     ),
@@ -88,10 +88,24 @@ describe('bicycle aggregates (pipelines/bicycle.yaml)', () => {
       const ids = idsWithPrefix(simulator, 'UTR', 'GRN');
       const truth = dailyTruth(ids, start, end);
 
-      const [header, ...records] = parseRfc4180(
-        await readFile(join(output, 'exports/bicycle_daily.csv'), 'utf8'),
+      // One file per local month: the period's days are in those of its months, each once.
+      const months = (await readdir(join(output, 'exports/bicycle_daily'))).sort();
+      expect(months).toEqual(
+        [...new Set([start, end].map((t) => localParts(t).date.slice(0, 7)))].map(
+          (m) => `${m}.csv`,
+        ),
       );
-      const daily = records.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
+      const daily: Record<string, string>[] = [];
+      for (const month of months) {
+        const [header, ...records] = parseRfc4180(
+          await readFile(join(output, 'exports/bicycle_daily', month), 'utf8'),
+        );
+        for (const r of records) {
+          const row = Object.fromEntries(header!.map((h, i) => [h, r[i]!]));
+          expect(`${row['local_date']!.slice(0, 7)}.csv`).toBe(month);
+          daily.push(row);
+        }
+      }
       const got = new Map(
         daily.map((r) => [
           `${r['location_id']}|${r['local_date']}|${r['category']}|${r['subcategory']}`,

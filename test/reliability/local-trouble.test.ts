@@ -61,6 +61,15 @@ describe('local trouble', () => {
         `The output folder ${output} is in use by another road-etl run \\(pipeline signs_test, pid ${first.pid}`,
       ),
     );
+    // Refused, it still ends stdout with its summary line: status, error and exit code.
+    const lines = second.stdout.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      status: 'refused',
+      pipeline: 'signs_test',
+      exit_code: 1,
+      error: expect.stringMatching(/is in use by another road-etl run/) as unknown,
+    });
     const done = await firstDone;
     expect(done.code, done.stderr).toBe(0);
     await expectGroundTruth(output);

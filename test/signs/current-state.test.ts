@@ -98,7 +98,7 @@ describe('the current state of every sign', () => {
     expect(snapshot).toEqual([
       {
         n: String(truthStateHashes(simulator, simulator.world.snapshotMoment).length),
-        moment: '2026-11-01 00:00:00',
+        moment: '2026-11-01 00:00:00+00',
       },
     ]);
     expect(

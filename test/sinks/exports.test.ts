@@ -11,16 +11,16 @@ const FORMULA_PREFIXES = ['=', '+', '-', '@', '\t', '\r'];
 
 /** A table with every kind of awkward value an export meets. */
 const FIXTURE = `SELECT * FROM (VALUES
-  (1, 'plain', 4.9, 52.37, TIMESTAMP '2020-07-28 11:30:19.833', DATE '2024-03-31', ['a', 'b'], -5, true, NULL),
-  (2, 'comma, "quote"', 5.1, 52.1, TIMESTAMP '2024-10-27 02:30:00.000251', DATE '2024-10-27', [], 0, false, 'x'),
-  (3, '=SUM(A1:A2)', 6.5, 53.2, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', ['=1'], 7, NULL, 'y'),
-  (4, '+31 6 1234', 3.6, 51.5, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, -1, true, NULL),
-  (5, '-minus', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
-  (6, '@home', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
-  (7, chr(9) || 'tab first', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
-  (8, 'line' || chr(10) || 'break' || chr(13) || chr(10) || 'crlf', 5.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
-  (9, '', NULL, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
-  (10, 'café ☕ Ã©', 200.0, 52.0, TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (1, 'plain', 4.9, 52.37, TIMESTAMPTZ '2020-07-28 11:30:19.833+00', DATE '2024-03-31', ['a', 'b'], -5, true, NULL),
+  (2, 'comma, "quote"', 5.1, 52.1, TIMESTAMPTZ '2024-10-27 02:30:00.000251+00', DATE '2024-10-27', [], 0, false, 'x'),
+  (3, '=SUM(A1:A2)', 6.5, 53.2, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', ['=1'], 7, NULL, 'y'),
+  (4, '+31 6 1234', 3.6, 51.5, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, -1, true, NULL),
+  (5, '-minus', 5.0, 52.0, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (6, '@home', 5.0, 52.0, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (7, chr(9) || 'tab first', 5.0, 52.0, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (8, 'line' || chr(10) || 'break' || chr(13) || chr(10) || 'crlf', 5.0, 52.0, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (9, '', NULL, 52.0, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, 1, true, NULL),
+  (10, 'café ☕ Ã©', 200.0, 52.0, TIMESTAMPTZ '2024-01-01 00:00:00+00', DATE '2024-01-01', NULL, 1, true, NULL),
   (11, NULL, 4.0, -91.0, NULL, NULL, NULL, NULL, NULL, NULL)
 ) t(id, text, longitude, latitude, ts, day, tags, amount, flag, note)`;
 
@@ -50,6 +50,9 @@ steps:
   - id: empty_geojson
     kind: export
     options: { query: "SELECT * FROM things WHERE id < 0", path: exports/empty.geojson }
+  - id: clocks
+    kind: export
+    options: { query: "SELECT TIMESTAMP '2026-10-25 02:00:00' AS wall_clock, TIMESTAMPTZ '2026-10-25 01:00:00+00' AS instant", path: exports/clocks.csv }
   - id: control_geojson
     kind: export
     options: { query: "SELECT id, longitude, latitude, chr(1) || chr(2) || '\\",' || chr(10) AS text FROM things WHERE id <= 2", path: exports/control.geojson }
@@ -132,6 +135,11 @@ describe('export to CSV', () => {
     const text = await readFile(file, 'utf8');
     expect(text).toContain('\r\n9,"",');
     expect(text).toMatch(/\r\n11,,/);
+  });
+
+  it('writes an instant in UTC with Z, and a timestamp without time zone (a wall-clock time) without a zone', async () => {
+    const text = await readFile(join(dir, 'output', 'exports', 'clocks.csv'), 'utf8');
+    expect(text).toBe('wall_clock,instant\r\n2026-10-25T02:00:00.000,2026-10-25T01:00:00.000Z\r\n');
   });
 
   it('binds query params instead of pasting them', async () => {
