@@ -101,10 +101,13 @@ describe('times that cannot be misread', () => {
     const geojson = JSON.parse(
       await readFile(join(output, 'exports/bicycle_locations.geojson'), 'utf8'),
     ) as { features: { properties: Record<string, unknown> }[] };
-    const instants = ['first_hour', 'last_hour'];
-    for (const { properties } of geojson.features)
-      for (const [key, value] of Object.entries(properties))
-        if (typeof value === 'string' && /\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value))
-          expect(instants, `${key}: ${value}`).toContain(key);
+    const withZ = new Set(
+      geojson.features.flatMap(({ properties }) =>
+        Object.entries(properties)
+          .filter(([, v]) => typeof v === 'string' && /\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(v))
+          .map(([key]) => key),
+      ),
+    );
+    expect([...withZ].sort()).toEqual(['first_hour', 'last_hour']);
   });
 });

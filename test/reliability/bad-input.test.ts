@@ -365,15 +365,19 @@ describe('bad input: exit 2, what and where, nothing written', () => {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toMatch(message);
       expect(result.stderr).toMatch(/^road-etl: /);
-      if (argv[0] === 'run') {
-        // A refused run still ends stdout with its one-line summary (Airflow's XCom).
-        const lines = result.stdout.split('\n').filter((l) => l !== '');
-        expect(lines).toHaveLength(1);
-        const summary = JSON.parse(lines[0]!) as Record<string, unknown>;
-        expect(summary).toMatchObject({ status: 'refused', exit_code: 2, steps: [] });
-        expect(summary['error']).toMatch(message);
-        expect(summary).not.toHaveProperty('manifest');
-      } else expect(result.stdout).toBe('');
+      // A refused run still ends stdout with its one-line summary (Airflow's XCom); other commands print none.
+      const summaries = result.stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const refusal = expect.objectContaining({
+        status: 'refused',
+        exit_code: 2,
+        steps: [],
+        error: expect.stringMatching(message) as unknown,
+      }) as unknown;
+      expect(summaries).toEqual(argv[0] === 'run' ? [refusal] : []);
+      expect(summaries.filter((s) => 'manifest' in s)).toEqual([]);
       expect(await fingerprint(output)).toEqual(before);
     },
   );
