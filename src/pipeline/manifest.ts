@@ -1,72 +1,209 @@
-/** manifest.json: what the last run did, suitable as the index of a published extract. */
-import { join } from 'node:path';
-import type { ParamValue } from '../config/params.js';
+/**
+ * Writes manifest.json (schema in ../manifest.ts) at the end of every run: the
+ * run's own record joins those of the other pipelines that have written the
+ * folder, and the extracts are listed as they are on disk. What the manifest is
+ * made from lives in .state, so that it can always be written again whole:
+ * `runs.json` (the last run of each pipeline) and `exports.json` (what road-etl
+ * knows of each extract it wrote: rows, format, writer, and the size and time
+ * of the file it hashed, so that a file is hashed again only when it changed).
+ */
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { z } from 'zod';
+import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { redactor } from '../log.js';
-import { writeFileAtomic, type FileRecord } from '../util/fs.js';
-import { scratchFolder } from '../layout.js';
-import type { ExportRecord } from '../steps/step-kind.js';
+import {
+  MANIFEST_FILE,
+  MANIFEST_VERSION,
+  exportRecordSchema,
+  manifestSchema,
+  pipelineRunSchema,
+  type ExportRecord,
+  type Manifest,
+  type PipelineRun,
+} from '../manifest.js';
+import { REPORT_PATH } from '../report/index.js';
+import { isTemporaryName, sha256File, writeFileAtomic } from '../util/fs.js';
+import { VERSION } from '../version.js';
 
-export type StepStatus = 'succeeded' | 'failed' | 'skipped' | 'reused' | 'interrupted';
+export { MANIFEST_FILE, type Manifest, type PipelineRun } from '../manifest.js';
 
-export interface StepReport {
-  id: string;
-  kind: string;
-  status: StepStatus;
-  started_at: string | undefined;
-  finished_at: string | undefined;
-  duration_ms: number;
-  /** CPU time of the process during the step (user + system), in ms. */
-  cpu_ms: number;
-  /** Largest resident memory of the process during the step, in bytes. */
-  peak_rss_bytes: number;
-  rows_in: number;
-  rows_out: number;
-  files: FileRecord[];
-  notes?: Record<string, unknown>;
-  error?: string;
-}
+const EXPORTS_FOLDER = 'exports';
+const RUNS_FILE = join(STATE_FOLDER, 'runs.json');
+const EXPORTS_FILE = join(STATE_FOLDER, 'exports.json');
 
-export interface Manifest {
-  manifest_version: 1;
-  road_etl_version: string;
-  pipeline: string;
-  definition: string;
-  params: Record<string, ParamValue>;
-  status: 'succeeded' | 'failed' | 'interrupted';
-  started_at: string;
-  finished_at: string;
-  duration_ms: number;
-  steps: StepReport[];
-  exports: ExportRecord[];
-  /** The report page, relative to the output folder, when the run wrote one. */
-  report?: string;
-  error?: string;
-}
-
-export const MANIFEST_FILE = 'manifest.json';
+const runsSchema = z.record(z.string(), pipelineRunSchema);
+const knownExportSchema = exportRecordSchema.extend({ mtime_ms: z.number() });
+const knownExportsSchema = z.record(z.string(), knownExportSchema);
+type KnownExport = z.output<typeof knownExportSchema>;
 
 /**
- * The manifest as written: its free text (errors, and the free-text fields of
- * the notes) redacted; names, params, paths and hashes kept as they are.
+ * The run as written: its free text (errors, and the free-text fields of the
+ * notes) redacted; names, params, paths and hashes kept as they are.
  */
-export function redacted(manifest: Manifest): Manifest {
+export function redacted(run: PipelineRun): PipelineRun {
   return {
-    ...manifest,
-    steps: manifest.steps.map((step) => ({
+    ...run,
+    steps: run.steps.map((step) => ({
       ...step,
       ...(step.notes ? { notes: redactor.value(step.notes) as Record<string, unknown> } : {}),
       ...(step.error !== undefined ? { error: redactor.text(step.error) } : {}),
     })),
-    ...(manifest.error !== undefined ? { error: redactor.text(manifest.error) } : {}),
+    ...(run.error !== undefined ? { error: redactor.text(run.error) } : {}),
   };
 }
 
-export async function writeManifest(output: string, manifest: Manifest): Promise<string> {
-  const path = join(output, MANIFEST_FILE);
-  await writeFileAtomic(
-    path,
-    JSON.stringify(redacted(manifest), null, 2) + '\n',
-    scratchFolder(output),
-  );
-  return path;
+/** A JSON file of .state read against its schema; undefined when absent or not what it should be. */
+async function readState<T>(
+  output: string,
+  file: string,
+  schema: z.ZodType<T>,
+): Promise<T | undefined> {
+  const text = await readFile(join(output, file), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The runs of the manifest of an earlier version (one run, at the top level),
+ * so that a folder written before keeps naming the pipeline that wrote it.
+ */
+async function runsOfOlderManifest(output: string): Promise<Record<string, PipelineRun>> {
+  const text = await readFile(join(output, MANIFEST_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) return {};
+  try {
+    const old = JSON.parse(text) as Record<string, unknown>;
+    if (old['manifest_version'] !== 1) return {};
+    const parsed = pipelineRunSchema.safeParse({
+      ...old,
+      exports: Array.isArray(old['exports']) ? old['exports'] : [],
+    });
+    return parsed.success ? { [parsed.data.pipeline]: parsed.data } : {};
+  } catch {
+    return {};
+  }
+}
+
+function formatOfFile(path: string): string {
+  const extension = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  return extension === 'json' ? 'geojson' : extension;
+}
+
+/** Every file below exports/ (relative paths with forward slashes), temporary files left out. */
+async function filesUnder(output: string): Promise<string[]> {
+  const folder = join(output, EXPORTS_FOLDER);
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isFile() && !isTemporaryName(e.name) && !e.name.startsWith('.'))
+    .map((e) => relative(output, join(e.parentPath, e.name)).split(sep).join('/'))
+    .sort();
+}
+
+/**
+ * Every extract on disk with what road-etl knows of it: the record of the run
+ * that wrote it when the file is still that one (same size and time), else
+ * hashed now. Resolves to the list and the knowledge to keep.
+ */
+async function listExports(
+  output: string,
+  known: Record<string, KnownExport>,
+): Promise<{ exports: ExportRecord[]; known: Record<string, KnownExport> }> {
+  const exports: ExportRecord[] = [];
+  const kept: Record<string, KnownExport> = {};
+  for (const path of await filesUnder(output)) {
+    const info = await stat(join(output, path)).catch(() => undefined);
+    if (!info) continue;
+    let record = known[path];
+    if (!record || record.bytes !== info.size || record.mtime_ms !== info.mtimeMs) {
+      record = {
+        path,
+        bytes: info.size,
+        sha256: await sha256File(join(output, path)),
+        format: record?.format ?? formatOfFile(path),
+        rows: null,
+        mtime_ms: info.mtimeMs,
+      };
+    }
+    kept[path] = record;
+    exports.push(exportRecordSchema.parse(record));
+  }
+  return { exports, known: kept };
+}
+
+/**
+ * The manifest of a run that has ended: `open` reads what .state knows and
+ * lists the extracts on disk (hashing those it does not know), `manifest`
+ * composes the manifest for the run's record, `write` puts it and the state
+ * it is made from in place.
+ */
+export class ManifestWriter {
+  readonly #output: string;
+  readonly #runs: Record<string, PipelineRun>;
+  readonly #listed: { exports: ExportRecord[]; known: Record<string, KnownExport> };
+
+  private constructor(
+    output: string,
+    runs: Record<string, PipelineRun>,
+    listed: { exports: ExportRecord[]; known: Record<string, KnownExport> },
+  ) {
+    this.#output = output;
+    this.#runs = runs;
+    this.#listed = listed;
+  }
+
+  /** Reads the folder's state; `written` are the extracts the run wrote. */
+  static async open(output: string, written: readonly ExportRecord[]): Promise<ManifestWriter> {
+    const runs =
+      (await readState(output, RUNS_FILE, runsSchema)) ?? (await runsOfOlderManifest(output));
+    const known = (await readState(output, EXPORTS_FILE, knownExportsSchema)) ?? {};
+    for (const record of written) {
+      const info = await stat(join(output, record.path)).catch(() => undefined);
+      if (info) known[record.path] = { ...record, mtime_ms: info.mtimeMs };
+    }
+    return new ManifestWriter(output, runs, await listExports(output, known));
+  }
+
+  /** The manifest with `run` as its pipeline's last run (redacted). */
+  manifest(run: PipelineRun, report: string | undefined): Manifest {
+    const own = redacted(run);
+    const runs = { ...this.#runs, [own.pipeline]: own };
+    return manifestSchema.parse({
+      manifest_version: MANIFEST_VERSION,
+      road_etl_version: VERSION,
+      updated_at: own.finished_at,
+      last_run: { pipeline: own.pipeline, status: own.status, finished_at: own.finished_at },
+      pipelines: Object.fromEntries(Object.entries(runs).sort(([a], [b]) => a.localeCompare(b))),
+      exports: this.#listed.exports,
+      ...(report ? { report } : {}),
+    } satisfies Manifest);
+  }
+
+  /**
+   * Writes the manifest and what it is made from; the folder's report is named
+   * when the page is there. Resolves to the manifest's path and content.
+   */
+  async write(run: PipelineRun): Promise<{ path: string; manifest: Manifest }> {
+    const output = this.#output;
+    const scratch = scratchFolder(output);
+    const page = await stat(join(output, REPORT_PATH)).catch(() => undefined);
+    const manifest = this.manifest(run, page?.isFile() ? REPORT_PATH : undefined);
+    await writeFileAtomic(
+      join(output, RUNS_FILE),
+      JSON.stringify(manifest.pipelines, null, 2) + '\n',
+      scratch,
+    );
+    await writeFileAtomic(
+      join(output, EXPORTS_FILE),
+      JSON.stringify(this.#listed.known, null, 2) + '\n',
+      scratch,
+    );
+    const path = join(output, MANIFEST_FILE);
+    await writeFileAtomic(path, JSON.stringify(manifest, null, 2) + '\n', scratch);
+    return { path, manifest };
+  }
 }

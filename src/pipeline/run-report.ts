@@ -7,7 +7,7 @@ import { STATE_FOLDER } from '../layout.js';
 import type { Logger } from '../log.js';
 import { REPORT_PATH, writeReport } from '../report/index.js';
 import type { Pipeline } from './build.js';
-import { redacted, type Manifest } from './manifest.js';
+import type { Manifest } from './manifest.js';
 
 /** The plan's line for the report. */
 export function describeRunReport(spec: ReportSpec, output: string): string {
@@ -16,9 +16,9 @@ export function describeRunReport(spec: ReportSpec, output: string): string {
 }
 
 /**
- * Writes report/index.html with the run's manifest as it stands (naming the
- * report), within the run's DuckDB budget; resolves to the page's path. A
- * failure is thrown as the run's error, saying it was the report's.
+ * Writes report/index.html with the folder's manifest as the run will write it
+ * (naming the report), within the run's DuckDB budget; resolves to the page's
+ * path. A failure is thrown as the run's error, saying it was the report's.
  */
 export async function writeRunReport(
   pipeline: Pipeline,
@@ -29,8 +29,7 @@ export async function writeRunReport(
 ): Promise<string> {
   try {
     const written = await writeReport(output, {
-      // as manifest.json has it: free text redacted
-      manifest: { ...redacted(manifest), report: REPORT_PATH },
+      manifest,
       mapSigns: spec.map_signs,
       tiles:
         spec.tiles === undefined

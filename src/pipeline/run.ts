@@ -31,14 +31,15 @@ import {
 } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
-import { writeManifest, type Manifest, type StepReport } from './manifest.js';
+import { ManifestWriter, type PipelineRun } from './manifest.js';
+import type { ExportRecord, StepReport } from '../manifest.js';
 import { describeRunReport, writeRunReport } from './run-report.js';
 import { REPORT_PATH } from '../report/index.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import { StepMeter } from './resources.js';
 import { STATE_FOLDER, scratchFolder, stagingFolder } from '../layout.js';
 import { StateStore, acquireLock } from './state.js';
-import type { ExportRecord, PlanContext, StepContext, Upstream } from '../steps/step-kind.js';
+import type { PlanContext, StepContext, Upstream } from '../steps/step-kind.js';
 
 export interface Selection {
   /** Steps that run, in order. */
@@ -141,7 +142,7 @@ export interface RunOptions {
 
 export interface RunSummary {
   /** How the run ended; `refused`: it did not start (bad input, a held lock), nothing was written. */
-  status: Manifest['status'] | 'refused';
+  status: PipelineRun['status'] | 'refused';
   /** The pipeline's name; null when the definition could not be read. */
   pipeline: string | null;
   output: string;
@@ -360,7 +361,15 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           rows_out: outcome.rowsOut,
           ...(outcome.notes ? { notes: outcome.notes } : {}),
         });
-        exports.push(...(outcome.exports ?? []));
+        const writtenAt = new Date().toISOString();
+        exports.push(
+          ...(outcome.exports ?? []).map((e) => ({
+            ...e,
+            pipeline: pipeline.name,
+            step: step.id,
+            written_at: writtenAt,
+          })),
+        );
       } catch (error) {
         options.progress.finish();
         const interrupted = aborted(signal);
@@ -409,14 +418,13 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     await simulator?.close();
   }
 
-  const manifestNow = (): Manifest => {
+  const runNow = (report: string | undefined): PipelineRun => {
     const finished = new Date();
     return {
-      manifest_version: 1,
-      road_etl_version: VERSION,
       pipeline: pipeline.name,
       definition: pipeline.file,
       params: pipeline.params,
+      road_etl_version: VERSION,
       status: !failure
         ? 'succeeded'
         : failure instanceof InterruptedError
@@ -427,33 +435,41 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       duration_ms: finished.getTime() - started.getTime(),
       steps: reports,
       exports,
+      ...(report ? { report } : {}),
       ...(failure ? { error: failure.message } : {}),
     };
   };
+  let writer: ManifestWriter | undefined;
+  try {
+    writer = await ManifestWriter.open(output, exports);
+  } catch (error) {
+    failure ??= explainIoError(error, 'writing manifest.json');
+  }
   let report: string | undefined;
-  if (pipeline.report && !(failure instanceof InterruptedError)) {
+  if (writer && pipeline.report && !(failure instanceof InterruptedError)) {
     try {
-      report = await writeRunReport(pipeline, pipeline.report, output, manifestNow(), logger);
+      const manifest = writer.manifest(runNow(REPORT_PATH), REPORT_PATH);
+      report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
     } catch (error) {
       failure ??= error as Error;
     }
   }
-  const manifest: Manifest = { ...manifestNow(), ...(report ? { report: REPORT_PATH } : {}) };
-  const status = manifest.status;
-  let manifestPath = join(output, 'manifest.json');
+  const run = runNow(report ? REPORT_PATH : undefined);
+  let manifestPath: string | undefined;
   try {
-    manifestPath = await writeManifest(output, manifest);
+    if (writer) manifestPath = (await writer.write(run)).path;
   } catch (error) {
     failure ??= explainIoError(error, 'writing manifest.json');
   }
+  const status = failure && run.status === 'succeeded' ? 'failed' : run.status;
   await release();
   const summary: RunSummary = {
     status,
     pipeline: pipeline.name,
     output,
-    manifest: manifestPath,
+    ...(manifestPath ? { manifest: manifestPath } : {}),
     ...(report ? { report } : {}),
-    duration_ms: manifest.duration_ms,
+    duration_ms: run.duration_ms,
     steps: reports.map((r) => ({ id: r.id, status: r.status, rows_out: r.rows_out })),
     rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),
     exports: exports.length,

@@ -6,33 +6,6 @@ import type { FeatureCollection } from 'geojson';
  * small at any scale. The page's script (page/main.ts) reads the same types.
  */
 
-/** The manifest's fields the report shows (manifest.json, written by every run). */
-export interface ReportManifest {
-  pipeline: string;
-  definition: string;
-  params: Record<string, unknown>;
-  status: string;
-  started_at: string;
-  finished_at: string;
-  duration_ms: number;
-  road_etl_version: string;
-  steps: {
-    id: string;
-    kind: string;
-    status: string;
-    duration_ms: number;
-    cpu_ms?: number | undefined;
-    peak_rss_bytes?: number | undefined;
-    rows_in: number;
-    rows_out: number;
-    files: readonly unknown[];
-    error?: string | undefined;
-  }[];
-  exports: { path: string; format: string; rows: number; bytes: number }[];
-  report?: string | undefined;
-  error?: string | undefined;
-}
-
 /** A value and how often it occurs, most frequent first. */
 export type Count = [label: string, count: number];
 
@@ -140,10 +113,37 @@ export interface QualitySection {
   typing: { dataset: string; rows: number; rowsWithIssues: number; byField: Count[] }[];
 }
 
-/** The manifest as the page carries it: each step's files counted, not listed. */
-export type PageManifest = Omit<ReportManifest, 'steps'> & {
-  steps: (Omit<ReportManifest['steps'][number], 'files'> & { files: number })[];
-};
+/** A pipeline's last run as the page carries it: each step's files counted, not listed. */
+export interface PageRun {
+  pipeline: string;
+  definition: string;
+  params: Record<string, unknown>;
+  status: string;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  road_etl_version: string;
+  steps: {
+    id: string;
+    kind: string;
+    status: string;
+    duration_ms: number;
+    cpu_ms: number;
+    peak_rss_bytes: number;
+    rows_in: number;
+    rows_out: number;
+    files: number;
+    error?: string;
+  }[];
+  error?: string;
+}
+
+/** The folder's manifest as the page carries it: the runs, the last one first, and the extracts. */
+export interface PageManifest {
+  updated_at: string;
+  runs: PageRun[];
+  exports: { path: string; format: string; rows: number | null; bytes: number }[];
+}
 
 export interface ReportData {
   generatedAt: string;

@@ -5,18 +5,16 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { Database, type DatabaseOptions } from '../duckdb/database.js';
 import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
 import { scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { pageAssets } from './assets.js';
-import type { PageManifest, ReportData, ReportManifest } from './data.js';
+import type { PageManifest, ReportData } from './data.js';
+import { MANIFEST_FILE, MANIFEST_VERSION, manifestSchema, type Manifest } from '../manifest.js';
 import { renderPage } from './html.js';
 import { countryOutlines } from './outline.js';
 import { queryReport } from './queries.js';
-
-export type { ReportManifest } from './data.js';
 
 /** Where the report is written, relative to the output folder. */
 export const REPORT_PATH = join('report', 'index.html');
@@ -25,7 +23,7 @@ export const DEFAULT_MAP_SIGNS = 10_000;
 
 export interface ReportOptions {
   /** The run's manifest; default: the folder's manifest.json, if any. */
-  manifest?: ReportManifest | undefined;
+  manifest?: Manifest | undefined;
   /** Signs drawn per map at most (a random sample beyond). Default 10,000. */
   mapSigns?: number | undefined;
   /** A tile URL template ({z}/{x}/{y}) for the maps' background; default none (no network). */
@@ -58,75 +56,42 @@ export const RVV_COLOURS: Record<string, string> = {
   other: '#222222',
 };
 
-const manifestSchema = z.looseObject({
-  pipeline: z.string(),
-  definition: z.string().default(''),
-  params: z.record(z.string(), z.unknown()).default({}),
-  status: z.string(),
-  started_at: z.string().default(''),
-  finished_at: z.string().default(''),
-  duration_ms: z.number().default(0),
-  road_etl_version: z.string().default(''),
-  steps: z
-    .array(
-      z.looseObject({
-        id: z.string(),
-        kind: z.string().default(''),
-        status: z.string(),
-        duration_ms: z.number().default(0),
-        cpu_ms: z.number().optional(),
-        peak_rss_bytes: z.number().optional(),
-        rows_in: z.number().default(0),
-        rows_out: z.number().default(0),
-        files: z.array(z.unknown()).default([]),
-        error: z.string().optional(),
-      }),
-    )
-    .default([]),
-  exports: z
-    .array(
-      z.looseObject({
-        path: z.string(),
-        format: z.string().default(''),
-        rows: z.number().default(0),
-        bytes: z.number().default(0),
-      }),
-    )
-    .default([]),
-  error: z.string().optional(),
-});
-
-/** What the page shows of a manifest: the files of a step counted, its notes left out. */
-function pageManifest(manifest: ReportManifest): PageManifest {
-  const { pipeline, definition, params, status, started_at, finished_at, duration_ms } = manifest;
+/** What the page shows of a manifest: the runs, the last one first, their files counted. */
+function pageManifest(manifest: Manifest): PageManifest {
+  const last = manifest.last_run.pipeline;
+  const runs = Object.values(manifest.pipelines).sort(
+    (a, b) => Number(b.pipeline === last) - Number(a.pipeline === last),
+  );
   return {
-    pipeline,
-    definition,
-    params,
-    status,
-    started_at,
-    finished_at,
-    duration_ms,
-    road_etl_version: manifest.road_etl_version,
+    updated_at: manifest.updated_at,
+    runs: runs.map((run) => ({
+      pipeline: run.pipeline,
+      definition: run.definition,
+      params: run.params,
+      status: run.status,
+      started_at: run.started_at,
+      finished_at: run.finished_at,
+      duration_ms: run.duration_ms,
+      road_etl_version: run.road_etl_version,
+      ...(run.error === undefined ? {} : { error: run.error }),
+      steps: run.steps.map((step) => ({
+        id: step.id,
+        kind: step.kind,
+        status: step.status,
+        duration_ms: step.duration_ms,
+        cpu_ms: step.cpu_ms,
+        peak_rss_bytes: step.peak_rss_bytes,
+        rows_in: step.rows_in,
+        rows_out: step.rows_out,
+        files: step.files.length,
+        ...(step.error === undefined ? {} : { error: step.error }),
+      })),
+    })),
     exports: manifest.exports.map(({ path, format, rows, bytes }) => ({
       path,
       format,
       rows,
       bytes,
-    })),
-    ...(manifest.report === undefined ? {} : { report: manifest.report }),
-    ...(manifest.error === undefined ? {} : { error: manifest.error }),
-    steps: manifest.steps.map((step) => ({
-      id: step.id,
-      kind: step.kind,
-      status: step.status,
-      duration_ms: step.duration_ms,
-      cpu_ms: step.cpu_ms,
-      peak_rss_bytes: step.peak_rss_bytes,
-      rows_in: step.rows_in,
-      rows_out: step.rows_out,
-      files: step.files.length,
-      ...(step.error === undefined ? {} : { error: step.error }),
     })),
   };
 }
@@ -134,24 +99,27 @@ function pageManifest(manifest: ReportManifest): PageManifest {
 /** The folder's manifest.json, or why there is none to show. */
 export async function readManifest(
   output: string,
-): Promise<{ manifest: ReportManifest | null; problem?: string }> {
+): Promise<{ manifest: Manifest | null; problem?: string }> {
   let text: string;
   try {
-    text = await readFile(join(output, 'manifest.json'), 'utf8');
+    text = await readFile(join(output, MANIFEST_FILE), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { manifest: null };
     return { manifest: null, problem: (error as Error).message };
   }
+  let json: unknown;
   try {
-    const parsed = manifestSchema.safeParse(JSON.parse(text));
-    if (parsed.success) return { manifest: parsed.data };
-    return {
-      manifest: null,
-      problem: `manifest.json is not a road-etl manifest: ${parsed.error.issues[0]?.message ?? ''}`,
-    };
+    json = JSON.parse(text);
   } catch (error) {
     return { manifest: null, problem: `manifest.json is not JSON: ${(error as Error).message}` };
   }
+  const parsed = manifestSchema.safeParse(json);
+  if (parsed.success) return { manifest: parsed.data };
+  const issue = parsed.error.issues[0];
+  return {
+    manifest: null,
+    problem: `manifest.json is not a road-etl manifest of version ${MANIFEST_VERSION}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : ''}`,
+  };
 }
 
 export async function writeReport(

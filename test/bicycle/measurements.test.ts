@@ -11,7 +11,7 @@ import {
   measurementsPipeline,
   truthMeasurements,
 } from '../helpers/bicycle.js';
-import { runDefinition } from '../helpers/pipeline.js';
+import { runDefinition, readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir, writeFiles } from '../helpers/tmp.js';
 
@@ -27,13 +27,9 @@ const env = { ...simulator.env };
 const START = '2026-03-21T00:00:00Z';
 const END = '2026-03-31T00:00:00Z';
 
-type Manifest = {
-  steps: { id: string; rows_out: number; notes?: Record<string, unknown> }[];
-};
-
 async function manifestNotes(output: string): Promise<Record<string, unknown>> {
-  const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
-  return manifest.steps.find((s) => s.id === 'measurements')!.notes!;
+  const { run } = await readManifest(output);
+  return run.steps.find((s) => s.id === 'measurements')!.notes!;
 }
 
 async function checkpoint(output: string): Promise<Record<string, unknown>> {

@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readManifest } from '../helpers/pipeline.js';
 import { describe, expect, it } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
 import {
@@ -112,10 +112,7 @@ steps:
     );
     expect(result.stderr).toContain('Raise duckdb.memory_limit in the pipeline definition');
     expect(result.stderr).not.toContain('a bug');
-    const manifest = JSON.parse(await readFile(join(project.output, 'manifest.json'), 'utf8')) as {
-      status: string;
-      steps: { id: string; status: string; files: unknown[] }[];
-    };
+    const { run: manifest } = await readManifest(project.output);
     expect(manifest.status).toBe('failed');
     expect(manifest.steps).toMatchObject([{ id: 'keep_all', status: 'failed', files: [] }]);
     // What had landed is as it was.

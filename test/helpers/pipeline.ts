@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { manifestSchema, type Manifest, type PipelineRun } from '../../src/manifest.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { buildPipeline } from '../../src/pipeline/build.js';
 import { runPipeline, type RunResult } from '../../src/pipeline/run.js';
@@ -42,4 +44,19 @@ export async function runDefinition(
     signal: options.signal,
   });
   return { ...result, logger, output };
+}
+
+/**
+ * The folder's manifest.json, read against its schema (so that a manifest that
+ * does not fit fails the test), and the last run in it.
+ */
+export async function readManifest(
+  output: string,
+): Promise<{ manifest: Manifest; run: PipelineRun }> {
+  const manifest = manifestSchema.parse(
+    JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')),
+  );
+  const run = manifest.pipelines[manifest.last_run.pipeline];
+  if (!run) throw new Error(`manifest.json has no run of ${manifest.last_run.pipeline}`);
+  return { manifest, run };
 }

@@ -1,7 +1,7 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { readManifest } from '../helpers/pipeline.js';
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/pipeline/manifest.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
@@ -36,7 +36,7 @@ describe('the layout of the demo output', () => {
     const days = [...files.keys()].filter((f) => f.startsWith('signs/events/publication_date='));
     expect(days.length).toBeGreaterThan(100);
     // Every event is there once, and the manifest lists exactly the files that are there.
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     const events = manifest.steps.find((s) => s.id === 'signs_events')!;
     const [counted] = await duck(
       `SELECT count(*)::INTEGER AS n, count(DISTINCT event_hash)::INTEGER AS distinct_events

@@ -4,9 +4,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
-import type { Manifest } from '../../src/pipeline/manifest.js';
 import { runCli } from '../helpers/cli.js';
-import { runDefinition } from '../helpers/pipeline.js';
+import { runDefinition, readManifest } from '../helpers/pipeline.js';
 import { duck, testDir, writeFiles, writeParquet } from '../helpers/tmp.js';
 
 const SQL = {
@@ -84,7 +83,7 @@ describe('running a pipeline', () => {
   it('writes a manifest with params, step statuses, rows, and every file with its size and sha256', async () => {
     const dir = await withItems();
     const { output, summary } = await runDefinition(dir, PIPELINE, SQL);
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     expect(manifest).toMatchObject({
       manifest_version: 1,
       pipeline: 'chain',
@@ -150,7 +149,7 @@ describe('running a pipeline', () => {
     };
     const { failure, output } = await runDefinition(dir, PIPELINE, broken);
     expect(failure?.message).toMatch(/^sql\/double\.sql, statement 1: .*no_such_column/);
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     expect(manifest.status).toBe('failed');
     expect(manifest.steps.map((s) => s.status)).toEqual([
       'succeeded',

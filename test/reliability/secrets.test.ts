@@ -8,8 +8,9 @@
  */
 import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PipelineRun } from '../../src/manifest.js';
+import { readManifest } from '../helpers/pipeline.js';
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/pipeline/manifest.js';
 import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { BICYCLE_PATH, useSimulator } from '../helpers/simulator.js';
@@ -74,7 +75,7 @@ const BICYCLE_PARAMS = [
 /** A project whose pipeline, file and datasets are named by `word`, run with `word` as username and password. */
 async function runWithWordCredentials(
   word: string,
-): Promise<{ output: string; manifest: Manifest }> {
+): Promise<{ output: string; manifest: PipelineRun }> {
   const words = await useSimulator({
     seed: 62,
     signs: { signs: 40 },
@@ -98,7 +99,7 @@ ${SIGNS_AND_BICYCLE_SOURCE}steps:
     cwd: dir,
   });
   expect(result.code, result.stderr).toBe(0);
-  const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+  const { run: manifest } = await readManifest(output);
   return { output, manifest };
 }
 
@@ -152,7 +153,7 @@ describe('secrets appear nowhere', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(await leaks(output, [result.stdout, result.stderr], [JWT, /Bearer \S/])).toEqual([]);
     // the manifest (and the report) still name its pipeline and files
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     expect(manifest.pipeline).toBe('demo');
     expect(manifest.definition).toBe(join(ROOT, 'pipelines', 'demo.yaml'));
     expect(JSON.stringify(manifest)).not.toContain('***');

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/pipeline/manifest.js';
 import {
   CHROMIUM,
   NO_CHROMIUM,
@@ -13,6 +12,7 @@ import {
   paintedPixels,
 } from '../helpers/browser.js';
 import { ROOT, runCli } from '../helpers/cli.js';
+import { readManifest } from '../helpers/pipeline.js';
 import { duck, outputHashes, testDir } from '../helpers/tmp.js';
 
 if (!CHROMIUM) console.warn(`test/report/report.test.ts: ${NO_CHROMIUM}`);
@@ -88,7 +88,7 @@ async function clickMark(
 
 describe('the report of a run', () => {
   it('is written by the demo, named in its manifest and summary, and self-contained', async () => {
-    const manifest = JSON.parse(await readFile(join(demo, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(demo);
     expect(manifest.report).toBe('report/index.html');
     const html = await readFile(join(demo, 'report', 'index.html'), 'utf8');
     expect(html.length).toBeLessThan(5 * 2 ** 20);
@@ -334,7 +334,7 @@ steps:
     const second = await runCli(args, { env: {} });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain('writing the report');
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     expect(manifest.status).toBe('failed');
     expect(manifest.error).toContain('writing the report');
     expect(manifest.report).toBeUndefined();

@@ -1,9 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
-import type { Manifest } from '../../src/pipeline/manifest.js';
-import { runDefinition } from '../helpers/pipeline.js';
+import { runDefinition, readManifest } from '../helpers/pipeline.js';
 import {
   landedEventHashes,
   md5,
@@ -191,7 +188,7 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
     const { failure, output } = await runAgainst(burst, { concurrency: 2, unit_rows: 2000 });
     expect(failure).toBeUndefined();
     expect(sorted(await landedEventHashes(output))).toEqual(sorted(truthEventHashes(burst)));
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     const bursts = manifest.steps[0]!.notes?.['bursts'] as { instant: string; events: number }[];
     expect(bursts.map((b) => b.instant)).toEqual([
       new Date(burst.world.feed.burst!.time).toISOString(),
@@ -246,7 +243,7 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
     const instant = new Date(burst.world.feed.burst!.time).toISOString();
     const { failure, output } = await runAgainst(burst, { concurrency: 1, unreachable: 'record' });
     expect(failure).toBeUndefined();
-    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as Manifest;
+    const { run: manifest } = await readManifest(output);
     expect(manifest.steps[0]!.notes?.['gaps']).toEqual([
       {
         instant,
