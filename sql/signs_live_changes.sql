@@ -2,28 +2,35 @@
 -- each pair of consecutive snapshots (signs_live_snapshots, one per download),
 -- one row per sign that was added, removed or changed between them, with the
 -- properties that changed (upstream names; "geometry" when the sign moved).
--- Rebuilt whole from the snapshots, so a run that adds no snapshot adds nothing.
+--
+-- Kept by the later snapshot of each pair (partition to_moment): a new
+-- download adds one pair, and only that pair is compared.
+-- getvariable('partitions') lists the to_moment of the pairs to build (unset:
+-- all of them).
 
 CREATE TEMP TABLE live_pairs AS
-SELECT
-    lag(snapshot) OVER (ORDER BY snapshot) AS from_snapshot,
-    lag(downloaded_at) OVER (ORDER BY snapshot) AS from_moment,
-    snapshot AS to_snapshot,
-    downloaded_at AS to_moment
-FROM (SELECT snapshot, min(downloaded_at) AS downloaded_at FROM signs_live_snapshots GROUP BY snapshot)
-QUALIFY from_snapshot IS NOT NULL;
+SELECT lag(snapshot) OVER (ORDER BY snapshot) AS from_moment, snapshot AS to_moment
+FROM (SELECT DISTINCT snapshot FROM signs_live_snapshots)
+QUALIFY from_moment IS NOT NULL
+    AND (getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), to_moment));
 
-CREATE OR REPLACE TABLE signs_live_changes AS
+-- The snapshots to read, as constants, so that DuckDB opens no other snapshot's files.
+SET VARIABLE live_pair_ends = (SELECT list(to_moment) FROM live_pairs);
+SET VARIABLE live_pair_starts = (SELECT list(from_moment) FROM live_pairs);
+
+CREATE TABLE signs_live_changes AS
 WITH
 before AS (
-    SELECT p.to_snapshot AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.properties
+    SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.properties
     FROM live_pairs AS p
-    JOIN signs_live_snapshots AS s ON s.snapshot = p.from_snapshot
+    JOIN signs_live_snapshots AS s ON s.snapshot = p.from_moment
+    WHERE list_contains(getvariable('live_pair_starts'), s.snapshot)
 ),
 after AS (
-    SELECT p.to_snapshot AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.properties
+    SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.properties
     FROM live_pairs AS p
-    JOIN signs_live_snapshots AS s ON s.snapshot = p.to_snapshot
+    JOIN signs_live_snapshots AS s ON s.snapshot = p.to_moment
+    WHERE list_contains(getvariable('live_pair_ends'), s.snapshot)
 ),
 compared AS (
     SELECT
@@ -54,5 +61,5 @@ SELECT
     c.longitude,
     c.latitude
 FROM compared AS c
-JOIN live_pairs AS p ON p.to_snapshot = c.pair
+JOIN live_pairs AS p ON p.to_moment = c.pair
 WHERE c.change <> 'changed' OR len(c.changed_fields) > 0;

@@ -83,9 +83,13 @@ describe('running a pipeline', () => {
   it('writes a manifest with params, step statuses, rows, and every file with its size and sha256', async () => {
     const dir = await withItems();
     const { output, summary } = await runDefinition(dir, PIPELINE, SQL);
-    const { run: manifest } = await readManifest(output);
+    const { manifest: folder, run: manifest } = await readManifest(output);
+    expect(folder).toMatchObject({
+      manifest_version: 2,
+      last_run: { pipeline: 'chain', status: 'succeeded' },
+    });
+    expect(Object.keys(folder.pipelines)).toEqual(['chain']);
     expect(manifest).toMatchObject({
-      manifest_version: 1,
       pipeline: 'chain',
       params: { min: 0 },
       status: 'succeeded',
@@ -107,10 +111,14 @@ describe('running a pipeline', () => {
         expect(file.sha256).toBe(sha256(bytes));
       }
     }
-    expect(manifest.exports.map((e) => [e.path, e.format, e.rows])).toEqual([
-      ['exports/doubled.csv', 'csv', 2],
-      ['exports/totals.parquet', 'parquet', 2],
+    expect(manifest.exports.map((e) => [e.path, e.format, e.rows, e.step])).toEqual([
+      ['exports/doubled.csv', 'csv', 2, 'export_doubled'],
+      ['exports/totals.parquet', 'parquet', 2, 'export_totals'],
     ]);
+    // The folder's extracts: the same two, as the run wrote them.
+    expect(folder.exports.map((e) => [e.path, e.rows, e.sha256])).toEqual(
+      manifest.exports.map((e) => [e.path, e.rows, e.sha256]),
+    );
     expect(summary).toMatchObject({ status: 'succeeded', rows_out: 8, exports: 2 });
   });
 

@@ -1,0 +1,140 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { liveState, type LiveFeature } from '../../src/simulator/index.js';
+import { ROOT } from '../helpers/cli.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+// A world whose feed goes on past its laid-out end: each simulated day brings new events.
+const simulator = await useSimulator({
+  seed: 41,
+  signs: { signs: 600, feedStart: '2026-01-01T00:00:00.000Z' },
+});
+const DAY = 86_400_000;
+
+async function sql(names: string[]): Promise<Record<string, string>> {
+  return Object.fromEntries(
+    await Promise.all(names.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')])),
+  ) as Record<string, string>;
+}
+
+/** Runs a shipped pipeline on dir/output against the simulator as it is now. */
+async function run(
+  dir: string,
+  pipeline: string,
+  sqlFiles: string[],
+  options: { select?: string[]; reset?: string[] } = {},
+) {
+  const result = await runDefinition(
+    dir,
+    await readFile(join(ROOT, 'pipelines', pipeline), 'utf8'),
+    await sql(sqlFiles),
+    { env: { ...simulator.env }, ...options },
+  );
+  expect(result.summary.status, result.failure?.message).toBe('succeeded');
+  return result.output;
+}
+
+const V1 = ['traffic-signs.yaml', ['signs_current_state.sql', 'signs_reconcile.sql']] as const;
+const LIVE = ['traffic-signs-live.yaml', ['signs_live_changes.sql']] as const;
+
+/** Rows in one folder's dataset and not in the other's, both ways. */
+async function difference(a: string, b: string, dataset: string, columns = '*'): Promise<number> {
+  const read = (folder: string) =>
+    `(SELECT ${columns} FROM read_parquet('${folder}/${dataset}/**/*.parquet', hive_partitioning = true))`;
+  const [row] = await duck(
+    `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
+  );
+  return Number(row?.['n']);
+}
+
+/** The changes between consecutive states, as signs_live_changes states them: "pair id change fields". */
+function truthChanges(states: LiveFeature[][]): string[] {
+  const want: string[] = [];
+  for (let i = 1; i < states.length; i++) {
+    const before = new Map(states[i - 1]!.map((f) => [f.id, f]));
+    const after = new Map(states[i]!.map((f) => [f.id, f]));
+    for (const [id, f] of after) {
+      const b = before.get(id);
+      if (!b) want.push(`${i} ${id} added`);
+      else {
+        const keys = [...new Set([...Object.keys(f.properties), ...Object.keys(b.properties)])];
+        const changed = keys.filter(
+          (k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]),
+        );
+        if (JSON.stringify(f.geometry) !== JSON.stringify(b.geometry)) changed.push('geometry');
+        if (changed.length > 0) want.push(`${i} ${id} changed ${changed.sort().join(',')}`);
+      }
+    }
+    for (const id of before.keys()) if (!after.has(id)) want.push(`${i} ${id} removed`);
+  }
+  return want.sort();
+}
+
+/** signs_live_changes as "pair id change fields", a pair numbered by its later snapshot (1: the second). */
+async function landedChanges(output: string): Promise<string[]> {
+  const rows = await duck(
+    `WITH snapshots AS (
+       SELECT snapshot, row_number() OVER (ORDER BY snapshot) - 1 AS pair
+       FROM (SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet', hive_partitioning = true, hive_types = {'snapshot': TIMESTAMPTZ}))
+     )
+     SELECT s.pair, sign_id::VARCHAR AS sign_id, change, changed_fields
+     FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet', hive_partitioning = true, hive_types = {'to_moment': TIMESTAMPTZ}) c
+     JOIN snapshots s ON s.snapshot = c.to_moment`,
+  );
+  return rows
+    .map(
+      (r) =>
+        `${String(r['pair'])} ${String(r['sign_id'])} ${String(r['change'])}` +
+        (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
+    )
+    .sort();
+}
+
+describe('nightly runs of the sign pipelines', () => {
+  it('over several simulated days on one folder give the events, current state and history of one run, and the day-to-day changes', async () => {
+    const start = simulator.world.now;
+    const nightlyDir = await testDir();
+    const states: LiveFeature[][] = [];
+    let nightly = '';
+    try {
+      for (let day = 0; day < 4; day++) {
+        simulator.world.setNow(new Date(start + day * DAY).toISOString());
+        // Both pipelines share the folder, as a scheduler runs them.
+        nightly = await run(nightlyDir, V1[0], [...V1[1]]);
+        await run(nightlyDir, LIVE[0], [...LIVE[1]]);
+        states.push([...liveState(simulator.world, simulator.world.now, 'v5')]);
+      }
+      // One run at the last night's clock, on a folder of its own.
+      const once = await run(await testDir(), V1[0], [...V1[1]]);
+      for (const dataset of ['signs/events', 'derived/signs_current_state'])
+        expect(await difference(once, nightly, dataset), dataset).toBe(0);
+      const [counted] = await duck(
+        `SELECT count(*) AS n FROM read_parquet('${nightly}/signs/events/**/*.parquet')`,
+      );
+      const [before] = await duck(
+        `SELECT count(*) AS n FROM read_parquet('${nightly}/signs/events/**/*.parquet') WHERE publication_timestamp <= make_timestamptz(${start * 1000})`,
+      );
+      // The nights after the first brought events of their own.
+      expect(Number(counted?.['n'])).toBeGreaterThan(Number(before?.['n']));
+      expect(await readFile(join(nightly, 'exports/signs_current_state.csv'), 'utf8')).toBe(
+        await readFile(join(once, 'exports/signs_current_state.csv'), 'utf8'),
+      );
+    } finally {
+      simulator.world.setNow(new Date(start).toISOString());
+    }
+
+    // The history, built a pair a night, is the simulator's day-to-day differences...
+    const want = truthChanges(states);
+    expect(want.length).toBeGreaterThan(0);
+    expect(await landedChanges(nightly)).toEqual(want);
+    // ... and what one build over all the snapshots gives (started over: every pair at once).
+    await run(nightlyDir, LIVE[0], [...LIVE[1]], {
+      select: ['signs_live_changes'],
+      reset: ['signs_live_changes'],
+    });
+    expect(await landedChanges(nightly)).toEqual(want);
+  });
+});
