@@ -29,6 +29,15 @@ export class InputError extends RoadEtlError {
   }
 }
 
+/**
+ * The upstream a run is pointed at does not serve the data the output folder
+ * holds (another service, another simulator, another acceptance host): exit 2,
+ * nothing written; the message says how to start over.
+ */
+export class UpstreamChangedError extends InputError {
+  override name = 'UpstreamChangedError';
+}
+
 /** A command-line mistake (unknown flag, missing argument): exit 2, with a pointer to --help. */
 export class UsageError extends InputError {
   override name = 'UsageError';

@@ -1,7 +1,14 @@
 /** The road-etl command line. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { EXIT_BAD_INPUT, EXIT_FAILED, InputError, RoadEtlError, UsageError } from '../errors.js';
+import {
+  EXIT_BAD_INPUT,
+  EXIT_FAILED,
+  InputError,
+  RoadEtlError,
+  UpstreamChangedError,
+  UsageError,
+} from '../errors.js';
 import { redactor } from '../log.js';
 import { queryCommand } from './query.js';
 import { reportCommand } from './report.js';
@@ -45,9 +52,8 @@ export async function main(argv: string[]): Promise<number> {
 
 function report(error: unknown): number {
   if (error instanceof InputError) {
-    process.stderr.write(
-      `road-etl: ${redactor.text(error.message)}\nRun road-etl --help for usage.\n`,
-    );
+    const usage = error instanceof UpstreamChangedError ? '' : 'Run road-etl --help for usage.\n';
+    process.stderr.write(`road-etl: ${redactor.text(error.message)}\n${usage}`);
     return EXIT_BAD_INPUT;
   }
   if (error instanceof RoadEtlError) {

@@ -38,7 +38,8 @@ import { REPORT_PATH } from '../report/index.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import { StepMeter } from './resources.js';
 import { STATE_FOLDER, scratchFolder, stagingFolder } from '../layout.js';
-import { StateStore, acquireLock } from './state.js';
+import { StateStore, acquireLock, type StepState } from './state.js';
+import { checkUpstreams } from './upstream-check.js';
 import type { PlanContext, StepContext, Upstream } from '../steps/step-kind.js';
 
 export interface Selection {
@@ -189,6 +190,42 @@ export interface RunResult {
   failure: Error | undefined;
 }
 
+/** The run's upstream: the definition's, or the embedded simulator started for the run. */
+async function startUpstream(
+  pipeline: Pipeline,
+  logger: Logger,
+): Promise<{ upstream: Upstream; simulator: { close(): Promise<void> } | undefined }> {
+  if (!pipeline.simulator) return { upstream: pipeline.upstream, simulator: undefined };
+  const { Simulator, SCALES } = await import('../simulator/index.js');
+  const options = pipeline.simulator;
+  const started = await Simulator.start(SCALES[options.scale], {
+    seed: options.seed,
+    now: options.now,
+    signs: { signs: options.signs },
+    bicycle: { locations: options.locations },
+    // A password of its own: every secret is masked in what road-etl writes, and the
+    // simulator's default ("demo") would mask that word wherever it appears.
+    auth: { password: randomBytes(12).toString('base64url') },
+  });
+  const env = started.env;
+  logger.log('info', 'simulator.started', `Embedded simulator at ${started.url}`, {
+    url: started.url,
+  });
+  return {
+    simulator: started,
+    upstream: {
+      signs: { url: env.ROAD_ETL_SIGNS_URL, v5Url: env.ROAD_ETL_SIGNS_V5_URL },
+      bicycle: {
+        url: env.ROAD_ETL_BICYCLE_URL,
+        authUrl: env.ROAD_ETL_AUTH_URL,
+        username: env.ROAD_ETL_USERNAME,
+        password: env.ROAD_ETL_PASSWORD,
+        clientId: env.ROAD_ETL_CLIENT_ID,
+      },
+    },
+  };
+}
+
 /** Runs the pipeline. Bad input found before the lock is thrown (InputError); later failures are returned. */
 export async function runPipeline(pipeline: Pipeline, options: RunOptions): Promise<RunResult> {
   const { output, logger } = options;
@@ -216,11 +253,26 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
   }
 
   const started = new Date();
+  // The upstream is started (the embedded simulator) and asked whether it serves the
+  // folder's data before the run takes the folder: a refusal writes nothing.
+  const { upstream, simulator } = await startUpstream(pipeline, logger);
   let release: (() => Promise<void>) | undefined;
   try {
-    release = await acquireLock(output, pipeline.name);
+    await checkUpstreams(selected, {
+      output,
+      sqlDir: pipeline.sqlDir,
+      store,
+      resets,
+      upstream,
+      log: logger,
+      signal,
+    });
+    release = await acquireLock(output, pipeline.name).catch((error: unknown) => {
+      throw explainIoError(error, `Cannot use the output folder ${output}`);
+    });
   } catch (error) {
-    throw explainIoError(error, `Cannot use the output folder ${output}`);
+    await simulator?.close();
+    throw error;
   }
   const reports: StepReport[] = selected.map((s) => ({
     id: s.id,
@@ -237,7 +289,6 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
   }));
   const exports: ExportRecord[] = [];
   let database: Database | undefined;
-  let simulator: { close(): Promise<void> } | undefined;
   let failure: Error | undefined;
   try {
     const leftovers = await removeTemporaryFiles(output);
@@ -248,35 +299,6 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         `Removed ${leftovers.length} half-written file(s) of an interrupted run`,
         { files: leftovers.length },
       );
-    }
-    let upstream: Upstream = pipeline.upstream;
-    if (pipeline.simulator) {
-      const { Simulator, SCALES } = await import('../simulator/index.js');
-      const options = pipeline.simulator;
-      const started = await Simulator.start(SCALES[options.scale], {
-        seed: options.seed,
-        now: options.now,
-        signs: { signs: options.signs },
-        bicycle: { locations: options.locations },
-        // A password of its own: every secret is masked in what road-etl writes, and the
-        // simulator's default ("demo") would mask that word wherever it appears.
-        auth: { password: randomBytes(12).toString('base64url') },
-      });
-      simulator = started;
-      const env = started.env;
-      upstream = {
-        signs: { url: env.ROAD_ETL_SIGNS_URL, v5Url: env.ROAD_ETL_SIGNS_V5_URL },
-        bicycle: {
-          url: env.ROAD_ETL_BICYCLE_URL,
-          authUrl: env.ROAD_ETL_AUTH_URL,
-          username: env.ROAD_ETL_USERNAME,
-          password: env.ROAD_ETL_PASSWORD,
-          clientId: env.ROAD_ETL_CLIENT_ID,
-        },
-      };
-      logger.log('info', 'simulator.started', `Embedded simulator at ${started.url}`, {
-        url: started.url,
-      });
     }
     const openDatabase = async (): Promise<Database> => {
       if (!database) {
@@ -354,6 +376,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         options.progress.start(step.id);
         const outcome = await step.kind.run(step.options, context);
         options.progress.finish();
+        await identifyUpstream(step, context, state, logger);
         await state.finish('succeeded');
         Object.assign(report, {
           status: 'succeeded',
@@ -477,6 +500,28 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     exit_code: failure ? exitCodeOf(failure) : 0,
   };
   return { summary, failure };
+}
+
+/** Records what identifies the upstream's data a step has just read (for the next run's check). */
+async function identifyUpstream(
+  step: PipelineStep,
+  context: StepContext,
+  state: StepState,
+  logger: Logger,
+): Promise<void> {
+  const hooks = step.kind.upstreamIdentity;
+  if (!hooks) return;
+  try {
+    state.identify(await hooks.identify(step.options, context));
+  } catch (error) {
+    // The data has landed; the next run checks against what was known before.
+    logger.log(
+      'warn',
+      'upstream.unidentified',
+      `${step.id}: could not record what identifies its upstream's data (${(error as Error).message.split('\n')[0]!})`,
+      { step: step.id },
+    );
+  }
 }
 
 async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {

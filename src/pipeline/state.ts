@@ -18,6 +18,8 @@ export interface StepRecord {
   finished_at: string | undefined;
   /** The step's own checkpoint (offsets, finished units, learned limits). */
   checkpoint: Record<string, unknown>;
+  /** What identifies the data of the upstream the step last read (see UpstreamIdentityHooks). */
+  upstream?: { url: string } & Record<string, unknown>;
 }
 
 export class StateStore {
@@ -99,6 +101,13 @@ export class StepState {
   async save(checkpoint: Record<string, unknown>): Promise<void> {
     this.#record = { ...this.#record, checkpoint };
     await this.#store.write(this.#stepId, this.#record);
+  }
+
+  /** Records what identifies the upstream's data; written with the next save or finish. */
+  identify(upstream: StepRecord['upstream']): void {
+    const record = { ...this.#record };
+    delete record.upstream;
+    this.#record = upstream ? { ...record, upstream } : record;
   }
 
   async finish(status: StepRecord['status']): Promise<void> {

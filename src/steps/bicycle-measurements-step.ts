@@ -10,14 +10,23 @@
  * stopped; a rerun or an overlapping run replaces, never duplicates.
  */
 import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Database } from '../duckdb/database.js';
 import { MIN_BUDGET } from '../duckdb/memory.js';
 import { InputError, RunError } from '../errors.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { catalogFile, readCatalog, storedCatalog } from '../sources/bicycle/catalog.js';
-import { MEASUREMENTS_DATASET, MEASUREMENTS_VIEW_COLUMNS } from '../sources/bicycle/landing.js';
+import {
+  BICYCLE_QUARANTINE_DATASET,
+  MEASUREMENTS_DATASET,
+  MEASUREMENTS_VIEW_COLUMNS,
+} from '../sources/bicycle/landing.js';
+import {
+  catalogDiffers,
+  catalogIdentity,
+  type CatalogIdentity,
+} from '../sources/bicycle/identity.js';
 import { planMeasurements, runKey } from '../sources/bicycle/plan.js';
 import {
   describeSelection,
@@ -164,8 +173,43 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
       );
     return lines;
   },
+  upstreamIdentity: {
+    // Measurements are worth what their locations are: the catalog identifies the service.
+    async identify(_options, context) {
+      const upstream = context.upstream.bicycle;
+      const catalog = upstream && (await storedCatalog(await context.database(), context.output));
+      return (
+        catalog &&
+        catalogIdentity(
+          upstream.url,
+          catalog.map((l) => l.id),
+        )
+      );
+    },
+    async check(options, context, stored) {
+      const upstream = context.upstream.bicycle;
+      if (!upstream) return undefined;
+      return context.once(`bicycle catalog ${upstream.url}`, async () => {
+        const http = httpClientFor(options, context);
+        try {
+          const client = new BicycleClient(http, new TokenSource(http, upstream), upstream.url);
+          return await catalogDiffers(
+            client,
+            upstream.url,
+            stored as unknown as CatalogIdentity,
+            context.signal,
+          );
+        } finally {
+          await http.close();
+        }
+      });
+    },
+  },
   async reset(_options, context) {
+    // Started over, the step forgets its data too (measurements and their quarantine).
     await rm(context.staging, { recursive: true, force: true });
+    await rm(join(context.output, MEASUREMENTS_DATASET), { recursive: true, force: true });
+    await rm(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true, force: true });
   },
   async run(options, context) {
     const upstream = context.upstream.bicycle;

@@ -23,7 +23,10 @@ export interface RequestOptions {
   backoff_ms: number;
 }
 
-export function httpClientFor(options: RequestOptions, context: StepContext): HttpClient {
+export function httpClientFor(
+  options: RequestOptions,
+  context: Pick<StepContext, 'log'>,
+): HttpClient {
   return new HttpClient({
     timeoutMs: options.timeout_ms,
     retries: options.retries,

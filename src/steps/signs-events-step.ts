@@ -26,6 +26,7 @@ import {
 } from '../sources/signs/landing.js';
 import { planRanges, position, rangeStart, type RangeState } from '../sources/signs/ranges.js';
 import { EVENTS_VIEW_COLUMNS } from '../sources/signs/schema.js';
+import { feedIdentityHooks } from './feed-identity.js';
 import { httpClientFor } from './http-options.js';
 import { readCheckpoint } from './plumbing.js';
 import { EventsRun } from './signs-events-run.js';
@@ -207,6 +208,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
       ...lines,
     ];
   },
+  upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
     await rm(compactionPaths(context).journal, { force: true });
     await removeStepFiles(context.output, context.stepId);

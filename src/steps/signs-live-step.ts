@@ -24,7 +24,8 @@ import { partitionFolder } from '../duckdb/partitions.js';
 import { arrayMemberToLines } from '../util/json-lines.js';
 import { httpClientFor, requestOptions, textList } from './http-options.js';
 import { modifiedSince, saveDownload, startDownload, writeParquet } from './plumbing.js';
-import { defineStepKind } from './step-kind.js';
+import { defineStepKind, type Upstream } from './step-kind.js';
+import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 
 export const signsLiveOptions = z
   .strictObject({
@@ -76,6 +77,22 @@ function timestampLiteral(ms: number): string {
   return `TIMESTAMPTZ ${quotedString(new Date(ms).toISOString())}`;
 }
 
+/** What a download asks for, in words: the snapshots of one history are all taken so. */
+function liveRequest(options: SignsLiveOptions): string {
+  const filters = [
+    options.county_code && `countyCode ${options.county_code}`,
+    options.rvv_codes && `rvvCode ${options.rvv_codes.join(', ')}`,
+    options.road_section_ids && `${options.road_section_ids.length} road sections`,
+    options.status && `status ${options.status}`,
+  ].filter(Boolean);
+  return `the ${options.api} current state${filters.length ? ` (${filters.join(', ')})` : ''}`;
+}
+
+/** The host of the version asked for. */
+function liveBase(options: SignsLiveOptions, upstream: Upstream['signs']): string | undefined {
+  return upstream && (options.api === 'v5' ? upstream.v5Url : upstream.url);
+}
+
 export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   kind: 'signs.live',
   description:
@@ -89,15 +106,34 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
     signs_live: LIVE_COLUMNS,
   },
   describe(options) {
-    const filters = [
-      options.county_code && `countyCode ${options.county_code}`,
-      options.rvv_codes && `rvvCode ${options.rvv_codes.join(', ')}`,
-      options.road_section_ids && `${options.road_section_ids.length} road sections`,
-      options.status && `status ${options.status}`,
-    ].filter(Boolean);
     return [
-      `downloads the ${options.api} current state as ${options.format}${filters.length ? ` (${filters.join(', ')})` : ''} into ${LIVE_DATASET} (a snapshot per download; signs_live is the latest)`,
+      `downloads ${liveRequest(options)} as ${options.format} into ${LIVE_DATASET} (a snapshot per download; signs_live is the latest)`,
     ];
+  },
+  upstreamIdentity: {
+    async identify(options, context) {
+      const base = liveBase(options, context.upstream.signs);
+      if (base === undefined) return undefined;
+      return landedLiveIdentity(await context.database(), base, liveRequest(options));
+    },
+    async check(options, context, stored) {
+      const base = liveBase(options, context.upstream.signs);
+      if (base === undefined) return undefined;
+      const http = httpClientFor(options, context);
+      try {
+        return await liveDiffers(http, stored as LiveIdentity, {
+          api: options.api,
+          base,
+          rvvCodes: options.rvv_codes ?? undefined,
+          roadSectionIds: options.road_section_ids ?? undefined,
+          status: options.status ?? undefined,
+          request: liveRequest(options),
+          signal: context.signal,
+        });
+      } finally {
+        await http.close();
+      }
+    },
   },
   async reset(_options, context) {
     await rm(join(context.output, LIVE_DATASET), { recursive: true, force: true });
@@ -124,7 +160,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         http,
         {
           api: options.api,
-          base: options.api === 'v5' ? upstream.v5Url : upstream.url,
+          base: liveBase(options, upstream)!,
           format: options.format,
           countyCode: options.county_code ?? undefined,
           rvvCodes: options.rvv_codes ?? undefined,

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.js';
 import { DataError, RunError } from '../errors.js';
 import { defineStepKind } from './step-kind.js';
+import { feedIdentityHooks } from './feed-identity.js';
 import { httpClientFor } from './http-options.js';
 import { modifiedSince, saveDownload, startDownload } from './plumbing.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
@@ -70,6 +71,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
       `downloads the current state as ${options.format}${filters.length ? ` (${filters.join(', ')})` : ''} into ${SNAPSHOT_DATASET}`,
     ];
   },
+  upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
     await rm(join(context.output, SNAPSHOT_DATASET), { recursive: true, force: true });
   },

@@ -57,6 +57,34 @@ export interface StepContext extends PlanContext {
   recordFile(path: string): Promise<FileRecord>;
 }
 
+/** What identifies the data an upstream serves (recorded in the step's state), and where it was read. */
+export type UpstreamIdentity = { url: string } & Record<string, unknown>;
+
+/** What a kind may use to ask the upstream, before the run takes the output folder. */
+export interface UpstreamCheckContext extends PlanContext {
+  upstream: Upstream;
+  log: Logger;
+  signal: AbortSignal;
+  /** Runs `probe` once for the whole check: steps that ask the same share one request. */
+  once<T>(key: string, probe: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * How a kind knows its upstream: after a run, `identify` says what identifies
+ * the upstream's data (from what the step landed, or a small request); before
+ * the next run, `check` asks the upstream now configured whether it still
+ * serves the data so identified, and says why not when it does not. The same
+ * upstream at another address (a port of localhost) passes: the data decides.
+ */
+export interface UpstreamIdentityHooks<Options> {
+  identify(options: Options, context: StepContext): Promise<UpstreamIdentity | undefined>;
+  check(
+    options: Options,
+    context: UpstreamCheckContext,
+    stored: UpstreamIdentity,
+  ): Promise<string | undefined>;
+}
+
 export interface ExportRecord extends FileRecord {
   format: string;
   rows: number;
@@ -96,6 +124,8 @@ export interface StepKind<Options = unknown> {
   /** Lines that say what the step would do. */
   describe(options: Options, context: PlanContext): Promise<string[]> | string[];
   run(options: Options, context: StepContext): Promise<StepOutcome>;
+  /** How the kind knows that the upstream is the one whose data the folder holds. */
+  upstreamIdentity?: UpstreamIdentityHooks<Options>;
   /** Forgets the step's work (--reset): its checkpoint is removed by the engine, its data here. */
   reset?(options: Options, context: StepContext): Promise<void>;
 }

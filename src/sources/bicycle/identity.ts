@@ -1,0 +1,49 @@
+/**
+ * What identifies a bicycle service's data: the ids of its measurement
+ * locations. A service asked again must list most of the locations it listed
+ * before (a month adds or ends a few; another service or simulator shares
+ * few). A large catalog is compared on a fixed part of its ids (those whose
+ * md5 starts with 0-3), the same part every time.
+ */
+import { createHash } from 'node:crypto';
+import { jaccard } from '../../util/sets.js';
+import type { BicycleClient } from './client.js';
+
+/** The least share of the location ids that the same service still lists. */
+export const SAME_LOCATIONS = 0.5;
+/** Catalogs up to this size are compared whole. */
+const WHOLE = 400;
+
+export type CatalogIdentity = {
+  url: string;
+  /** The catalog's location ids (a fixed part of them for a large catalog), sorted. */
+  locations: string[];
+};
+
+export function catalogIdentity(url: string, ids: Iterable<string>): CatalogIdentity {
+  const all = [...new Set(ids)].sort();
+  const locations =
+    all.length <= WHOLE
+      ? all
+      : all.filter((id) => '0123'.includes(createHash('md5').update(id).digest('hex')[0]!));
+  return { url, locations };
+}
+
+/** The location ids of a catalog answer (4.4): each feature's properties.id. */
+export function catalogIds(value: unknown): string[] {
+  const features = (value as { features?: { properties?: { id?: unknown } }[] }).features ?? [];
+  return features.map((f) => f.properties?.id).filter((id): id is string => typeof id === 'string');
+}
+
+/** Why the catalog the client reads now is not that of `stored`; undefined when it is. */
+export async function catalogDiffers(
+  client: BicycleClient,
+  url: string,
+  stored: CatalogIdentity,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const now = catalogIdentity(url, catalogIds((await client.locations(signal)).value));
+  const share = jaccard(stored.locations, now.locations);
+  if (share >= SAME_LOCATIONS) return undefined;
+  return `the catalog of ${url} shares ${Math.round(share * 100)}% of its location ids with the one read before (${stored.url})`;
+}
