@@ -47,8 +47,17 @@ export interface SignsSection {
     signs: number;
     first: string | null;
     last: string | null;
-    /** Monday of each ISO week (UTC) with its events by type. */
-    weeks: { week: string[]; created: number[]; updated: number[]; deleted: number[] };
+    /**
+     * Monday of each ISO week (UTC) with its events by type; `partial` where the
+     * events read so far cover only part of the week (the first and the last).
+     */
+    weeks: {
+      week: string[];
+      created: number[];
+      updated: number[];
+      deleted: number[];
+      partial: boolean[];
+    };
   };
   reconcile?: {
     differences: number;
@@ -96,7 +105,14 @@ export interface BicycleSection {
    * 24 or 25), the hours of it with a count at any location (fewer on the
    * period's first and last local day, which UTC bounds cut), and the cyclists.
    */
-  days: { date: string[]; hours: number[]; measuredHours: number[]; total: number[] };
+  days: {
+    date: string[];
+    hours: number[];
+    measuredHours: number[];
+    total: number[];
+    /** Days not measured whole at any location yet (the counts landed cut them): not drops. */
+    partial: boolean[];
+  };
   /** Daily totals of each measured location, aligned with days.date (null: no measurement). */
   perLocation: { id: string; name: string | null; total: (number | null)[] }[];
   /** Mean cyclists per location and hour, by local hour of the day. */

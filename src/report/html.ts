@@ -192,7 +192,7 @@ function signsSection(data: ReportData, colors: Record<string, string>): string 
           'run the signs_current_state SQL step or signs.live.',
         );
   const events = signs.events
-    ? `<h3>Events per week</h3><p class="muted">${fmt(signs.events.events)} events of ${fmt(signs.events.signs)} signs, published from ${escapeHtml(signs.events.first)} to ${escapeHtml(signs.events.last)} (weeks from Monday, UTC).</p><div class="chart" id="chart-events"></div>`
+    ? `<h3>Events per week</h3><p class="muted">${fmt(signs.events.events)} events of ${fmt(signs.events.signs)} signs, published from ${escapeHtml(signs.events.first)} to ${escapeHtml(signs.events.last)} (weeks from Monday, UTC; the first and last week, which the events read so far cover in part, are hollow points on a grey band).</p><div class="chart" id="chart-events"></div>`
     : absent('No event feed (signs_events):', 'the signs.events step has not run here.');
   const reconcile = signs.reconcile
     ? `<h3>Reconciliation of events and snapshot</h3>${
@@ -230,9 +230,9 @@ function bicycleSection(data: ReportData): string {
   const dst = irregular.length
     ? `<p id="irregular-days">Local days of other than 24 hours: ${irregular.map(([d, h]) => `<b>${escapeHtml(d)}</b> (${h} hours${h === 23 ? ', summer time starts' : ', summer time ends'})`).join(', ')}. They are shaded in the chart; a 25-hour day counts an hour more.</p>`
     : '<p class="muted">Every local day of the period has 24 hours.</p>';
-  const partial = b.days.date.filter((_, i) => b.days.measuredHours[i]! < b.days.hours[i]!);
+  const partial = b.days.date.filter((_, i) => b.days.partial[i]);
   const cut = partial.length
-    ? `<p class="muted" id="partial-days">Local days not measured whole at any location (a period given in UTC cuts its first and last local day): ${partial.map((d) => escapeHtml(d)).join(', ')}.</p>`
+    ? `<p class="muted" id="partial-days">Partial days, drawn as hollow points on a grey band apart from the line (the counts landed so far cover only part of them: a period given in UTC cuts its first and last local day, made whole when the neighbouring period lands): ${partial.map((d) => escapeHtml(d)).join(', ')}.</p>`
     : '';
   const options = b.perLocation
     .map(

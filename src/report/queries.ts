@@ -223,8 +223,12 @@ async function signsSection(views: Views, options: QueryOptions): Promise<SignsS
          FROM range((SELECT min(week) FROM per_week), (SELECT max(week) FROM per_week) + INTERVAL 7 DAY, INTERVAL 7 DAY)
        )
        SELECT strftime(w.week, '%Y-%m-%d') AS week, coalesce(created, 0) AS created,
-              coalesce(updated, 0) AS updated, coalesce(deleted, 0) AS deleted
-       FROM weeks w LEFT JOIN per_week USING (week) ORDER BY w.week`,
+              coalesce(updated, 0) AS updated, coalesce(deleted, 0) AS deleted,
+              -- the feed read so far begins or ends inside the week
+              b.first > w.week OR b.last < w.week + INTERVAL 7 DAY AS partial
+       FROM weeks w LEFT JOIN per_week USING (week)
+       CROSS JOIN (SELECT min(publication_timestamp) AS first, max(publication_timestamp) AS last FROM signs_events) b
+       ORDER BY w.week`,
     );
     section.events = {
       events: num(totals?.['events']),
@@ -236,6 +240,7 @@ async function signsSection(views: Views, options: QueryOptions): Promise<SignsS
         created: rows.map((r) => num(r['created'])),
         updated: rows.map((r) => num(r['updated'])),
         deleted: rows.map((r) => num(r['deleted'])),
+        partial: rows.map((r) => r['partial'] === true),
       },
     };
   }
@@ -339,7 +344,7 @@ async function bicycleSection(views: Views): Promise<BicycleSection | null> {
     cyclists: 0,
     locationHours: 0,
     points: [],
-    days: { date: [], hours: [], measuredHours: [], total: [] },
+    days: { date: [], hours: [], measuredHours: [], total: [], partial: [] },
     perLocation: [],
     profile: { weekday: [], weekend: [] },
     completeness: [],
@@ -384,6 +389,7 @@ async function bicycleSection(views: Views): Promise<BicycleSection | null> {
       hours: days.map((r) => num(r['hours'])),
       measuredHours: days.map((r) => num(r['measured'])),
       total: days.map((r) => num(r['total'])),
+      partial: days.map((r) => num(r['measured']) < num(r['hours'])),
     };
     const index = new Map(section.days.date.map((d, i) => [d, i]));
     const names = catalog

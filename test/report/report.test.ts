@@ -134,6 +134,25 @@ describe('the report of a run', () => {
       expect(await figure(page, 'bicycle-cyclists')).toBe(cyclists);
       // October 2026: summer time ends on Sunday the 25th, a local day of 25 hours.
       expect(await page.locator('#irregular-days').textContent()).toContain('2026-10-25 (25 hours');
+      // The demo's UTC month cuts two local days: 1 October begins at 02:00 local time, and
+      // 1 November has its first hour only. They are drawn apart from the line, not as drops.
+      const daily = (await page.evaluate(`(() => {
+        const chart = window.roadEtlReport.charts()['chart-daily'];
+        return { labels: chart.series.map((s) => s.label), data: chart.data.map((d) => Array.from(d)) };
+      })()`)) as { labels: string[]; data: (number | null)[][] };
+      const dates = (await page.evaluate(
+        `JSON.parse(document.getElementById('report-data').textContent).bicycle.days.date`,
+      )) as string[];
+      expect(daily.labels.slice(1)).toEqual([
+        'cyclists, all locations',
+        'cyclists, all locations (partial)',
+      ]);
+      const [, line, dashed] = daily.data;
+      expect(dates.filter((_, i) => line![i] === null)).toEqual(['2026-10-01', '2026-11-01']);
+      for (const day of ['2026-10-01', '2026-11-01'])
+        expect(dashed![dates.indexOf(day)], day).toBeGreaterThan(0);
+      expect(dashed!.filter((v) => v !== null)).toHaveLength(2);
+      expect(await page.locator('#partial-days').textContent()).toContain('2026-10-01, 2026-11-01');
 
       // The maps and charts are drawn: canvases with paint on them.
       for (const drawn of [

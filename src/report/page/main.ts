@@ -108,7 +108,12 @@ function signLayer(state: SignState): { layer: L.LayerGroup; points: [number, nu
 
 /** The maps, for a reader's console (and the report's tests): window.roadEtlReport.maps. */
 const maps: Record<string, L.Map> = {};
-(window as unknown as { roadEtlReport: unknown }).roadEtlReport = { maps };
+(window as unknown as { roadEtlReport: unknown }).roadEtlReport = {
+  maps,
+  /** The charts by their element's id, once drawn. */
+  charts: () =>
+    Object.fromEntries(charts.map(({ chart, element }) => [element.id, chart] as const)),
+};
 
 function drawSignsMap(): boolean {
   const element = document.getElementById('signs-map');
@@ -193,11 +198,31 @@ function lineChart(
     shade?: (i: number) => string | undefined;
     /** Shorter labels for the axis (default: the labels). */
     ticks?: string[];
+    /**
+     * Points the data covers only in part (a day or week the counts landed cut):
+     * drawn apart, dashed, so that they do not read as drops.
+     */
+    partial?: boolean[];
   } = { incrs: [1] },
 ): Chart {
   const ticks = options.ticks ?? labels;
   const x = labels.map((_, i) => i);
-  const shade = options.shade;
+  const partial = options.partial;
+  const isPartial = (i: number): boolean => partial?.[i] === true;
+  // The whole points make the line; the partial ones are hollow points apart,
+  // on a grey band, not joined to it.
+  const whole = series.map((s) => ({
+    ...s,
+    values: s.values.map((v, i) => (isPartial(i) ? null : v)),
+  }));
+  const cut = partial?.some(Boolean)
+    ? series.map((s) => ({
+        label: `${s.label} (partial)`,
+        values: s.values.map((v, i) => (isPartial(i) ? v : null)),
+      }))
+    : [];
+  const shade = (i: number): string | undefined =>
+    isPartial(i) ? 'rgba(110, 119, 129, 0.14)' : options.shade?.(i);
   const chartOptions: ChartOptions = {
     width: widthOf(element),
     height: 260,
@@ -212,14 +237,22 @@ function lineChart(
     ],
     series: [
       { label: 'At', value: (_u, i) => labels[i] ?? '' },
-      ...series.map((s, k) => ({
+      ...whole.map((s, k) => ({
         label: s.label,
         stroke: PALETTE[k % PALETTE.length]!,
         width: 2,
         value: (_u: Chart, v: number | null) => (v === null ? '' : decimal.format(v)),
       })),
+      ...cut.map((s, k) => ({
+        label: s.label,
+        stroke: PALETTE[k % PALETTE.length]!,
+        width: 1,
+        paths: () => null,
+        points: { show: true, size: 7, fill: '#ffffff' },
+        value: (_u: Chart, v: number | null) => (v === null ? '' : decimal.format(v)),
+      })),
     ],
-    ...(shade
+    ...(options.shade || cut.length > 0
       ? {
           hooks: {
             drawClear: [
@@ -239,7 +272,11 @@ function lineChart(
         }
       : {}),
   };
-  const chart = new uPlot(chartOptions, [x, ...series.map((s) => s.values)] as ChartData, element);
+  const chart = new uPlot(
+    chartOptions,
+    [x, ...whole.map((s) => s.values), ...cut.map((s) => s.values)] as ChartData,
+    element,
+  );
   charts.push({ chart, element });
   return chart;
 }
@@ -256,7 +293,7 @@ function drawEvents(): boolean {
       { label: 'updated', values: weeks.updated },
       { label: 'deleted', values: weeks.deleted },
     ],
-    { incrs: [1, 2, 4, 13, 26, 52, 104] },
+    { incrs: [1, 2, 4, 13, 26, 52, 104], partial: weeks.partial },
   );
   return true;
 }
@@ -310,7 +347,7 @@ function drawDaily(): boolean {
           ? { label: `${location.id} cyclists`, values: location.total }
           : { label: 'cyclists, all locations', values: days.total },
       ],
-      { incrs: [1, 2, 7, 14, 28], shade, ticks: days.date },
+      { incrs: [1, 2, 7, 14, 28], shade, ticks: days.date, partial: days.partial },
     );
   };
   draw('');
