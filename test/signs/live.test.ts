@@ -339,13 +339,11 @@ describe('a download that is not a FeatureCollection', () => {
     expect([...before.keys()].some((f) => f.startsWith('signs/live_snapshots/'))).toBe(true);
 
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    // Not the same request as the landed snapshot's: no If-Modified-Since, a download.
-    const failed = await runDefinition(
-      dir,
-      pipeline({ api: 'v5', status: 'PLACED' }),
-      await sqlFiles(),
-      { env: { ROAD_ETL_SIGNS_URL: url } },
-    );
+    // The same request: the service answers it (and the check of its data) with a page
+    // that is no FeatureCollection, whatever the If-Modified-Since.
+    const failed = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
+      env: { ROAD_ETL_SIGNS_URL: url },
+    });
     expect(failed.failure).toBeInstanceOf(DataError);
     expect((failed.failure as DataError).exitCode).toBe(1);
     expect(failed.failure?.message).toMatch(/the v5 answer is not a FeatureCollection/);

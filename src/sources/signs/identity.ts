@@ -97,9 +97,10 @@ export async function liveDiffers(
   try {
     const file = join(folder, 'county.geojson');
     await downloadLive(http, { ...query, format: 'geojson', countyCode: stored.county }, file);
-    const features = (JSON.parse(await readFile(file, 'utf8')) as { features?: { id?: unknown }[] })
-      .features;
-    const now = (features ?? []).map((f) => String(f.id));
+    const features = (JSON.parse(await readFile(file, 'utf8')) as { features?: unknown }).features;
+    // An answer that is no FeatureCollection says nothing of whose data it is.
+    if (!Array.isArray(features)) throw new Error(`${query.base} answered no FeatureCollection`);
+    const now = (features as { id?: unknown }[]).map((f) => String(f.id));
     const share = jaccard(stored.signs, now);
     if (share >= SAME_SIGNS) return undefined;
     return `of the ${stored.signs.length} signs of ${stored.county} in the last snapshot (read from ${stored.url}), ${query.base} serves ${Math.round(share * 100)}% now (${now.length} signs)`;
