@@ -44,7 +44,11 @@ function peakRss(pid) {
 }
 
 /** Runs a pipeline definition with the CLI; resolves to wall time, peak RSS, the manifest and its folder. */
-export async function runPipeline(yaml, env, { keep = false, dir: reuse, failing = false } = {}) {
+export async function runPipeline(
+  yaml,
+  env,
+  { keep = false, dir: reuse, failing = false, params = {} } = {},
+) {
   // `dir`: run again in the folder of an earlier (kept) run, on its output and checkpoints.
   const dir = reuse ?? (await mkdtemp(join(tmpdir(), 'road-etl-bench-')));
   await writeFile(join(dir, 'p.yaml'), yaml.replaceAll('SQL_DIR', join(ROOT, 'sql')));
@@ -62,6 +66,7 @@ export async function runPipeline(yaml, env, { keep = false, dir: reuse, failing
       'json',
       '--log-level',
       'warn',
+      ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`]),
     ],
     {
       env: { ...process.env, ...env },

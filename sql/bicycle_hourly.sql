@@ -10,6 +10,13 @@
 -- the local dates to build, whole; unset, all of them. A local date spans two
 -- UTC dates (the partitions of bicycle_measurements), so each is built from both.
 
+-- The UTC dates to read, as a list of constants (so that DuckDB opens no other
+-- date's file): each local date to build, and the date before it.
+SET VARIABLE hourly_utc_dates = (
+    SELECT list(DISTINCT d)
+    FROM (SELECT unnest([p - 1, p]) AS d FROM (SELECT unnest(getvariable('partitions')) AS p))
+);
+
 CREATE TABLE bicycle_hourly AS
 WITH hours AS (
     SELECT
@@ -18,9 +25,7 @@ WITH hours AS (
         timezone('Europe/Amsterdam', measurement_hour) AS wall_clock,
         measured_values
     FROM bicycle_measurements
-    WHERE getvariable('partitions') IS NULL
-       OR list_contains(getvariable('partitions'), date)
-       OR list_contains(getvariable('partitions'), date + 1)
+    WHERE getvariable('hourly_utc_dates') IS NULL OR list_contains(getvariable('hourly_utc_dates'), date)
 )
 SELECT
     location_id,

@@ -12,11 +12,20 @@
 --
 -- getvariable('partitions') lists the months to build (unset: all).
 
+-- The local dates of those months, as a list of constants (so that DuckDB opens
+-- the files of those dates only).
+SET VARIABLE monthly_dates = (
+    SELECT list(CAST(d AS DATE))
+    FROM (
+        SELECT unnest(range(CAST(m AS TIMESTAMP), CAST(m AS TIMESTAMP) + INTERVAL 1 MONTH, INTERVAL 1 DAY)) AS d
+        FROM (SELECT unnest(getvariable('partitions')) AS m)
+    )
+);
+
 CREATE TEMP VIEW monthly_hours AS
 SELECT *, CAST(date_trunc('month', local_date) AS DATE) AS month
 FROM bicycle_hourly
-WHERE getvariable('partitions') IS NULL
-   OR list_contains(getvariable('partitions'), CAST(date_trunc('month', local_date) AS DATE));
+WHERE getvariable('monthly_dates') IS NULL OR list_contains(getvariable('monthly_dates'), local_date);
 
 CREATE TABLE bicycle_profile_months AS
 SELECT

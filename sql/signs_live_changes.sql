@@ -6,11 +6,16 @@
 -- Kept by the later snapshot of each pair (partition to_moment): a new
 -- download adds one pair, and only that pair is compared.
 -- getvariable('partitions') lists the to_moment of the pairs to build (unset:
--- all of them).
+-- all of them). getvariable('inputs') lists the snapshots there are, which
+-- spares reading every snapshot to find them; unset, they are read.
 
 CREATE TEMP TABLE live_pairs AS
 SELECT lag(snapshot) OVER (ORDER BY snapshot) AS from_moment, snapshot AS to_moment
-FROM (SELECT DISTINCT snapshot FROM signs_live_snapshots)
+FROM (
+    SELECT unnest(getvariable('inputs')) AS snapshot
+    UNION ALL
+    SELECT DISTINCT snapshot FROM signs_live_snapshots WHERE getvariable('inputs') IS NULL
+)
 QUALIFY from_moment IS NOT NULL
     AND (getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), to_moment));
 

@@ -21,13 +21,21 @@ export interface Dataset {
   relative: string;
   /** Types of partition columns that DuckDB would not find by itself (instants). */
   hiveTypes: Record<string, string>;
+  /** Whether its files lie in partition folders (one level: column=value/). */
+  partitioned: boolean;
 }
 
-/** The types of a dataset folder's partition columns that DuckDB would not find by itself. */
-export async function partitionTypes(folder: string): Promise<Record<string, string>> {
+/** How a dataset folder is laid out: partitioned or not, and the types of its partition columns. */
+export async function datasetLayout(
+  folder: string,
+): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned'>> {
   const { column, values } = await partitionValues(folder);
   const type = column === undefined ? undefined : partitionType(values);
-  return column !== undefined && type !== undefined ? { [column]: type } : {};
+  return {
+    folder,
+    hiveTypes: column !== undefined && type !== undefined ? { [column]: type } : {},
+    partitioned: column !== undefined,
+  };
 }
 
 async function holdsParquet(folder: string, depth: number): Promise<boolean> {
@@ -49,9 +57,8 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
       const derived = segments[0] === DERIVED_FOLDER && segments.length === 2;
       found.push({
         name: derived ? segments[1]! : segments.join('_'),
-        folder,
         relative: segments.join('/'),
-        hiveTypes: await partitionTypes(folder),
+        ...(await datasetLayout(folder)),
       });
       return;
     }
@@ -75,14 +82,19 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
  * 100 MB for the thousands of daily files of the event feed. Quarantine
  * datasets, written by steps of several kinds, are unified.
  */
-export function readDatasetSql(dataset: Pick<Dataset, 'folder' | 'hiveTypes'>): string {
+export function readDatasetSql(
+  dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned'>,
+): string {
   const unify = basename(dataset.folder) === 'quarantine';
+  // One level of partitions: DuckDB lists the folders without looking deeper (a glob
+  // of ** stats every file of a year of partitions at every query).
+  const files = dataset.partitioned ? join('*', '*.parquet') : '*.parquet';
   const types = Object.entries(dataset.hiveTypes);
   const hiveTypes =
     types.length > 0
       ? `, hive_types = {${types.map(([c, t]) => `${quotedString(c)}: '${t}'`).join(', ')}}`
       : '';
-  return `read_parquet(${quotedString(join(dataset.folder, '**', '*.parquet'))}, hive_partitioning = true, union_by_name = ${unify}${hiveTypes})`;
+  return `read_parquet(${quotedString(join(dataset.folder, files))}, hive_partitioning = true, union_by_name = ${unify}${hiveTypes})`;
 }
 
 function firstLine(error: unknown): string {

@@ -47,12 +47,31 @@ async function fingerprint(folder: string): Promise<string | undefined> {
     .map((e) => e.name)
     .sort();
   if (files.length === 0) return undefined;
+  const infos = await Promise.all(files.map((name) => stat(join(folder, name), { bigint: true })));
   const hash = createHash('sha1');
-  for (const name of files) {
-    const info = await stat(join(folder, name), { bigint: true });
+  files.forEach((name, i) => {
+    const info = infos[i]!;
     hash.update(`${name}:${info.size}:${info.mtimeNs}:${info.ino}\n`);
-  }
+  });
   return hash.digest('hex');
+}
+
+/** Runs `work` over `items`, at most `width` at a time (file-system calls, which Node's pool serves a few at a time). */
+async function eachLimited<T, R>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await work(items[at]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return results;
 }
 
 /**
@@ -63,14 +82,19 @@ export async function scanPartitions(folder: string): Promise<PartitionScan> {
   const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
   const partitions = new Map<string, string>();
   let column: string | undefined;
-  for (const entry of entries) {
+  const folders = entries.filter(
+    (e) => e.isDirectory() && e.name.indexOf('=') > 0 && !e.name.startsWith('.'),
+  );
+  // The partitions' files are looked at many at a time: one by one, a year of daily
+  // partitions took a tenth of a second.
+  const prints = await eachLimited(folders, 32, (e) => fingerprint(join(folder, e.name)));
+  folders.forEach((entry, i) => {
+    const print = prints[i];
+    if (print === undefined) return;
     const at = entry.name.indexOf('=');
-    if (!entry.isDirectory() || at <= 0 || entry.name.startsWith('.')) continue;
-    const print = await fingerprint(join(folder, entry.name));
-    if (print === undefined) continue;
     column ??= entry.name.slice(0, at);
     partitions.set(unescapePartitionValue(entry.name.slice(at + 1)), print);
-  }
+  });
   const own = await fingerprint(folder);
   if (own !== undefined) partitions.set('', own);
   return { column, partitions };

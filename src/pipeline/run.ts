@@ -11,6 +11,7 @@ import {
   createDatasetViews,
   createPlaceholderViews,
   discoverDatasets,
+  type Dataset,
 } from '../duckdb/datasets.js';
 import {
   EXIT_FAILED,
@@ -300,6 +301,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         { files: leftovers.length },
       );
     }
+    const views = new Map<string, string>();
     const openDatabase = async (): Promise<Database> => {
       if (!database) {
         const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
@@ -322,7 +324,12 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         );
       }
       const datasets = await discoverDatasets(output);
-      await createDatasetViews(database, datasets);
+      // A view reads its folder's files when a query runs: only a dataset that is new (or
+      // whose partitions are typed anew) needs its view made. Binding a view over a year of
+      // partitions takes tens of ms, and steps ask for the database many times.
+      const changed = datasets.filter((d) => views.get(d.name) !== viewSignature(d));
+      await createDatasetViews(database, changed);
+      for (const d of changed) views.set(d.name, viewSignature(d));
       // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
       for (const kind of STEP_KINDS.values()) {
         if (kind.views) await createPlaceholderViews(database, kind.views, datasets);
@@ -522,6 +529,11 @@ async function identifyUpstream(
       { step: step.id },
     );
   }
+}
+
+/** What a dataset's view is made of: its folder and the types of its partitions. */
+function viewSignature(dataset: Dataset): string {
+  return JSON.stringify([dataset.folder, dataset.hiveTypes, dataset.partitioned]);
 }
 
 async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {

@@ -24,9 +24,16 @@ const buildCheckpoint = z.object({
 
 export type BuildCheckpoint = z.output<typeof buildCheckpoint>;
 
+/** The dataset read: where it is, its partition column, and its partition values now, in order. */
+export interface InputPartitions {
+  source: Dataset;
+  column: string;
+  current: readonly string[];
+}
+
 export type InputChanges =
   | { mode: 'unchanged'; checkpoint: BuildCheckpoint }
-  | { mode: 'full'; reason: string; checkpoint: BuildCheckpoint }
+  | { mode: 'full'; reason: string; checkpoint: BuildCheckpoint; input?: InputPartitions }
   | {
       mode: 'partial';
       /** The partition values that changed, in order. */
@@ -68,7 +75,16 @@ export async function inputChanges(
     definition,
     inputs: Object.fromEntries(scan.partitions),
   };
-  const full = (reason: string): InputChanges => ({ mode: 'full', reason, checkpoint });
+  const input: InputPartitions | undefined =
+    source && scan.column !== undefined && !scan.partitions.has('')
+      ? { source, column: scan.column, current: [...scan.partitions.keys()].sort() }
+      : undefined;
+  const full = (reason: string): InputChanges => ({
+    mode: 'full',
+    reason,
+    checkpoint,
+    ...(input ? { input } : {}),
+  });
   if (!previous) return full('first build');
   if (previous.definition !== definition) return full('the definition changed');
   if (!previous.inputs) return full('no record of the input');

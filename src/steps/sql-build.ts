@@ -4,17 +4,37 @@
  * `incremental.touches`, which names the output partitions each feeds; those
  * are rebuilt, whole. Anything else rebuilds everything.
  */
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER } from '../duckdb/datasets.js';
-import { partitionKeySql, scanPartitions } from '../duckdb/partitions.js';
+import { partitionKeySql } from '../duckdb/partitions.js';
 import { RunError } from '../errors.js';
-import { exists } from '../util/fs.js';
 import { definitionHash, inputChanges, type BuildCheckpoint } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
 
 /** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
 export const PARTITIONS_VARIABLE = 'partitions';
+/**
+ * The DuckDB variable that holds the partition values of `incremental.from` as
+ * they are now (a list), so that a file need not read the dataset to know them.
+ */
+export const INPUTS_VARIABLE = 'inputs';
+
+/** Sets `inputs` to the partition values of the dataset read, typed as its view types them. */
+async function setInputs(
+  db: Database,
+  input: { source: { name: string }; column: string; current: readonly string[] },
+): Promise<string> {
+  const [described] = await db.all(
+    `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(input.source.name)}) WHERE column_name = $column`,
+    { column: input.column },
+  );
+  const type = (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
+  const values = input.current.map(quotedString).join(', ');
+  await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = CAST([${values}] AS ${type}[])`);
+  return type;
+}
 
 export interface IncrementalOptions {
   from: string;
@@ -43,12 +63,11 @@ export type SqlBuild =
       reason?: string;
     };
 
-/** Whether every output has been written (a file or a partition in its folder). */
+/** Whether every output has been written (its folder holds a file or a partition). */
 async function outputsPresent(output: string, outputs: readonly string[]): Promise<boolean> {
   for (const name of outputs) {
-    const folder = join(output, DERIVED_FOLDER, name);
-    if ((await scanPartitions(folder)).partitions.size === 0 && !(await exists(folder)))
-      return false;
+    const entries = await readdir(join(output, DERIVED_FOLDER, name)).catch(() => []);
+    if (!entries.some((e) => e.endsWith('.parquet') || e.includes('='))) return false;
   }
   return true;
 }
@@ -76,7 +95,8 @@ export async function planBuild(
     outputsPresent(context.output, definition.outputs),
   );
   if (changes.mode === 'unchanged') return changes;
-  if (changes.mode === 'full')
+  if (changes.mode === 'full') {
+    if (changes.input) await setInputs(db, changes.input);
     return {
       mode: 'full',
       keys: undefined,
@@ -84,13 +104,11 @@ export async function planBuild(
       checkpoint: changes.checkpoint,
       reason: changes.reason,
     };
+  }
 
   const { column, source } = changes;
-  const [described] = await db.all(
-    `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(source.name)}) WHERE column_name = $column`,
-    { column },
-  );
-  const type = (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
+  const current = changes.known.filter((v) => changes.checkpoint.inputs?.[v] !== undefined);
+  const type = await setInputs(db, { source, column, current });
   // Every partition known before or now, so that `touches` may look at its neighbours (lead, lag).
   const changed = new Set(changes.changed);
   const rows = changes.known
@@ -123,6 +141,8 @@ export async function planBuild(
   const keyed = await db.all(
     `SELECT ${partitionKeySql('k', listType.slice(0, -2))} AS key FROM (SELECT unnest(getvariable('${PARTITIONS_VARIABLE}')) AS k)`,
   );
+  // Changes that feed no partition (the last of a sequence, say) leave nothing to build.
+  if (keyed.length === 0) return { mode: 'unchanged', checkpoint: changes.checkpoint };
   return {
     mode: 'partial',
     keys: keyed.map((r) => String(r['key'])),

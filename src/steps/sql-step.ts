@@ -13,7 +13,7 @@ import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import {
   DERIVED_FOLDER,
   discoverDatasets,
-  partitionTypes,
+  datasetLayout,
   readDatasetSql,
 } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
@@ -233,7 +233,7 @@ async function runFile(
     rowsOut += written.rows;
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
     await db.run(
-      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql({ folder, hiveTypes: await partitionTypes(folder) })}`,
+      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
     );
   }
   return { rowsIn, rowsOut };

@@ -1,0 +1,113 @@
+// One more night on a folder with a year of history, against the same night on a folder
+// with one month: the cost of a nightly run follows that night's data, not the history.
+//
+//   node bench/nightly.js [locations]     (default 200 bicycle locations)
+//
+// Two folders are filled with pipelines/bicycle.yaml: one run over twelve months
+// (2025-10-01 .. 2026-10-01) and one over the last of them (2026-09-01 .. 2026-10-01).
+// Then the same three nights (2026-10-01 .. 2026-10-04) run on each, in turn; the
+// medians of their wall time and client CPU (user + system of the road-etl
+// process, summed over its steps from the manifest) are compared.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ROOT, mb, runPipeline, startSimulator } from './lib.js';
+
+const locations = Number(process.argv[2] ?? 200);
+const yaml = (await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8')).replace(
+  /^# yaml-language-server.*\n/,
+  '',
+);
+// The definition runs from a folder of its own: its SQL files are the repository's.
+const definition = `${yaml.replace(/^name: bicycle$/m, 'name: bicycle\nsql_dir: SQL_DIR')}`;
+
+const simulator = await startSimulator([
+  '--seed',
+  '3',
+  '--locations',
+  String(locations),
+  '--now',
+  '2026-11-01T00:00:00Z',
+  '--max-locations',
+  '100',
+  '--max-period-days',
+  '62',
+]);
+const env = { ...simulator.env };
+// Every location of the simulated catalog.
+const params = (start, end) => ({ start, end, prefixes: 'GAL,UTR,RTD,ZHO,NBR,GLD,GRN,FRL' });
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const cpu = (manifest) => manifest.pipelines.bicycle.steps.reduce((sum, s) => sum + s.cpu_ms, 0);
+
+try {
+  console.log(`Filling the folders (${locations} locations)...`);
+  const year = await runPipeline(definition, env, {
+    keep: true,
+    params: params('2025-10-01T00:00:00Z', '2026-10-01T00:00:00Z'),
+  });
+  const month = await runPipeline(definition, env, {
+    keep: true,
+    params: params('2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z'),
+  });
+  const rows = (m) =>
+    m.pipelines.bicycle.steps.find((s) => s.id === 'bicycle_measurements').rows_out;
+  console.log(
+    `  a year: ${rows(year.manifest).toLocaleString('en')} measurement rows in ${(year.ms / 1000).toFixed(1)} s; ` +
+      `a month: ${rows(month.manifest).toLocaleString('en')} in ${(month.ms / 1000).toFixed(1)} s`,
+  );
+
+  const nights = { year: [], month: [] };
+  for (const day of ['01', '02', '03']) {
+    const start = `2026-10-${day}T00:00:00Z`;
+    const end = `2026-10-${String(Number(day) + 1).padStart(2, '0')}T00:00:00Z`;
+    for (const [name, folder] of [
+      ['year', year.dir],
+      ['month', month.dir],
+    ]) {
+      const night = await runPipeline(definition, env, {
+        keep: true,
+        dir: folder,
+        params: params(start, end),
+      });
+      nights[name].push({
+        ms: night.ms,
+        cpu: cpu(night.manifest),
+        rss: night.rss,
+        steps: night.manifest.pipelines.bicycle.steps,
+      });
+    }
+  }
+  const summary = Object.fromEntries(
+    Object.entries(nights).map(([name, runs]) => [
+      name,
+      {
+        ms: median(runs.map((r) => r.ms)),
+        cpu: median(runs.map((r) => r.cpu)),
+        rss: Math.max(...runs.map((r) => r.rss)),
+      },
+    ]),
+  );
+  console.log('\n| history | night: wall | night: client CPU | peak RSS |');
+  console.log('| --- | --- | --- | --- |');
+  for (const [name, s] of Object.entries(summary))
+    console.log(
+      `| ${name === 'year' ? '12 months' : '1 month'} | ${(s.ms / 1000).toFixed(2)} s | ${(s.cpu / 1000).toFixed(2)} s | ${mb(s.rss)} |`,
+    );
+  console.log('\n| step | 12 months: CPU | 1 month: CPU |');
+  console.log('| --- | --- | --- |');
+  const last = (name) => nights[name].at(-1).steps;
+  for (const step of last('year')) {
+    const other = last('month').find((s) => s.id === step.id);
+    console.log(`| ${step.id} | ${step.cpu_ms} ms | ${other?.cpu_ms ?? '?'} ms |`);
+  }
+  const wall = summary.year.ms / summary.month.ms;
+  const client = summary.year.cpu / summary.month.cpu;
+  console.log(
+    `\nA year of history against a month: wall ${wall.toFixed(2)}x, client CPU ${client.toFixed(2)}x (target: at most 1.3x)`,
+  );
+  const { rm } = await import('node:fs/promises');
+  await rm(year.dir, { recursive: true, force: true });
+  await rm(month.dir, { recursive: true, force: true });
+} finally {
+  await simulator.stop();
+}
