@@ -4,3 +4,4 @@ await import('./bicycle.js');
 await import('./live.js');
 await import('./national.js');
 await import('./report.js');
+await import('./nightly.js');

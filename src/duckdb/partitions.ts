@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 
 export interface PartitionScan {
   /** The partition column; undefined when the dataset's files are not partitioned. */
@@ -56,24 +57,6 @@ async function fingerprint(folder: string): Promise<string | undefined> {
   return hash.digest('hex');
 }
 
-/** Runs `work` over `items`, at most `width` at a time (file-system calls, which Node's pool serves a few at a time). */
-async function eachLimited<T, R>(
-  items: readonly T[],
-  width: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const at = next++;
-      results[at] = await work(items[at]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
-  return results;
-}
-
 /**
  * The partitions of a dataset folder with their fingerprints. A dataset whose
  * files lie in the folder itself is one partition, named ''.
@@ -87,7 +70,10 @@ export async function scanPartitions(folder: string): Promise<PartitionScan> {
   );
   // The partitions' files are looked at many at a time: one by one, a year of daily
   // partitions took a tenth of a second.
-  const prints = await eachLimited(folders, 32, (e) => fingerprint(join(folder, e.name)));
+  const limit = pLimit(32);
+  const prints = await Promise.all(
+    folders.map((e) => limit(() => fingerprint(join(folder, e.name)))),
+  );
   folders.forEach((entry, i) => {
     const print = prints[i];
     if (print === undefined) return;

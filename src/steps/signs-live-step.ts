@@ -19,6 +19,7 @@ import {
   csvFeatures,
   featureLines,
   liveTypingSelect,
+  renameOldSnapshots,
 } from '../sources/signs/live.js';
 import { partitionFolder } from '../duckdb/partitions.js';
 import { arrayMemberToLines } from '../util/json-lines.js';
@@ -141,6 +142,14 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   async run(options, context) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.live: no signs upstream configured');
+    const renamed = await renameOldSnapshots(context.output);
+    if (renamed > 0)
+      context.log.log(
+        'info',
+        'signs.live.renamed',
+        `${renamed} snapshot folder(s) of an earlier version renamed to ISO 8601 moments`,
+        { renamed },
+      );
     const previous = await startDownload(context);
     const staging = context.staging;
     const http = httpClientFor(options, context);

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DataError } from '../../src/errors.js';
@@ -348,5 +348,39 @@ describe('a download that is not a FeatureCollection', () => {
     expect((failed.failure as DataError).exitCode).toBe(1);
     expect(failed.failure?.message).toMatch(/the v5 answer is not a FeatureCollection/);
     expect(await outputHashes(landed.output, ['manifest.json'])).toEqual(before);
+  });
+});
+
+describe('a folder of an earlier version', () => {
+  it('has its snapshot folders renamed to ISO 8601 moments, so that the latest is still the latest', async () => {
+    const dir = await testDir();
+    const start = simulator.world.now;
+    try {
+      simulator.world.setNow(new Date(start - 40 * DAY).toISOString());
+      const first = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env });
+      expect(first.failure).toBeUndefined();
+      // As an earlier version named it: the moment without separators.
+      const folder = join(first.output, 'signs/live_snapshots');
+      const [name] = await readdir(folder);
+      const moment = decodeURIComponent(name!.slice('snapshot='.length));
+      const old = `snapshot=${moment.replace(/[-:.]/g, '')}`;
+      await rename(join(folder, name!), join(folder, old));
+
+      simulator.world.setNow(new Date(start - 9 * DAY).toISOString());
+      const second = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env });
+      expect(second.failure).toBeUndefined();
+      const names = (await readdir(folder)).sort();
+      expect(names).toHaveLength(2);
+      expect(names[0]).toBe(`snapshot=${moment.replaceAll(':', '%3A')}`);
+      // signs_live is the second day's state, and the changes compare the two days.
+      const latest = (await signsLive(first.output)).map(({ properties: _, ...row }) => row);
+      expect(latest).toEqual(expected(truth('v5'), 'v5'));
+      const [pairs] = await duck(
+        `SELECT count(DISTINCT to_moment) AS n FROM read_parquet('${first.output}/derived/signs_live_changes/**/*.parquet')`,
+      );
+      expect(Number(pairs?.['n'])).toBe(1);
+    } finally {
+      simulator.world.setNow(new Date(start).toISOString());
+    }
   });
 });

@@ -8,11 +8,35 @@
  * kept too. A feature without a UUID, a position or an RVV code cannot be a
  * row: it goes to the quarantine with the reason.
  */
+import { readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { partitionFolder } from '../../duckdb/partitions.js';
 import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
 
 /** Every download of the current state: one snapshot partition per download. */
 export const LIVE_DATASET = join('signs', 'live_snapshots');
+
+/** A snapshot folder as earlier versions named it: snapshot=20261115T060000123Z. */
+const OLD_SNAPSHOT = /^snapshot=(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z$/;
+
+/**
+ * Renames the snapshot folders of an earlier version to today's names (the
+ * moment in ISO 8601, which readers parse, and which sorts with the new ones);
+ * resolves to how many. Each rename is atomic; a run cut short leaves the rest
+ * to the next.
+ */
+export async function renameOldSnapshots(output: string): Promise<number> {
+  const folder = join(output, LIVE_DATASET);
+  let renamed = 0;
+  for (const name of await readdir(folder).catch(() => [])) {
+    const m = OLD_SNAPSHOT.exec(name);
+    if (!m) continue;
+    const moment = `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${m[7]}Z`;
+    await rename(join(folder, name), join(folder, partitionFolder('snapshot', moment)));
+    renamed++;
+  }
+  return renamed;
+}
 export const LIVE_QUARANTINE_DATASET = join('signs', 'live_quarantine');
 
 type Scalar = 'VARCHAR' | 'DATE' | 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR[]';
