@@ -10,6 +10,19 @@
 --   totals per category and subcategory (JSON); NULL where the location has no
 --   measurement.
 
+-- The monthly sums added up once; the profile and the totals are made from them.
+CREATE TEMP TABLE profile_sums AS
+SELECT
+    location_id,
+    day_type,
+    local_hour_of_day,
+    category,
+    subcategory,
+    sum(sum_value) AS total,
+    sum(hours) AS hours
+FROM bicycle_profile_months
+GROUP BY ALL;
+
 CREATE TABLE bicycle_hour_profile AS
 SELECT
     location_id,
@@ -17,10 +30,9 @@ SELECT
     local_hour_of_day,
     category,
     subcategory,
-    round(sum(sum_value) / nullif(sum(hours), 0), 2) AS mean_value,
-    CAST(sum(hours) AS INTEGER) AS hours_averaged
-FROM bicycle_profile_months
-GROUP BY ALL;
+    round(total / nullif(hours, 0), 2) AS mean_value,
+    CAST(hours AS INTEGER) AS hours_averaged
+FROM profile_sums;
 
 CREATE TABLE bicycle_location_summary AS
 WITH per_location AS (
@@ -41,8 +53,8 @@ totals AS (
     FROM (
         SELECT location_id, category, json_group_object(subcategory, total) AS subtotals
         FROM (
-            SELECT location_id, category, subcategory, sum(sum_value) AS total
-            FROM bicycle_profile_months
+            SELECT location_id, category, subcategory, sum(total) AS total
+            FROM profile_sums
             GROUP BY ALL
             ORDER BY location_id, category, subcategory
         )

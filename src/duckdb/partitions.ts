@@ -22,7 +22,7 @@ export interface PartitionScan {
 const ESCAPED = /["#%'*/:=?\\\u0000-\u001f\u007f{}[\]^]/g;
 
 /** A partition value as it is written in a folder name. */
-export function escapePartitionValue(value: string): string {
+function escapePartitionValue(value: string): string {
   return value.replace(
     ESCAPED,
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,

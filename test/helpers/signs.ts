@@ -123,3 +123,32 @@ export async function tableStateKeys(output: string, table: string): Promise<str
     )
     .sort();
 }
+
+/**
+ * The changes between consecutive current states of today's API (the
+ * simulator's ground truth), as signs_live_changes states them:
+ * "pair sign-id added|removed|changed fields" (pair 1: the first to the second).
+ */
+export function truthLiveChanges(
+  states: readonly { id: string; geometry: unknown; properties: Record<string, unknown> }[][],
+): string[] {
+  const want: string[] = [];
+  for (let i = 1; i < states.length; i++) {
+    const before = new Map(states[i - 1]!.map((f) => [f.id, f]));
+    const after = new Map(states[i]!.map((f) => [f.id, f]));
+    for (const [id, f] of after) {
+      const b = before.get(id);
+      if (!b) want.push(`${i} ${id} added`);
+      else {
+        const keys = [...new Set([...Object.keys(f.properties), ...Object.keys(b.properties)])];
+        const changed = keys.filter(
+          (k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]),
+        );
+        if (JSON.stringify(f.geometry) !== JSON.stringify(b.geometry)) changed.push('geometry');
+        if (changed.length > 0) want.push(`${i} ${id} changed ${changed.sort().join(',')}`);
+      }
+    }
+    for (const id of before.keys()) if (!after.has(id)) want.push(`${i} ${id} removed`);
+  }
+  return want.sort();
+}

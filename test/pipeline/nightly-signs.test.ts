@@ -5,6 +5,7 @@ import { liveState, type LiveFeature } from '../../src/simulator/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
+import { truthLiveChanges } from '../helpers/signs.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
 // A world whose feed goes on past its laid-out end: each simulated day brings new events.
@@ -48,29 +49,6 @@ async function difference(a: string, b: string, dataset: string, columns = '*'):
     `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
   );
   return Number(row?.['n']);
-}
-
-/** The changes between consecutive states, as signs_live_changes states them: "pair id change fields". */
-function truthChanges(states: LiveFeature[][]): string[] {
-  const want: string[] = [];
-  for (let i = 1; i < states.length; i++) {
-    const before = new Map(states[i - 1]!.map((f) => [f.id, f]));
-    const after = new Map(states[i]!.map((f) => [f.id, f]));
-    for (const [id, f] of after) {
-      const b = before.get(id);
-      if (!b) want.push(`${i} ${id} added`);
-      else {
-        const keys = [...new Set([...Object.keys(f.properties), ...Object.keys(b.properties)])];
-        const changed = keys.filter(
-          (k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]),
-        );
-        if (JSON.stringify(f.geometry) !== JSON.stringify(b.geometry)) changed.push('geometry');
-        if (changed.length > 0) want.push(`${i} ${id} changed ${changed.sort().join(',')}`);
-      }
-    }
-    for (const id of before.keys()) if (!after.has(id)) want.push(`${i} ${id} removed`);
-  }
-  return want.sort();
 }
 
 /** signs_live_changes as "pair id change fields", a pair numbered by its later snapshot (1: the second). */
@@ -127,7 +105,7 @@ describe('nightly runs of the sign pipelines', () => {
     }
 
     // The history, built a pair a night, is the simulator's day-to-day differences...
-    const want = truthChanges(states);
+    const want = truthLiveChanges(states);
     expect(want.length).toBeGreaterThan(0);
     expect(await landedChanges(nightly)).toEqual(want);
     // ... and what one build over all the snapshots gives (started over: every pair at once).

@@ -10,6 +10,7 @@ import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/i
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { ROOT } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
+import { truthLiveChanges } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, outputHashes, testDir } from '../helpers/tmp.js';
 
@@ -172,24 +173,7 @@ describe('signs_live_changes: each sign’s history from daily current states', 
     );
     expect(snapshots).toHaveLength(3);
 
-    const want: string[] = [];
-    for (let i = 1; i < states.length; i++) {
-      const before = new Map(states[i - 1]!.map((f) => [f.id, f]));
-      const after = new Map(states[i]!.map((f) => [f.id, f]));
-      for (const [id, f] of after) {
-        const b = before.get(id);
-        if (!b) want.push(`${i} ${id} added`);
-        else {
-          const keys = [...new Set([...Object.keys(f.properties), ...Object.keys(b.properties)])];
-          const changed = keys.filter(
-            (k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]),
-          );
-          if (JSON.stringify(f.geometry) !== JSON.stringify(b.geometry)) changed.push('geometry');
-          if (changed.length > 0) want.push(`${i} ${id} changed ${changed.sort().join(',')}`);
-        }
-      }
-      for (const id of before.keys()) if (!after.has(id)) want.push(`${i} ${id} removed`);
-    }
+    const want = truthLiveChanges(states);
     expect(want.some((w) => w.includes('changed'))).toBe(true);
     expect(want.some((w) => w.includes('added'))).toBe(true);
     const rows = await duck(
