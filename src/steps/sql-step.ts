@@ -167,11 +167,10 @@ async function runFile(
     // An earlier run's result is a view of the same name: make room for the new table.
     await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(table)}`);
   }
-  const datasets = await discoverDatasets(context.output);
   let rowsIn = 0;
   // The rows of the datasets the file names (an incremental build reads only some of them).
   if (keys === undefined) {
-    for (const dataset of datasets) {
+    for (const dataset of await discoverDatasets(context.output)) {
       if (
         new RegExp(`\\b${dataset.name}\\b`).test(text) &&
         !options.outputs.includes(dataset.name)
