@@ -1,5 +1,6 @@
 /** Writing an export: one file, or one file per month of a date column (export-months.ts). */
 import { relative } from 'node:path';
+import type { Database } from '../duckdb/database.js';
 import { RunError } from '../errors.js';
 import {
   exportCsv,
@@ -13,13 +14,13 @@ import type { StepContext } from './step-kind.js';
 
 /** Writes one file of the export: the rows of `source` to `path`, in the export's format. */
 export async function exportFile(
+  db: Database,
   options: ExportStepOptions,
   source: ExportSource,
   path: string,
   context: StepContext,
 ): Promise<ExportResult> {
   const format = formatOf(options)!;
-  const db = await context.database();
   const scratch = context.scratch;
   let result: ExportResult;
   try {

@@ -63,7 +63,7 @@ export async function exportMonths(
   const ref = quotedIdentifier(column);
   let months: string[];
   const partial =
-    changes?.mode === 'partial' && changes.column === column
+    changes?.mode === 'partial' && changes.input.column === column
       ? changes.changed.map(monthOf)
       : undefined;
   if (partial && partial.every((m) => m !== undefined)) {
@@ -92,7 +92,7 @@ export async function exportMonths(
       sql: `(SELECT * FROM ${source.sql} WHERE ${ref} >= ${first} AND ${ref} < ${first} + INTERVAL 1 MONTH)`,
       params: source.params,
     };
-    const result = await exportFile(options, rowsOfMonth, path, context);
+    const result = await exportFile(db, options, rowsOfMonth, path, context);
     if (result.rows === 0) {
       await rm(path, { force: true });
       await syncFolder(dirname(path));

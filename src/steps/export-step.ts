@@ -79,7 +79,7 @@ export const exportStep = defineStepKind<ExportStepOptions>({
       : { sql: `(${options.query ?? ''})`, params: options.params };
     if (options.per_month) return exportMonths(options, options.per_month, source, context);
     const path = insideFolder(context.output, options.path)!;
-    const result = await exportFile(options, source, path, context);
+    const result = await exportFile(await context.database(), options, source, path, context);
     const record = await context.recordFile(path);
     return {
       rowsIn: result.rows,

@@ -40,9 +40,7 @@ export type InputChanges =
       changed: readonly string[];
       /** Every partition value known now or at the last build, in order. */
       known: readonly string[];
-      /** The dataset read and its partition column. */
-      source: Dataset;
-      column: string;
+      input: InputPartitions;
       checkpoint: BuildCheckpoint;
     };
 
@@ -95,14 +93,12 @@ export async function inputChanges(
   for (const value of Object.keys(previous.inputs))
     if (!scan.partitions.has(value)) changed.add(value);
   if (changed.size === 0) return { mode: 'unchanged', checkpoint };
-  if (!source || scan.column === undefined || scan.partitions.has('') || changed.has(''))
-    return full(`${from} is not partitioned`);
+  if (!input || changed.has('')) return full(`${from} is not partitioned`);
   return {
     mode: 'partial',
     changed: [...changed].sort(),
-    known: [...new Set([...scan.partitions.keys(), ...Object.keys(previous.inputs)])].sort(),
-    source,
-    column: scan.column,
+    known: [...new Set([...input.current, ...Object.keys(previous.inputs)])].sort(),
+    input,
     checkpoint,
   };
 }

@@ -106,9 +106,8 @@ export async function planBuild(
     };
   }
 
-  const { column, source } = changes;
-  const current = changes.known.filter((v) => changes.checkpoint.inputs?.[v] !== undefined);
-  const type = await setInputs(db, { source, column, current });
+  const { column } = changes.input;
+  const type = await setInputs(db, changes.input);
   // Every partition known before or now, so that `touches` may look at its neighbours (lead, lag).
   const changed = new Set(changes.changed);
   const rows = changes.known
