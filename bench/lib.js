@@ -43,7 +43,10 @@ function peakRss(pid) {
   );
 }
 
-/** Runs a pipeline definition with the CLI; resolves to wall time, peak RSS, the manifest and its folder. */
+/**
+ * Runs a pipeline definition with the CLI; resolves to wall time, peak RSS, the process's
+ * CPU time, the manifest and its folder.
+ */
 export async function runPipeline(
   yaml,
   env,
@@ -84,7 +87,9 @@ export async function runPipeline(
   if (code !== 0 && !failing) throw new Error(`road-etl exited ${code}: ${stdout}`);
   const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8'));
   if (!keep) await rm(dir, { recursive: true, force: true });
-  return { ms, rss, manifest, dir };
+  // The summary line's cpu_ms: the road-etl process's user + system time, start-up included.
+  const summary = JSON.parse(stdout.trim().split('\n').at(-1));
+  return { ms, rss, cpuMs: summary.cpu_ms, manifest, dir };
 }
 
 /** The baseline: fetch every page of the feed in turn and JSON.parse it; nothing else. */

@@ -1,14 +1,15 @@
 /**
  * Hive partitions of a dataset folder (`<column>=<value>/`, one level): what
- * they are, a fingerprint of each (its files' names, sizes, times and inodes,
- * so that any rewrite shows), and the text of a partition value in a folder
+ * they are, a fingerprint of each (its files' names, sizes and modification
+ * times to the nanosecond, so that any rewrite shows, while a copy that keeps
+ * times, as `cp -a` and `rsync -a` do, is known as the same), and the text of a partition value in a folder
  * name. Values are escaped as Hive does (a `:` becomes `%3A`), so that DuckDB,
  * Arrow, Polars and Spark read them back as they were.
  */
 import { createHash } from 'node:crypto';
-import { readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import pLimit from 'p-limit';
 
 export interface PartitionScan {
   /** The partition column; undefined when the dataset's files are not partitioned. */
@@ -41,47 +42,50 @@ export function partitionFolder(column: string, value: string): string {
   return `${column}=${escapePartitionValue(value)}`;
 }
 
-async function fingerprint(folder: string): Promise<string | undefined> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+function fingerprint(folder: string): string | undefined {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(folder, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
   const files = entries
     .filter((e) => e.isFile() && e.name.endsWith('.parquet') && !e.name.startsWith('.'))
     .map((e) => e.name)
     .sort();
   if (files.length === 0) return undefined;
-  const infos = await Promise.all(files.map((name) => stat(join(folder, name), { bigint: true })));
   const hash = createHash('sha1');
-  files.forEach((name, i) => {
-    const info = infos[i]!;
-    hash.update(`${name}:${info.size}:${info.mtimeNs}:${info.ino}\n`);
-  });
+  for (const name of files) {
+    const info = statSync(join(folder, name), { bigint: true, throwIfNoEntry: false });
+    if (info) hash.update(`${name}:${info.size}:${info.mtimeNs}\n`);
+  }
   return hash.digest('hex');
 }
 
 /**
  * The partitions of a dataset folder with their fingerprints. A dataset whose
- * files lie in the folder itself is one partition, named ''.
+ * files lie in the folder itself is one partition, named ''. The folders are
+ * read synchronously: a year of daily partitions takes a few milliseconds so,
+ * and several times as long through the thread pool, one call per file.
  */
-export async function scanPartitions(folder: string): Promise<PartitionScan> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+export function scanPartitions(folder: string): PartitionScan {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(folder, { withFileTypes: true });
+  } catch {
+    entries = [];
+  }
   const partitions = new Map<string, string>();
   let column: string | undefined;
-  const folders = entries.filter(
-    (e) => e.isDirectory() && e.name.indexOf('=') > 0 && !e.name.startsWith('.'),
-  );
-  // The partitions' files are looked at many at a time: one by one, a year of daily
-  // partitions took a tenth of a second.
-  const limit = pLimit(32);
-  const prints = await Promise.all(
-    folders.map((e) => limit(() => fingerprint(join(folder, e.name)))),
-  );
-  folders.forEach((entry, i) => {
-    const print = prints[i];
-    if (print === undefined) return;
+  for (const entry of entries) {
     const at = entry.name.indexOf('=');
+    if (!entry.isDirectory() || at <= 0 || entry.name.startsWith('.')) continue;
+    const print = fingerprint(join(folder, entry.name));
+    if (print === undefined) continue;
     column ??= entry.name.slice(0, at);
     partitions.set(unescapePartitionValue(entry.name.slice(at + 1)), print);
-  });
-  const own = await fingerprint(folder);
+  }
+  const own = fingerprint(folder);
   if (own !== undefined) partitions.set('', own);
   return { column, partitions };
 }
@@ -105,19 +109,25 @@ export async function partitionValues(
 /** A partition value that is an instant: an ISO 8601 UTC timestamp (how road-etl writes them). */
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
+/** A partition value that is a calendar date. */
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
 /**
- * The DuckDB type of a partition column whose values DuckDB does not type by
- * itself: instants (`2026-11-15T06:00:00.000Z`) are TIMESTAMPTZ. Undefined
- * leaves it to DuckDB (dates, numbers, text).
+ * The DuckDB type of a partition column, from its values, for the partitions
+ * road-etl writes: instants (`2026-11-15T06:00:00.000Z`, which DuckDB does not
+ * type by itself) are TIMESTAMPTZ, dates DATE (as DuckDB would find). Given
+ * explicitly, DuckDB need not guess, and road-etl knows the type without
+ * asking DuckDB. Undefined leaves it to DuckDB (numbers, text, a mixture).
  */
 export function partitionType(values: Iterable<string>): string | undefined {
-  let any = false;
+  let type: string | undefined;
   for (const value of values) {
     if (value === '') continue;
-    if (!INSTANT.test(value)) return undefined;
-    any = true;
+    const own = INSTANT.test(value) ? 'TIMESTAMPTZ' : DATE.test(value) ? 'DATE' : undefined;
+    if (own === undefined || (type !== undefined && own !== type)) return undefined;
+    type = own;
   }
-  return any ? 'TIMESTAMPTZ' : undefined;
+  return type;
 }
 
 /**

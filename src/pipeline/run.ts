@@ -153,12 +153,20 @@ export interface RunSummary {
   /** The report page (report/index.html), when the definition asks for one. */
   report?: string;
   duration_ms: number;
+  /** CPU time (user + system) of the road-etl process so far, its threads' and DuckDB's included. */
+  cpu_ms: number;
   steps: { id: string; status: string; rows_out: number }[];
   rows_out: number;
   exports: number;
   error?: string;
   /** The process's exit code: 0 success, 1 the run failed, 2 bad input. */
   exit_code: number;
+}
+
+/** CPU time (user + system) of this process since it started, in ms. */
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return Math.round((user + system) / 1000);
 }
 
 /** The exit code an error ends the process with (a bug or an unknown error: 1). */
@@ -177,6 +185,7 @@ export function refusedSummary(
     pipeline: context.pipeline,
     output: context.output,
     duration_ms: 0,
+    cpu_ms: processCpuMs(),
     steps: [],
     rows_out: 0,
     exports: 0,
@@ -301,6 +310,13 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         { files: leftovers.length },
       );
     }
+    // The folder's datasets, looked for once a step and again after it records a file.
+    let discovered: Promise<readonly Dataset[]> | undefined;
+    const datasets = (): Promise<readonly Dataset[]> =>
+      (discovered ??= discoverDatasets(output).catch((error: unknown) => {
+        discovered = undefined;
+        throw error;
+      }));
     const views = new Map<string, string>();
     const openDatabase = async (): Promise<Database> => {
       if (!database) {
@@ -323,16 +339,16 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
         );
       }
-      const datasets = await discoverDatasets(output);
+      const found = await datasets();
       // A view reads its folder's files when a query runs: only a dataset that is new (or
       // whose partitions are typed anew) needs its view made. Binding a view over a year of
       // partitions takes tens of ms, and steps ask for the database many times.
-      const changed = datasets.filter((d) => views.get(d.name) !== viewSignature(d));
+      const changed = found.filter((d) => views.get(d.name) !== viewSignature(d));
       await createDatasetViews(database, changed);
       for (const d of changed) views.set(d.name, viewSignature(d));
       // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
       for (const kind of STEP_KINDS.values()) {
-        if (kind.views) await createPlaceholderViews(database, kind.views, datasets);
+        if (kind.views) await createPlaceholderViews(database, kind.views, found);
       }
       return database;
     };
@@ -340,6 +356,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     for (const [i, step] of selected.entries()) {
       const report = reports[i]!;
       if (signal.aborted) break;
+      discovered = undefined;
       const t0 = performance.now();
       const meter = new StepMeter();
       report.started_at = new Date().toISOString();
@@ -363,8 +380,10 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         log: logger,
         progress: options.progress,
         signal,
+        datasets,
         database: openDatabase,
         recordFile: async (path) => {
+          discovered = undefined;
           const file = await describeFile(path, output);
           files.push(file);
           return file;
@@ -373,6 +392,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       try {
         if (resets.has(step.id)) {
           await step.kind.reset?.(step.options, context);
+          discovered = undefined;
           await store.remove(step.id);
           record = undefined;
           context.checkpoint = undefined;
@@ -500,6 +520,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     ...(manifestPath ? { manifest: manifestPath } : {}),
     ...(report ? { report } : {}),
     duration_ms: run.duration_ms,
+    cpu_ms: processCpuMs(),
     steps: reports.map((r) => ({ id: r.id, status: r.status, rows_out: r.rows_out })),
     rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),
     exports: exports.length,

@@ -64,9 +64,10 @@ export async function inputChanges(
     buildCheckpoint,
     () => undefined,
   );
-  const source = (await discoverDatasets(context.output)).find((d) => d.name === from);
+  const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
+  const source = datasets.find((d) => d.name === from);
   const scan = source
-    ? await scanPartitions(source.folder)
+    ? scanPartitions(source.folder)
     : { column: undefined, partitions: new Map<string, string>() };
   const checkpoint: BuildCheckpoint = {
     version: 1,

@@ -24,13 +24,20 @@ export const INPUTS_VARIABLE = 'inputs';
 /** Sets `inputs` to the partition values of the dataset read, typed as its view types them. */
 async function setInputs(
   db: Database,
-  input: { source: { name: string }; column: string; current: readonly string[] },
+  input: {
+    source: { name: string; hiveTypes: Record<string, string> };
+    column: string;
+    current: readonly string[];
+  },
 ): Promise<string> {
-  const [described] = await db.all(
-    `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(input.source.name)}) WHERE column_name = $column`,
-    { column: input.column },
-  );
-  const type = (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
+  let type = input.source.hiveTypes[input.column];
+  if (type === undefined) {
+    const [described] = await db.all(
+      `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(input.source.name)}) WHERE column_name = $column`,
+      { column: input.column },
+    );
+    type = (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
+  }
   const values = input.current.map(quotedString).join(', ');
   await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = CAST([${values}] AS ${type}[])`);
   return type;

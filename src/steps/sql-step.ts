@@ -10,12 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
-import {
-  DERIVED_FOLDER,
-  discoverDatasets,
-  datasetLayout,
-  readDatasetSql,
-} from '../duckdb/datasets.js';
+import { DERIVED_FOLDER, datasetLayout, readDatasetSql } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
@@ -170,7 +165,7 @@ async function runFile(
   let rowsIn = 0;
   // The rows of the datasets the file names (an incremental build reads only some of them).
   if (keys === undefined) {
-    for (const dataset of await discoverDatasets(context.output)) {
+    for (const dataset of await context.datasets()) {
       if (
         new RegExp(`\\b${dataset.name}\\b`).test(text) &&
         !options.outputs.includes(dataset.name)

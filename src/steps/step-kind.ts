@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Database } from '../duckdb/database.js';
+import type { Dataset } from '../duckdb/datasets.js';
 import type { Logger } from '../log.js';
 import type { Progress } from '../progress.js';
 import type { FileRecord } from '../util/fs.js';
@@ -32,6 +33,11 @@ export interface PlanContext {
   sqlDir: string;
   /** The step's checkpoint from an earlier run, if any (read only). */
   checkpoint: Record<string, unknown> | undefined;
+  /**
+   * The output folder's datasets as they are now; looked for once and kept until
+   * the step records a file it wrote (a run gives it; without it, look).
+   */
+  datasets?(): Promise<readonly Dataset[]>;
 }
 
 /** The step's checkpoint, as the step sees it. */
@@ -51,6 +57,7 @@ export interface StepContext extends PlanContext {
   log: Logger;
   progress: Progress;
   signal: AbortSignal;
+  datasets(): Promise<readonly Dataset[]>;
   /** The run's DuckDB, with a view for every dataset of the output folder as it is now. */
   database(): Promise<Database>;
   /** Records a file this step wrote (for the manifest); path absolute. */

@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
-import { runDefinition } from '../helpers/pipeline.js';
+import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
@@ -113,4 +114,27 @@ describe('nightly runs', () => {
     expect(Number(daily?.['long_days'])).toBeGreaterThan(0);
     expect(Number(daily?.['shortest'])).toBe(25);
   }, 600_000);
+
+  it('go on where they were in a folder copied with its files\' times (cp -a, rsync -a, a restored volume)', async () => {
+    const start = Date.parse('2026-10-01T00:00:00Z');
+    const original = await testDir();
+    await runBicycle(original, start, start + 7 * DAY, 'UTR');
+    const copy = await testDir();
+    execFileSync('cp', ['-a', join(original, 'output'), join(copy, 'output')]);
+
+    // The same next night on both: the copy rebuilds only what the night touched, as the original does.
+    const night = { start: start + 7 * DAY, end: start + 8 * DAY };
+    const builds = async (dir: string) => {
+      await runBicycle(dir, night.start, night.end, 'UTR');
+      const { run } = await readManifest(join(dir, 'output'));
+      return Object.fromEntries(run.steps.map((s) => [s.id, s.notes ?? {}]));
+    };
+    const onCopy = await builds(copy);
+    expect(onCopy).toEqual(await builds(original));
+    expect(onCopy['bicycle_hourly']).toEqual({ build: 'partial', partitions: 2 });
+    expect(onCopy['bicycle_monthly']).toEqual({ build: 'partial', partitions: 1 });
+    expect(onCopy['export_bicycle_hourly']).toMatchObject({ months_written: ['2026-10.csv'] });
+    for (const dataset of ['derived/bicycle_hourly', 'derived/bicycle_daily'])
+      expect(await difference(join(original, 'output'), join(copy, 'output'), dataset)).toBe(0);
+  }, 300_000);
 });

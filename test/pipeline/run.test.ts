@@ -233,6 +233,12 @@ describe('road-etl run (CLI)', () => {
       pipeline: 'chain',
       manifest: join(dir, 'output', 'manifest.json'),
     });
+    // The process's CPU time: at least what its steps used, as the manifest measured them.
+    const { run } = await readManifest(output);
+    const steps = run.steps.reduce((sum, s) => sum + s.cpu_ms, 0);
+    expect(steps).toBeGreaterThan(0);
+    expect(summary['cpu_ms']).toEqual(expect.any(Number));
+    expect(summary['cpu_ms'] as number).toBeGreaterThanOrEqual(steps);
     const events = result.stderr
       .trim()
       .split('\n')
