@@ -20,6 +20,8 @@ const buildCheckpoint = z.object({
   definition: z.string(),
   /** Partition value of the dataset read -> its fingerprint when the outputs were built. */
   inputs: z.record(z.string(), z.string()).optional(),
+  /** Other datasets whose any change asks for everything: name -> fingerprint of all its files. */
+  whole: z.record(z.string(), z.string()).optional(),
 });
 
 export type BuildCheckpoint = z.output<typeof buildCheckpoint>;
@@ -40,6 +42,8 @@ export type InputChanges =
       changed: readonly string[];
       /** Every partition value known now or at the last build, in order. */
       known: readonly string[];
+      /** The partition values of the last build, in order. */
+      previous: readonly string[];
       input: InputPartitions;
       checkpoint: BuildCheckpoint;
     };
@@ -49,15 +53,26 @@ export function definitionHash(parts: readonly unknown[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
+/** One fingerprint for all the files of a dataset ('' when there is none). */
+function wholeFingerprint(dataset: { folder: string } | undefined): string {
+  if (!dataset) return '';
+  const { partitions } = scanPartitions(dataset.folder);
+  return createHash('sha1')
+    .update(JSON.stringify([...partitions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
+    .digest('hex');
+}
+
 /**
  * The changes to dataset `from` since the checkpoint of the step in `context`
- * was saved. `outputsPresent` says whether what the step wrote is still there.
+ * was saved. `outputsPresent` says whether what the step wrote is still there;
+ * a change to any of the datasets `whole` asks for everything.
  */
 export async function inputChanges(
   context: PlanContext,
   from: string,
   definition: string,
   outputsPresent: () => Promise<boolean>,
+  whole: readonly string[] = [],
 ): Promise<InputChanges> {
   const previous = readCheckpoint<BuildCheckpoint | undefined>(
     context,
@@ -69,10 +84,14 @@ export async function inputChanges(
   const scan = source
     ? scanPartitions(source.folder)
     : { column: undefined, partitions: new Map<string, string>() };
+  const others = Object.fromEntries(
+    whole.map((name) => [name, wholeFingerprint(datasets.find((d) => d.name === name))]),
+  );
   const checkpoint: BuildCheckpoint = {
     version: 1,
     definition,
     inputs: Object.fromEntries(scan.partitions),
+    ...(whole.length > 0 ? { whole: others } : {}),
   };
   const input: InputPartitions | undefined =
     source && scan.column !== undefined && !scan.partitions.has('')
@@ -88,6 +107,8 @@ export async function inputChanges(
   if (previous.definition !== definition) return full('the definition changed');
   if (!previous.inputs) return full('no record of the input');
   if (!(await outputsPresent())) return full('an output is missing');
+  const otherChanged = whole.find((name) => previous.whole?.[name] !== others[name]);
+  if (otherChanged !== undefined) return full(`${otherChanged} changed`);
   const changed = new Set<string>();
   for (const [value, print] of scan.partitions)
     if (previous.inputs[value] !== print) changed.add(value);
@@ -99,6 +120,7 @@ export async function inputChanges(
     mode: 'partial',
     changed: [...changed].sort(),
     known: [...new Set([...input.current, ...Object.keys(previous.inputs)])].sort(),
+    previous: Object.keys(previous.inputs).sort(),
     input,
     checkpoint,
   };

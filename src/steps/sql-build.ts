@@ -2,7 +2,11 @@
  * What an incremental `sql` step rebuilds: the partitions of `incremental.from`
  * that changed since the last build (input-changes.ts) are given to
  * `incremental.touches`, which names the output partitions each feeds; those
- * are rebuilt, whole. Anything else rebuilds everything.
+ * are rebuilt, whole. With `incremental.fold` instead, an output kept whole
+ * (a state, such as each sign's latest record) is made by a second file from
+ * the previous outputs and the changed partitions, as long as only the last
+ * partition and later ones changed (an append). Anything else rebuilds
+ * everything, as does any change to a dataset of `incremental.rebuild_on`.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -45,11 +49,15 @@ async function setInputs(
 
 export interface IncrementalOptions {
   from: string;
-  touches: string;
+  touches?: string | undefined;
+  fold?: string | undefined;
+  rebuild_on?: readonly string[] | undefined;
 }
 
 export interface BuildDefinition {
   text: string;
+  /** The text of the fold file (incremental.fold). */
+  foldText?: string | undefined;
   params: Record<string, unknown>;
   outputs: readonly string[];
   partitionBy: string | undefined;
@@ -59,10 +67,11 @@ export interface BuildDefinition {
 export type SqlBuild =
   | { mode: 'unchanged'; checkpoint: BuildCheckpoint }
   | {
-      mode: 'full' | 'partial';
+      /** partial: the output partitions `keys`; fold: the fold file over the previous outputs. */
+      mode: 'full' | 'partial' | 'fold';
       /** The output partitions to build, as their folder values; undefined: all. */
       keys: readonly string[] | undefined;
-      /** Input partitions that changed (partial builds). */
+      /** Input partitions that changed (partial and fold builds). */
       changed: readonly string[];
       /** What to save once the outputs are written. */
       checkpoint: BuildCheckpoint | undefined;
@@ -93,13 +102,22 @@ export async function planBuild(
   if (!incremental) return { mode: 'full', keys: undefined, changed: [], checkpoint: undefined };
   const hash = definitionHash([
     definition.text,
+    ...(definition.foldText !== undefined ? [definition.foldText] : []),
     definition.params,
     definition.outputs,
     definition.partitionBy ?? null,
-    incremental,
+    // As written: an option left at its default does not change what was built.
+    {
+      ...incremental,
+      rebuild_on: incremental.rebuild_on?.length ? incremental.rebuild_on : undefined,
+    },
   ]);
-  const changes = await inputChanges(context, incremental.from, hash, () =>
-    outputsPresent(context.output, definition.outputs),
+  const changes = await inputChanges(
+    context,
+    incremental.from,
+    hash,
+    () => outputsPresent(context.output, definition.outputs),
+    incremental.rebuild_on ?? [],
   );
   if (changes.mode === 'unchanged') return changes;
   if (changes.mode === 'full') {
@@ -110,6 +128,31 @@ export async function planBuild(
       changed: [],
       checkpoint: changes.checkpoint,
       reason: changes.reason,
+    };
+  }
+
+  if (incremental.fold !== undefined) {
+    // A fold adds to what was built: only partitions from the last one built on may have changed.
+    const last = changes.previous.at(-1);
+    const now = new Set(changes.input.current);
+    const earlier = changes.changed.find((v) => !now.has(v) || (last !== undefined && v < last));
+    const type = await setInputs(db, changes.input);
+    if (earlier !== undefined)
+      return {
+        mode: 'full',
+        keys: undefined,
+        changed: [],
+        checkpoint: changes.checkpoint,
+        reason: `partition ${earlier} of ${incremental.from}, before the last one built on, changed or went`,
+      };
+    await db.run(
+      `SET VARIABLE ${PARTITIONS_VARIABLE} = CAST([${changes.changed.map(quotedString).join(', ')}] AS ${type}[])`,
+    );
+    return {
+      mode: 'fold',
+      keys: undefined,
+      changed: changes.changed,
+      checkpoint: changes.checkpoint,
     };
   }
 
@@ -129,7 +172,7 @@ export async function planBuild(
       `SET VARIABLE ${PARTITIONS_VARIABLE} = (
          SELECT list(DISTINCT k ORDER BY k) FILTER (WHERE k IS NOT NULL)
          FROM (SELECT unnest(touches) AS k FROM (
-           SELECT changed, (${incremental.touches}) AS touches FROM road_etl_input_partitions
+           SELECT changed, (${incremental.touches ?? 'NULL'}) AS touches FROM road_etl_input_partitions
          ) WHERE changed))`,
     );
   } catch (error) {

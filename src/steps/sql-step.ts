@@ -3,7 +3,8 @@
  * view) and keeps the tables it declares as outputs, as Parquet under
  * derived/<table>/, where later steps and `road-etl query` see them as views.
  * With `partition_by`, an output is kept as partitions of that column; with
- * `incremental`, only the partitions that new input touches are rebuilt
+ * `incremental`, only the partitions that new input touches are rebuilt, or an
+ * output kept whole is folded from its previous self and the new input
  * (sql-build.ts).
  */
 import { readFile, stat } from 'node:fs/promises';
@@ -52,18 +53,49 @@ export const sqlStepOptions = z
         touches: z
           .string()
           .min(1)
+          .optional()
           .describe(
-            "SQL over a partition of `from` (its partition column): the list of output partitions it feeds, e.g. '[date, date + 1]'",
+            "SQL over a partition of `from` (its partition column): the list of output partitions it feeds, e.g. '[date, date + 1]' (with partition_by)",
           ),
+        fold: z
+          .string()
+          .regex(/\.sql$/, 'must name a .sql file')
+          .optional()
+          .describe(
+            "SQL file (in the sql folder) that makes the outputs from their previous selves (views previous_<name>) and the partitions of `from` added or rewritten since, at or after the last one built on (getvariable('partitions')); for outputs kept whole (without partition_by). Any other change builds with `file`",
+          ),
+        rebuild_on: z
+          .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a dataset name'))
+          .default([])
+          .describe('Datasets whose any change builds everything with `file`'),
       })
       .optional()
       .describe(
-        "Rebuild only the output partitions that changed partitions of `from` touch; the file reads them as getvariable('partitions') (unset: build all)",
+        "Build only what changed partitions of `from` touch: with partition_by and touches, the output partitions they feed (the file reads them as getvariable('partitions'); unset: build all); without partition_by, with fold",
       ),
   })
-  .refine((o) => o.incremental === undefined || o.partition_by !== undefined, {
-    message: 'incremental needs partition_by: it rebuilds partitions',
-    path: ['incremental'],
+  .superRefine((o, ctx) => {
+    const incremental = o.incremental;
+    if (!incremental) return;
+    if (o.partition_by !== undefined && incremental.touches === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'with partition_by, incremental needs touches: the output partitions a changed partition feeds',
+        path: ['incremental', 'touches'],
+      });
+    if (o.partition_by === undefined && incremental.fold === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'incremental needs partition_by (and touches) or, for outputs kept whole, fold',
+        path: ['incremental'],
+      });
+    if (o.partition_by !== undefined && incremental.fold !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'fold is for outputs kept whole: not with partition_by',
+        path: ['incremental', 'fold'],
+      });
   });
 
 export type SqlStepOptions = z.output<typeof sqlStepOptions>;
@@ -74,10 +106,20 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
   options: sqlStepOptions,
   outputs: (options) => options.outputs.map((t) => `${DERIVED_FOLDER}/${t}`),
   async check(options, context) {
-    const file = insideFolder(context.sqlDir, options.file);
-    if (!file) return [[['file'], `must be a file inside ${context.sqlDir}`]];
-    const info = await stat(file).catch(() => undefined);
-    return info?.isFile() ? [] : [[['file'], `${file} does not exist`]];
+    const files: [string[], string][] = [[['file'], options.file]];
+    if (options.incremental?.fold !== undefined)
+      files.push([['incremental', 'fold'], options.incremental.fold]);
+    const problems: [string[], string][] = [];
+    for (const [path, name] of files) {
+      const file = insideFolder(context.sqlDir, name);
+      if (!file) {
+        problems.push([path, `must be a file inside ${context.sqlDir}`]);
+        continue;
+      }
+      const info = await stat(file).catch(() => undefined);
+      if (!info?.isFile()) problems.push([path, `${file} does not exist`]);
+    }
+    return problems;
   },
   describe(options) {
     const params = Object.keys(options.params);
@@ -85,15 +127,27 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       `runs sql/${options.file}${params.length ? ` with ${params.map((p) => `$${p}`).join(', ')}` : ''}`,
       `keeps tables ${options.outputs.join(', ')}${options.partition_by ? `, partitioned by ${options.partition_by}` : ''}`,
     ];
-    if (options.incremental)
+    const incremental = options.incremental;
+    if (incremental?.touches !== undefined)
       lines.push(
-        `rebuilds only the partitions that new or rewritten partitions of ${options.incremental.from} touch (${options.incremental.touches})`,
+        `rebuilds only the partitions that new or rewritten partitions of ${incremental.from} touch (${incremental.touches})`,
       );
+    if (incremental?.fold !== undefined)
+      lines.push(
+        `folds the partitions of ${incremental.from} added since the last build into its outputs with sql/${incremental.fold}`,
+      );
+    if (incremental && incremental.rebuild_on.length > 0)
+      lines.push(`builds everything again when ${incremental.rebuild_on.join(' or ')} changed`);
     return lines;
   },
   async run(options, context) {
     const file = insideFolder(context.sqlDir, options.file)!;
     const text = await readFile(file, 'utf8');
+    const foldFile = options.incremental?.fold;
+    const foldText =
+      foldFile === undefined
+        ? undefined
+        : await readFile(insideFolder(context.sqlDir, foldFile)!, 'utf8');
     // A connection of its own: the file's temporary tables go with it when the step ends.
     const db = await (await context.database()).fork();
     try {
@@ -101,6 +155,7 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
         db,
         {
           text,
+          foldText,
           params: options.params,
           outputs: options.outputs,
           partitionBy: options.partition_by,
@@ -124,7 +179,9 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
           'sql.build',
           build.mode === 'partial'
             ? `${context.stepId}: ${build.changed.length} partition(s) of ${options.incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${options.outputs.join(', ')}`
-            : `${context.stepId}: building every partition (${build.reason ?? 'first build'})`,
+            : build.mode === 'fold'
+              ? `${context.stepId}: folding ${build.changed.length} new or rewritten partition(s) of ${options.incremental.from} into ${options.outputs.join(', ')}`
+              : `${context.stepId}: building everything (${build.reason ?? 'first build'})`,
           {
             step: context.stepId,
             mode: build.mode,
@@ -132,15 +189,31 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
             partitions: build.keys?.length ?? null,
           },
         );
-      const outcome = await runFile(db, text, options, context, build.keys);
+      if (build.mode === 'fold') {
+        // The outputs as they are, for the fold file: read before they are replaced.
+        for (const table of options.outputs) {
+          const folder = join(context.output, DERIVED_FOLDER, table);
+          await db.run(
+            `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
+          );
+        }
+      }
+      const outcome = await runFile(
+        db,
+        build.mode === 'fold' ? foldText! : text,
+        { ...options, file: build.mode === 'fold' ? foldFile! : options.file },
+        context,
+        build.keys,
+      );
       if (build.checkpoint) await context.state.save(build.checkpoint);
       return {
         ...outcome,
-        ...(options.partition_by
+        ...(options.partition_by !== undefined || options.incremental
           ? {
               notes: {
                 build: build.mode,
                 ...(build.keys ? { partitions: build.keys.length } : {}),
+                ...(build.mode === 'fold' ? { partitions_folded: build.changed.length } : {}),
               },
             }
           : {}),

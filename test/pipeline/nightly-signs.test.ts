@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveFeature } from '../../src/simulator/index.js';
 import { ROOT } from '../helpers/cli.js';
-import { runDefinition } from '../helpers/pipeline.js';
+import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { truthLiveChanges } from '../helpers/signs.js';
 import { duck, testDir } from '../helpers/tmp.js';
@@ -26,7 +26,7 @@ async function run(
   dir: string,
   pipeline: string,
   sqlFiles: string[],
-  options: { select?: string[]; reset?: string[] } = {},
+  options: { select?: string[]; reset?: string[]; params?: Record<string, string> } = {},
 ) {
   const result = await runDefinition(
     dir,
@@ -38,7 +38,19 @@ async function run(
   return result.output;
 }
 
-const V1 = ['traffic-signs.yaml', ['signs_current_state.sql', 'signs_reconcile.sql']] as const;
+const V1 = [
+  'traffic-signs.yaml',
+  ['signs_current_state.sql', 'signs_current_state_fold.sql', 'signs_reconcile.sql'],
+] as const;
+
+/** How the last run built signs_current_state: full, fold or unchanged (the manifest's notes). */
+async function currentStateBuild(output: string): Promise<unknown> {
+  const { manifest } = await readManifest(output);
+  const step = manifest.pipelines['traffic_signs']?.steps.find(
+    (s) => s.id === 'signs_current_state',
+  );
+  return step?.notes?.['build'];
+}
 const LIVE = ['traffic-signs-live.yaml', ['signs_live_changes.sql']] as const;
 
 /** Rows in one folder's dataset and not in the other's, both ways. */
@@ -76,12 +88,14 @@ describe('nightly runs of the sign pipelines', () => {
     const start = simulator.world.now;
     const nightlyDir = await testDir();
     const states: LiveFeature[][] = [];
+    const builds: unknown[] = [];
     let nightly = '';
     try {
       for (let day = 0; day < 4; day++) {
         simulator.world.setNow(new Date(start + day * DAY).toISOString());
         // Both pipelines share the folder, as a scheduler runs them.
         nightly = await run(nightlyDir, V1[0], [...V1[1]]);
+        builds.push(await currentStateBuild(nightly));
         await run(nightlyDir, LIVE[0], [...LIVE[1]]);
         states.push([...liveState(simulator.world, simulator.world.now, 'v5')]);
       }
@@ -89,6 +103,8 @@ describe('nightly runs of the sign pipelines', () => {
       const once = await run(await testDir(), V1[0], [...V1[1]]);
       for (const dataset of ['signs/events', 'derived/signs_current_state'])
         expect(await difference(once, nightly, dataset), dataset).toBe(0);
+      // After the first night, each folded its new events into the state it kept.
+      expect(builds).toEqual(['full', 'fold', 'fold', 'fold']);
       const [counted] = await duck(
         `SELECT count(*) AS n FROM read_parquet('${nightly}/signs/events/**/*.parquet')`,
       );
@@ -114,5 +130,25 @@ describe('nightly runs of the sign pipelines', () => {
       reset: ['signs_live_changes'],
     });
     expect(await landedChanges(nightly)).toEqual(want);
+  });
+
+  it('fold the new events into the current state taken from the snapshot as one run builds it', async () => {
+    const start = simulator.world.now;
+    const params = { current_state_from: 'snapshot' };
+    const nightlyDir = await testDir();
+    const builds: unknown[] = [];
+    let nightly = '';
+    try {
+      for (let day = 0; day < 3; day++) {
+        simulator.world.setNow(new Date(start + day * DAY).toISOString());
+        nightly = await run(nightlyDir, V1[0], [...V1[1]], { params });
+        builds.push(await currentStateBuild(nightly));
+      }
+      const once = await run(await testDir(), V1[0], [...V1[1]], { params });
+      expect(await difference(once, nightly, 'derived/signs_current_state')).toBe(0);
+      expect(builds).toEqual(['full', 'fold', 'fold']);
+    } finally {
+      simulator.world.setNow(new Date(start).toISOString());
+    }
   });
 });

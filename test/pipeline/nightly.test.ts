@@ -115,7 +115,7 @@ describe('nightly runs', () => {
     expect(Number(daily?.['shortest'])).toBe(25);
   }, 600_000);
 
-  it('go on where they were in a folder copied with its files\' times (cp -a, rsync -a, a restored volume)', async () => {
+  it("go on where they were in a folder copied with its files' times (cp -a, rsync -a, a restored volume)", async () => {
     const start = Date.parse('2026-10-01T00:00:00Z');
     const original = await testDir();
     await runBicycle(original, start, start + 7 * DAY, 'UTR');

@@ -127,6 +127,21 @@ const CASES: Record<string, Case> = {
     args: ['run', P],
     message: /p\.yaml:5: steps\[0\]\.options\.file: .*missing\.sql does not exist/,
   },
+  'an incremental sql step with neither partitions nor a fold': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: ok.sql, outputs: [t], incremental: { from: x } }\n',
+    },
+    args: ['run', P],
+    message:
+      /p\.yaml:5: steps\[0\]\.options\.incremental: incremental needs partition_by \(and touches\) or, for outputs kept whole, fold/,
+  },
+  'a fold file that does not exist': {
+    files: {
+      P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: ok.sql, outputs: [t], incremental: { from: x, fold: gone.sql } }\n',
+    },
+    args: ['run', P],
+    message: /p\.yaml:5: steps\[0\]\.options\.incremental\.fold: .*gone\.sql does not exist/,
+  },
   'a SQL file reached with ../': {
     files: {
       P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: ../pipelines/evil.sql, outputs: [t] }\n',
