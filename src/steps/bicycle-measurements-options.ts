@@ -128,7 +128,7 @@ export async function selectionSpec(options: BicycleMeasurementsOptions): Promis
   const file = options.polygon!;
   const read = await readPolygon(resolve(file));
   if ('problems' in read) throw new InputError(`polygon ${file}: ${read.problems.join('; ')}`);
-  return { mode: 'polygon', file, polygon: read.polygon };
+  return { mode: 'polygon', file, polygons: read.polygons, crs: read.crs };
 }
 
 /** First guesses of the request sizes. */

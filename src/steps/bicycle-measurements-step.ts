@@ -152,7 +152,14 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
       guesses: sizeGuesses(options),
       serverSide,
     });
+    const empty =
+      spec.mode === 'polygon' && catalog !== undefined && ids !== undefined && ids.length === 0
+        ? [
+            `warning: ${spec.file} contains none of the ${catalog.length.toLocaleString('en')} locations of the catalog in ${context.output}: is it the area meant, in WGS 84 or RD New with its crs?`,
+          ]
+        : [];
     const lines = [
+      ...empty,
       `measurements of ${describeSelection(spec)} for ${options.start} <= hour < ${options.end} (${plan.hours.toLocaleString('en')} hours) into ${MEASUREMENTS_DATASET}`,
       `requests of up to ${plan.sizes.locations} locations x ${plan.sizes.hours} hours (${plan.learned ? 'learned by earlier runs' : 'first guesses; refusals adjust them'})`,
     ];

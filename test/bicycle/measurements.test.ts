@@ -14,6 +14,7 @@ import {
 import { runDefinition, readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir, writeFiles } from '../helpers/tmp.js';
+import { wgs84ToRd } from '../../src/util/geo.js';
 
 // Small hidden limits (7 locations, 3 days per request) so that a short test
 // needs many batches and learns both; 1 % of the rows carry minutes (:15).
@@ -117,6 +118,124 @@ describe('bicycle.measurements: selections', () => {
     expect(await landedMeasurements(output)).toEqual(
       truthMeasurements(simulator, ids, START, '2026-03-25T00:00:00Z').kept,
     );
+  });
+
+  it('selects the locations inside a MultiPolygon, a FeatureCollection of several features and an RD New polygon, as users have them', async () => {
+    const locations = simulator.world.bicycle.locations;
+    // Box edges halfway between neighbouring locations, so that no location lies near one.
+    const between = (values: number[], fraction: number) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const i = Math.floor(sorted.length * fraction);
+      return (sorted[i]! + sorted[i + 1]!) / 2;
+    };
+    const lons = locations.map((l) => l.longitude);
+    const lats = locations.map((l) => l.latitude);
+    type Box = [w: number, s: number, e: number, n: number];
+    const ring = ([w, s, e, n]: Box) => [
+      [
+        [w, s],
+        [e, s],
+        [e, n],
+        [w, n],
+        [w, s],
+      ],
+    ];
+    const inBox = ([w, s, e, n]: Box, x: number, y: number) => x > w && x < e && y > s && y < n;
+    const a: Box = [
+      between(lons, 0.05),
+      between(lats, 0.05),
+      between(lons, 0.4),
+      between(lats, 0.45),
+    ];
+    const b: Box = [
+      between(lons, 0.6),
+      between(lats, 0.55),
+      between(lons, 0.95),
+      between(lats, 0.9),
+    ];
+    const truthIn = (...boxes: Box[]) =>
+      locations
+        .filter((l) => boxes.some((box) => inBox(box, l.longitude, l.latitude)))
+        .map((l) => l.id)
+        .sort();
+    // RD New: a box in metres around the middle, its truth by the published RD polynomial
+    // (independent of the projection library), no location within 25 m of an edge.
+    const rd = locations.map((l) => ({ id: l.id, ...wgs84ToRd(l.latitude, l.longitude) }));
+    const rdBox: Box = [
+      between(
+        rd.map((p) => p.x),
+        0.2,
+      ),
+      between(
+        rd.map((p) => p.y),
+        0.2,
+      ),
+      between(
+        rd.map((p) => p.x),
+        0.8,
+      ),
+      between(
+        rd.map((p) => p.y),
+        0.8,
+      ),
+    ];
+    const margin = Math.min(
+      ...rd.flatMap((p) => [
+        Math.abs(p.x - rdBox[0]),
+        Math.abs(p.x - rdBox[2]),
+        Math.abs(p.y - rdBox[1]),
+        Math.abs(p.y - rdBox[3]),
+      ]),
+    );
+    expect(margin).toBeGreaterThan(25);
+    const rdTruth = rd
+      .filter((p) => inBox(rdBox, p.x, p.y))
+      .map((p) => p.id)
+      .sort();
+
+    const feature = (geometry: unknown) => ({ type: 'Feature', properties: {}, geometry });
+    const cases: [string, unknown, string[]][] = [
+      [
+        'multi.geojson',
+        feature({ type: 'MultiPolygon', coordinates: [ring(a), ring(b)] }),
+        truthIn(a, b),
+      ],
+      [
+        'collection.geojson',
+        {
+          type: 'FeatureCollection',
+          features: [
+            feature({ type: 'Polygon', coordinates: ring(a) }),
+            feature({ type: 'Polygon', coordinates: ring(b) }),
+          ],
+        },
+        truthIn(a, b),
+      ],
+      [
+        'rd.geojson',
+        {
+          type: 'FeatureCollection',
+          name: 'area',
+          crs: { type: 'name', properties: { name: 'urn:ogc:def:crs:EPSG::28992' } },
+          features: [feature({ type: 'Polygon', coordinates: ring(rdBox) })],
+        },
+        rdTruth,
+      ],
+    ];
+    for (const [name, content, ids] of cases) {
+      expect(ids.length, name).toBeGreaterThan(3);
+      expect(ids.length, name).toBeLessThan(locations.length);
+      const dir = await testDir();
+      await writeFiles(dir, { [name]: JSON.stringify(content) });
+      const { output } = await run(dir, {
+        start: START,
+        end: '2026-03-22T00:00:00Z',
+        polygon: join(dir, name),
+      });
+      expect(await landedMeasurements(output), name).toEqual(
+        truthMeasurements(simulator, ids, START, '2026-03-22T00:00:00Z').kept,
+      );
+    }
   });
 
   it('sends prefixes to the service as given with server_side, and falls back to id batches when it refuses them', async () => {
@@ -259,6 +378,38 @@ describe('bicycle.measurements: reruns', () => {
     const before = simulator.count('bicycle-data');
     await run(dir, options);
     expect(simulator.count('bicycle-data') - before).toBe(8);
+
+    // A polygon that holds none of the catalog's locations (the North Sea) is warned of.
+    const sea = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [2.5, 53.5],
+          [3.5, 53.5],
+          [3.5, 54.5],
+          [2.5, 53.5],
+        ],
+      ],
+    };
+    await writeFiles(dir, {
+      'sea.geojson': JSON.stringify(sea),
+      'pipelines/p.yaml': measurementsPipeline({
+        ...options,
+        prefixes: undefined,
+        polygon: join(dir, 'sea.geojson'),
+      }),
+    });
+    const inSea = await buildPipeline(join(dir, 'pipelines', 'p.yaml'), {
+      env,
+      output: first.output,
+      state: new StateStore(first.output),
+    });
+    expect(simulator.world.bicycle.locations.length).toBeGreaterThan(0);
+    expect((await describePlan(inSea, first.output)).join('\n')).toMatch(
+      new RegExp(
+        `warning: .*sea\\.geojson contains none of the ${simulator.world.bicycle.locations.length} locations of the catalog`,
+      ),
+    );
   });
 });
 

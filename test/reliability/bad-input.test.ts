@@ -263,6 +263,37 @@ const CASES: Record<string, Case> = {
     args: bicycle(START, END, 'polygon=D/area.geojson'),
     message: /steps\[1\]\.options\.polygon: .*Polygon.*Point/,
   },
+  'a polygon in RD New coordinates without its crs member': {
+    files: {
+      'area.geojson': polygon([
+        [120000, 480000],
+        [140000, 480000],
+        [140000, 500000],
+        [120000, 480000],
+      ]),
+    },
+    args: bicycle(START, END, 'polygon=D/area.geojson'),
+    message:
+      /steps\[1\]\.options\.polygon: coordinates such as \[120000, 480000\] cannot be WGS 84 .*RD New \(EPSG:28992\) needs its crs member.*urn:ogc:def:crs:EPSG::28992/,
+  },
+  'a polygon in a coordinate system road-etl does not know': {
+    files: {
+      'area.geojson': JSON.stringify({
+        type: 'Polygon',
+        crs: { type: 'name', properties: { name: 'urn:ogc:def:crs:EPSG::3857' } },
+        coordinates: [
+          [
+            [4, 52],
+            [5, 52],
+            [5, 53],
+            [4, 52],
+          ],
+        ],
+      }),
+    },
+    args: bicycle(START, END, 'polygon=D/area.geojson'),
+    message: /steps\[1\]\.options\.polygon: crs: "urn:ogc:def:crs:EPSG::3857" is not supported/,
+  },
   'a self-intersecting polygon': {
     files: {
       'area.geojson': polygon([

@@ -4,6 +4,7 @@
  * in polygon), so that the work can be cut into id batches.
  */
 import { readFile } from 'node:fs/promises';
+import { crsOf, rdToWgs84, type Crs } from '../../util/crs.js';
 import { checkGeoJsonPolygon, pointInPolygon, type Position } from '../../util/geo.js';
 import type { Selection } from './client.js';
 
@@ -12,7 +13,14 @@ export const MIN_PREFIX_LENGTH = 3;
 export type SelectionSpec =
   | { mode: 'locations'; ids: string[] }
   | { mode: 'prefixes'; prefixes: string[] }
-  | { mode: 'polygon'; file: string; polygon: Polygon };
+  | {
+      mode: 'polygon';
+      file: string;
+      /** The area: one or more polygons (their union), each outer ring then holes, in WGS 84. */
+      polygons: Position[][][];
+      /** The system the file's coordinates were in (converted to WGS 84 here). */
+      crs: Crs;
+    };
 
 export interface Polygon {
   type: 'Polygon';
@@ -25,58 +33,136 @@ export interface CatalogLocation {
   latitude: number | null;
 }
 
+type PolygonArea = { polygons: Position[][][]; crs: Crs };
+
+const record = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+
+/** The polygons of one geometry (a Polygon or a MultiPolygon), with the problems found. */
+function polygonsOfGeometry(
+  value: unknown,
+  where: string,
+  problems: string[],
+): Position[][][] | undefined {
+  const geometry = record(value);
+  const at = (path: string) => [where, path].filter(Boolean).join('.');
+  const report = (list: { path: string; message: string }[], prefix: string) => {
+    for (const p of list) {
+      const path = at([prefix, p.path].filter(Boolean).join(''));
+      problems.push(`${path ? `${path}: ` : ''}${p.message}`);
+    }
+  };
+  if (geometry?.['type'] === 'MultiPolygon') {
+    const members = geometry['coordinates'];
+    if (!Array.isArray(members) || members.length === 0) {
+      problems.push(`${at('coordinates')}: a MultiPolygon needs a non-empty array of polygons`);
+      return undefined;
+    }
+    const before = problems.length;
+    members.forEach((coordinates: unknown, i) => {
+      const found = checkGeoJsonPolygon({ type: 'Polygon', coordinates });
+      report(
+        found.map((p) => ({ ...p, path: p.path.replace(/^coordinates/, '') })),
+        `coordinates[${i}]`,
+      );
+    });
+    return problems.length === before ? (members as Position[][][]) : undefined;
+  }
+  if (geometry?.['type'] !== 'Polygon') {
+    problems.push(
+      `${at('type')}: must be "Polygon" or "MultiPolygon", got ${JSON.stringify(geometry?.['type'] ?? null)}`,
+    );
+    return undefined;
+  }
+  const found = checkGeoJsonPolygon(geometry);
+  report(found, '');
+  return found.length === 0 ? [(geometry as unknown as Polygon).coordinates] : undefined;
+}
+
+/** Whether every position can be a WGS 84 longitude and latitude. */
+function looksLikeWgs84(polygons: Position[][][]): Position | true {
+  for (const polygon of polygons)
+    for (const ring of polygon)
+      for (const [x, y] of ring) if (Math.abs(x) > 180 || Math.abs(y) > 90) return [x, y];
+  return true;
+}
+
 /**
- * The Polygon of a GeoJSON text: a Polygon geometry, a Feature holding one, or
- * a FeatureCollection of exactly one such Feature. Problems come back as text.
+ * The area of a GeoJSON text: a Polygon or MultiPolygon, bare, as a Feature, or
+ * as a FeatureCollection of such Features (their union). Coordinates are WGS 84
+ * unless a `crs` member (on the collection, the feature or the geometry, as
+ * ogr2ogr and QGIS write it) says RD New, in which case they are converted.
+ * Problems come back as text.
  */
-export function polygonOf(
-  text: string,
-  file?: string,
-): { polygon: Polygon } | { problems: string[] } {
+export function polygonOf(text: string, file?: string): PolygonArea | { problems: string[] } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     return { problems: [`${file ? `${file} is ` : ''}not JSON (${(error as Error).message})`] };
   }
-  let where = '';
-  const record = (v: unknown): Record<string, unknown> | undefined =>
-    typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? (v as Record<string, unknown>)
-      : undefined;
-  let geometry = record(value);
-  if (geometry?.['type'] === 'FeatureCollection') {
-    const features = geometry['features'];
-    if (!Array.isArray(features) || features.length !== 1) {
-      return {
-        problems: [
-          `a FeatureCollection must hold exactly one Feature with a Polygon, it holds ${Array.isArray(features) ? features.length : 'no features array'}`,
-        ],
-      };
+  const problems: string[] = [];
+  const crsMembers: unknown[] = [];
+  const polygons: Position[][][] = [];
+  const top = record(value);
+  crsMembers.push(top?.['crs']);
+  const addGeometry = (geometry: unknown, where: string) => {
+    crsMembers.push(record(geometry)?.['crs']);
+    polygons.push(...(polygonsOfGeometry(geometry, where, problems) ?? []));
+  };
+  const addFeature = (feature: unknown, where: string) => {
+    const f = record(feature);
+    if (f?.['type'] !== 'Feature') {
+      problems.push(`${where}: must be a Feature, got ${JSON.stringify(f?.['type'] ?? null)}`);
+      return;
     }
-    geometry = record(features[0]);
-    where = 'features[0]';
+    crsMembers.push(f['crs']);
+    addGeometry(f['geometry'], where ? `${where}.geometry` : 'geometry');
+  };
+  if (top?.['type'] === 'FeatureCollection') {
+    const features = top['features'];
+    if (!Array.isArray(features) || features.length === 0) {
+      return { problems: ['a FeatureCollection must hold at least one Feature with a Polygon'] };
+    }
+    features.forEach((f: unknown, i) => addFeature(f, `features[${i}]`));
+  } else if (top?.['type'] === 'Feature') {
+    addFeature(top, '');
+  } else {
+    addGeometry(value, '');
   }
-  if (geometry?.['type'] === 'Feature') {
-    where = where ? `${where}.geometry` : 'geometry';
-    geometry = record(geometry['geometry']);
+  if (problems.length > 0) return { problems };
+
+  let crs: Crs | undefined;
+  for (const member of crsMembers) {
+    const found = crsOf(member);
+    if (found === undefined) continue;
+    if (typeof found === 'object') return { problems: [found.problem] };
+    if (crs !== undefined && crs !== found)
+      return { problems: ['crs: the file names two coordinate reference systems'] };
+    crs = found;
   }
-  const problems = checkGeoJsonPolygon(geometry);
-  if (problems.length > 0) {
+  if (crs === 'RD') {
+    const converted = polygons.map((polygon) =>
+      polygon.map((ring) => ring.map((position) => rdToWgs84(position))),
+    );
+    return { polygons: converted, crs };
+  }
+  const outside = looksLikeWgs84(polygons);
+  if (outside !== true)
     return {
-      problems: problems.map((p) => {
-        const path = [where, p.path].filter(Boolean).join('.');
-        return `${path ? `${path}: ` : ''}${p.message}`;
-      }),
+      problems: [
+        `coordinates such as [${outside.join(', ')}] cannot be WGS 84 longitude and latitude; ` +
+          'a polygon in RD New (EPSG:28992) needs its crs member, as ogr2ogr and QGIS write it: ' +
+          '"crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::28992"}}',
+      ],
     };
-  }
-  return { polygon: geometry as unknown as Polygon };
+  return { polygons, crs: 'WGS84' };
 }
 
 /** Reads and checks a polygon file. */
-export async function readPolygon(
-  file: string,
-): Promise<{ polygon: Polygon } | { problems: string[] }> {
+export async function readPolygon(file: string): Promise<PolygonArea | { problems: string[] }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -111,7 +197,7 @@ export function resolveSelection(
           (l) =>
             l.longitude !== null &&
             l.latitude !== null &&
-            pointInPolygon([l.longitude, l.latitude], spec.polygon.coordinates),
+            spec.polygons.some((rings) => pointInPolygon([l.longitude!, l.latitude!], rings)),
         )
         .map((l) => l.id);
       break;
@@ -126,8 +212,11 @@ export function describeSelection(spec: SelectionSpec): string {
       return `${spec.ids.length} listed location(s)`;
     case 'prefixes':
       return `locations with prefix ${spec.prefixes.join(', ')}`;
-    case 'polygon':
-      return `locations inside the polygon of ${spec.file}`;
+    case 'polygon': {
+      const what =
+        spec.polygons.length === 1 ? 'the polygon' : `the ${spec.polygons.length} polygons`;
+      return `locations inside ${what} of ${spec.file}${spec.crs === 'RD' ? ' (RD New, converted to WGS 84)' : ''}`;
+    }
   }
 }
 
@@ -138,5 +227,8 @@ export function requestSelection(
   serverSide: boolean,
 ): Selection {
   if (!serverSide || spec.mode === 'locations') return { locations: batch.ids };
-  return spec.mode === 'prefixes' ? { prefixes: spec.prefixes } : { polygon: spec.polygon };
+  if (spec.mode === 'prefixes') return { prefixes: spec.prefixes };
+  // The service takes one WGS 84 Polygon: a union of several is asked for by id.
+  if (spec.polygons.length !== 1) return { locations: batch.ids };
+  return { polygon: { type: 'Polygon', coordinates: spec.polygons[0]! } satisfies Polygon };
 }
