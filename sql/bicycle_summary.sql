@@ -71,6 +71,7 @@ SELECT
     l.equipment_type,
     l.longitude,
     l.latitude,
+    l.geometry,
     p.first_hour,
     p.last_hour,
     p.hours_present,

@@ -26,13 +26,13 @@ SET VARIABLE live_pair_starts = (SELECT list(from_moment) FROM live_pairs);
 CREATE TABLE signs_live_changes AS
 WITH
 before AS (
-    SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.properties
+    SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.geometry, s.properties
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.from_moment
     WHERE list_contains(getvariable('live_pair_starts'), s.snapshot)
 ),
 after AS (
-    SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.properties
+    SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.geometry, s.properties
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.to_moment
     WHERE list_contains(getvariable('live_pair_ends'), s.snapshot)
@@ -51,7 +51,8 @@ compared AS (
         coalesce(a.rvv_code, b.rvv_code) AS rvv_code,
         coalesce(a.county_code, b.county_code) AS county_code,
         coalesce(a.longitude, b.longitude) AS longitude,
-        coalesce(a.latitude, b.latitude) AS latitude
+        coalesce(a.latitude, b.latitude) AS latitude,
+        coalesce(a.geometry, b.geometry) AS geometry
     FROM after AS a
     FULL OUTER JOIN before AS b ON a.pair = b.pair AND a.sign_id = b.sign_id
 )
@@ -64,7 +65,8 @@ SELECT
     c.rvv_code,
     c.county_code,
     c.longitude,
-    c.latitude
+    c.latitude,
+    c.geometry
 FROM compared AS c
 JOIN live_pairs AS p ON p.to_moment = c.pair
 WHERE c.change <> 'changed' OR len(c.changed_fields) > 0;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
-import { explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
+import { MIN_BUDGET, explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
 import {
   createDatasetViews,
   createPlaceholderViews,
@@ -310,6 +310,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         { files: leftovers.length },
       );
     }
+    await upgradeDatasets(pipeline, output, logger);
     // The folder's datasets, looked for once a step and again after it records a file.
     let discovered: Promise<readonly Dataset[]> | undefined;
     const datasets = (): Promise<readonly Dataset[]> =>
@@ -528,6 +529,25 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     exit_code: failure ? exitCodeOf(failure) : 0,
   };
   return { summary, failure };
+}
+
+/**
+ * Brings the datasets an earlier version wrote to today's layout, for every
+ * kind of the definition (selected or not: a later step may read them), before
+ * any view is made over them.
+ */
+async function upgradeDatasets(pipeline: Pipeline, output: string, logger: Logger): Promise<void> {
+  const kinds = [...new Set(pipeline.steps.map((s) => s.kind))].filter(
+    (k) => k.upgrade !== undefined,
+  );
+  if (kinds.length === 0) return;
+  const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
+  try {
+    for (const kind of kinds)
+      await kind.upgrade?.({ output, scratch: scratchFolder(output), db, log: logger });
+  } finally {
+    db.close();
+  }
 }
 
 /** Records what identifies the upstream's data a step has just read (for the next run's check). */

@@ -74,6 +74,8 @@ export async function exportCsv(
   const projection = columns.map(({ name, type }) => {
     const column = quotedIdentifier(name);
     if (isText(type)) return `${neutralised(column)} AS ${column}`;
+    // A geometry as WKT, which QGIS reads from a CSV ("delimited text", geometry definition WKT).
+    if (isGeometry(type)) return `ST_AsText(${column}) AS ${column}`;
     if (isTimestamp(type)) return `${isoTimestamp({ name, type })} AS ${column}`;
     if (isNested(type) || type === 'JSON')
       return `${neutralised(`to_json(${column})::VARCHAR`)} AS ${column}`;
@@ -101,6 +103,10 @@ export async function exportParquet(
       source.params,
     ),
   }));
+}
+
+function isGeometry(type: string): boolean {
+  return type.startsWith('GEOMETRY');
 }
 
 function isTimestamp(type: string): boolean {
@@ -151,13 +157,18 @@ export async function exportGeoJson(
   const lon = `TRY_CAST(${quotedIdentifier(geometry.longitude)} AS DOUBLE)`;
   const lat = `TRY_CAST(${quotedIdentifier(geometry.latitude)} AS DOUBLE)`;
   const valid = `(${lon} BETWEEN -180 AND 180 AND ${lat} BETWEEN -90 AND 90)`;
+  // The position is the feature's geometry (a geometry column too): not repeated in its properties.
   const properties = columns
-    .filter((c) => c.name !== geometry.longitude && c.name !== geometry.latitude)
+    .filter(
+      (c) => c.name !== geometry.longitude && c.name !== geometry.latitude && !isGeometry(c.type),
+    )
     .map((c) => `${quotedString(c.name)}, ${jsonValue(c)}`);
+  // Seven decimals, about a centimetre: what RFC 7946 (11.2) advises, no false precision.
+  const coordinates = `json_array(round(${lon}, 7), round(${lat}, 7))`;
   const feature =
     `json_object('type', 'Feature', ` +
     (geometry.id ? `'id', ${quotedIdentifier(geometry.id)}, ` : '') +
-    `'geometry', CASE WHEN ${valid} THEN json_object('type', 'Point', 'coordinates', json_array(${lon}, ${lat})) END, ` +
+    `'geometry', CASE WHEN ${valid} THEN json_object('type', 'Point', 'coordinates', ${coordinates}) END, ` +
     `'properties', ${properties.length > 0 ? `json_object(${properties.join(', ')})` : `'{}'::JSON`})::VARCHAR`;
   const sql = `SELECT ${feature} AS feature, coalesce(${valid}, false) AS located FROM ${source.sql}`;
 

@@ -20,6 +20,8 @@ import {
 } from '../sources/bicycle/catalog.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { makeFolder } from '../util/fs.js';
+import { geometryUpgrade } from './geometry-upgrade.js';
+import { LOCATION_GEOMETRY } from '../sources/bicycle/catalog.js';
 
 export const bicycleLocationsOptions = z.strictObject({
   ...requestOptions(120_000),
@@ -29,6 +31,7 @@ export type BicycleLocationsOptions = z.output<typeof bicycleLocationsOptions>;
 
 export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
   kind: 'bicycle.locations',
+  upgrade: geometryUpgrade(LOCATIONS_DATASET, LOCATION_GEOMETRY),
   description: 'Download the bicycle location catalog into bicycle/locations',
   options: bicycleLocationsOptions,
   source: 'bicycle',

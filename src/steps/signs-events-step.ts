@@ -37,6 +37,8 @@ import {
   type StepContext,
   type StepOutcome,
 } from './step-kind.js';
+import { geometryUpgrade } from './geometry-upgrade.js';
+import { SIGN_GEOMETRY } from '../sources/signs/schema.js';
 
 export { signsEventsOptions, type SignsEventsOptions };
 export type { Gap } from '../sources/signs/checkpoint.js';
@@ -177,6 +179,7 @@ async function readFeed(
 
 export const signsEventsStep = defineStepKind<SignsEventsOptions>({
   kind: 'signs.events',
+  upgrade: geometryUpgrade(EVENTS_DATASET, SIGN_GEOMETRY),
   description: 'Read the traffic-sign event feed into signs/events (exactly once, resumable)',
   options: signsEventsOptions,
   source: 'signs',

@@ -27,6 +27,8 @@ import { httpClientFor, requestOptions, textList } from './http-options.js';
 import { modifiedSince, saveDownload, startDownload, writeParquet } from './plumbing.js';
 import { defineStepKind, type Upstream } from './step-kind.js';
 import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
+import { geometryUpgrade } from './geometry-upgrade.js';
+import { LIVE_GEOMETRY } from '../sources/signs/live.js';
 
 export const signsLiveOptions = z
   .strictObject({
@@ -96,6 +98,7 @@ function liveBase(options: SignsLiveOptions, upstream: Upstream['signs']): strin
 
 export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   kind: 'signs.live',
+  upgrade: geometryUpgrade(LIVE_DATASET, LIVE_GEOMETRY),
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
   options: signsLiveOptions,

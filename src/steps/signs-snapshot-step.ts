@@ -17,6 +17,8 @@ import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.
 import { QUARANTINE_DATASET } from '../sources/signs/landing.js';
 import { SNAPSHOT_VIEW_COLUMNS, typingSelect } from '../sources/signs/schema.js';
 import { commitFile, exists, temporaryPath, makeFolder } from '../util/fs.js';
+import { geometryUpgrade } from './geometry-upgrade.js';
+import { SIGN_GEOMETRY } from '../sources/signs/schema.js';
 
 export const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
@@ -56,6 +58,7 @@ async function dropRejects(db: Database): Promise<void> {
 
 export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
   kind: 'signs.snapshot',
+  upgrade: geometryUpgrade(SNAPSHOT_DATASET, SIGN_GEOMETRY),
   description: 'Download the traffic-sign current state into signs/snapshot',
   options: signsSnapshotOptions,
   source: 'signs',

@@ -40,6 +40,15 @@ export interface PlanContext {
   datasets?(): Promise<readonly Dataset[]>;
 }
 
+/** What an upgrade of an output folder's datasets may use. */
+export interface UpgradeContext {
+  output: string;
+  scratch: string;
+  /** A DuckDB of its own, without views: the files change under it. */
+  db: Database;
+  log: Logger;
+}
+
 /** The step's checkpoint, as the step sees it. */
 export interface StepCheckpoint {
   readonly checkpoint: Record<string, unknown>;
@@ -133,6 +142,12 @@ export interface StepKind<Options = unknown> {
   run(options: Options, context: StepContext): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */
   upstreamIdentity?: UpstreamIdentityHooks<Options>;
+  /**
+   * Brings what an earlier version of this kind wrote to today's layout (columns
+   * added since); run before any step, once per run, and cheap when there is
+   * nothing to do.
+   */
+  upgrade?(context: UpgradeContext): Promise<void>;
   /** Forgets the step's work (--reset): its checkpoint is removed by the engine, its data here. */
   reset?(options: Options, context: StepContext): Promise<void>;
 }

@@ -8,6 +8,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
+import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 import { exists, makeFolder, temporaryPath } from '../../util/fs.js';
 import type { CatalogLocation } from './selection.js';
 
@@ -38,7 +39,18 @@ const COLUMNS: readonly (readonly [string, string, string])[] = [
   ['longitude', 'DOUBLE', `TRY_CAST(f ->> '$.geometry.coordinates[0]' AS DOUBLE)`],
   ['latitude', 'DOUBLE', `TRY_CAST(f ->> '$.geometry.coordinates[1]' AS DOUBLE)`],
   ['properties', 'JSON', `f -> '$.properties'`],
+  [
+    GEOMETRY_COLUMN,
+    'GEOMETRY',
+    pointSql(
+      `TRY_CAST(f ->> '$.geometry.coordinates[0]' AS DOUBLE)`,
+      `TRY_CAST(f ->> '$.geometry.coordinates[1]' AS DOUBLE)`,
+    ),
+  ],
 ];
+
+/** The geometry of a catalog row: the location as a WGS 84 Point. */
+export const LOCATION_GEOMETRY = pointSql('longitude', 'latitude');
 
 export const LOCATIONS_VIEW_COLUMNS: readonly (readonly [string, string])[] = COLUMNS.map(
   ([name, type]) => [name, type] as const,

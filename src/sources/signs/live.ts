@@ -12,6 +12,7 @@ import { readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
+import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 
 /** Every download of the current state: one snapshot partition per download. */
 export const LIVE_DATASET = join('signs', 'live_snapshots');
@@ -138,7 +139,11 @@ export const LIVE_COLUMNS: readonly (readonly [string, string])[] = [
   ['typing_issues', 'VARCHAR[]'],
   ['api', 'VARCHAR'],
   ['downloaded_at', 'TIMESTAMPTZ'],
+  [GEOMETRY_COLUMN, 'GEOMETRY'],
 ];
+
+/** The geometry of a typed live row: its position as a WGS 84 Point. */
+export const LIVE_GEOMETRY = pointSql('longitude', 'latitude');
 
 /** Upstream names of every property a column holds (for the schema test and the docs). */
 export const LIVE_PROPERTIES: readonly string[] = [
@@ -186,6 +191,7 @@ export function liveTypingSelect(features: string, api: string, downloadedAt: st
     list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
     ${quotedString(api)} AS api,
     ${downloadedAt} AS downloaded_at,
+    ${pointSql('TRY_CAST(_g[1] AS DOUBLE)', 'TRY_CAST(_g[2] AS DOUBLE)')} AS ${GEOMETRY_COLUMN},
     CASE
       WHEN TRY_CAST(f ->> '$.id' AS UUID) IS NULL THEN 'id is not a UUID: ' || coalesce(f ->> '$.id', 'missing')
       WHEN TRY_CAST(_g[1] AS DOUBLE) IS NULL OR TRY_CAST(_g[2] AS DOUBLE) IS NULL THEN 'geometry is not a point with two coordinates'

@@ -8,6 +8,7 @@
  * record as received is kept whole in raw_event, so no upstream field is lost.
  */
 import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
+import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 
 type Kind = 'bigint' | 'double' | 'date' | 'timestamp' | 'text' | 'list';
 
@@ -65,8 +66,12 @@ export function typedColumns(extra: Record<string, string>): [string, string][] 
     ['event_hash', 'VARCHAR'],
     ['typing_issues', 'VARCHAR[]'],
     ['raw_event', 'JSON'],
+    [GEOMETRY_COLUMN, 'GEOMETRY'],
   ];
 }
+
+/** The geometry of a typed sign row: its WGS 84 position as a Point. */
+export const SIGN_GEOMETRY = pointSql('location_wgs84_longitude', 'location_wgs84_latitude');
 
 /** How a field's text is found in the source row: nested JSON paths, or flat "a.b.c" keys (CSV). */
 export type Layout = 'nested' | 'flat';
@@ -142,6 +147,7 @@ export function typingSelect(
   return `SELECT ${[...columns, ...keep].join(', ')},
   list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
   raw AS raw_event,
+  ${SIGN_GEOMETRY} AS ${GEOMETRY_COLUMN},
   ${problem} AS _problem
 FROM (
   SELECT *, ${values.join(',\n  ')}

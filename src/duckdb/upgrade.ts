@@ -1,0 +1,68 @@
+/**
+ * Datasets written by an earlier version, brought to today's columns. A dataset
+ * that grows by appending files (the event feed's days, the daily snapshots)
+ * keeps its old files: where today's files carry a column the old ones lack,
+ * each old file is rewritten with it (atomically, one at a time), so that every
+ * file of the dataset has the same columns and its view shows them all.
+ *
+ * The files are rewritten last to first: the first file having the column
+ * means all have it, which a run checks with one footer read.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { commitFile, temporaryPath } from '../util/fs.js';
+import { PARQUET_FORMAT, quotedString, type Database } from './database.js';
+
+/** The Parquet files of a dataset folder (and of its partitions), sorted. */
+async function datasetFiles(folder: string): Promise<string[]> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  const files: string[] = [];
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    if (entry.isFile() && entry.name.endsWith('.parquet')) files.push(join(folder, entry.name));
+    else if (entry.isDirectory() && entry.name.includes('=')) {
+      const inner = await readdir(join(folder, entry.name), { withFileTypes: true });
+      for (const file of inner)
+        if (file.isFile() && file.name.endsWith('.parquet') && !file.name.startsWith('.'))
+          files.push(join(folder, entry.name, file.name));
+    }
+  }
+  return files.sort();
+}
+
+async function hasColumn(db: Database, file: string, column: string): Promise<boolean> {
+  const [row] = await db.all(
+    `SELECT count(*) AS n FROM parquet_schema(${quotedString(file)}) WHERE name = $column`,
+    { column },
+  );
+  return Number(row?.['n']) > 0;
+}
+
+/**
+ * Adds `column` (the SQL `expression` over the file's own columns) to every
+ * file of the dataset in `folder` that lacks it. Resolves to the number of
+ * files rewritten (0 when the dataset is up to date or absent).
+ */
+export async function addMissingColumn(
+  db: Database,
+  folder: string,
+  column: string,
+  expression: string,
+  scratch: string,
+): Promise<number> {
+  const files = await datasetFiles(folder);
+  if (files.length === 0 || (await hasColumn(db, files[0]!, column))) return 0;
+  let rewritten = 0;
+  for (const file of files.reverse()) {
+    if (await hasColumn(db, file, column)) continue;
+    const temporary = temporaryPath(file, scratch);
+    // Read as the file it is: no partition column from its folder's name.
+    await db.run(
+      `COPY (SELECT *, ${expression} AS ${column} FROM read_parquet(${quotedString(file)}, hive_partitioning = false))
+       TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+    );
+    await commitFile(temporary, file);
+    rewritten++;
+  }
+  return rewritten;
+}

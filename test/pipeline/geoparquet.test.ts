@@ -1,0 +1,206 @@
+import { readFile, readdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({
+  seed: 31,
+  signs: { signs: 400, feedStart: '2026-01-01T00:00:00.000Z' },
+  bicycle: { locations: 30 },
+});
+const DAY = 86_400_000;
+
+async function sqlFiles(names: string[]): Promise<Record<string, string>> {
+  return Object.fromEntries(
+    await Promise.all(names.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')])),
+  ) as Record<string, string>;
+}
+
+const V1_SQL = ['signs_current_state.sql', 'signs_current_state_fold.sql', 'signs_reconcile.sql'];
+const LIVE_SQL = ['signs_live_changes.sql'];
+const LOCATIONS = `name: locations
+source:
+  bicycle:
+    url: '\${env.ROAD_ETL_BICYCLE_URL}'
+    auth_url: '\${env.ROAD_ETL_AUTH_URL}'
+    username: '\${env.ROAD_ETL_USERNAME}'
+    password: '\${env.ROAD_ETL_PASSWORD}'
+    client_id: '\${env.ROAD_ETL_CLIENT_ID}'
+steps:
+  - { id: bicycle_locations, kind: bicycle.locations }
+`;
+
+async function run(dir: string, yaml: string, sql: string[]): Promise<string> {
+  const result = await runDefinition(dir, yaml, await sqlFiles(sql), {
+    env: { ...simulator.env },
+  });
+  expect(result.summary.status, result.failure?.message).toBe('succeeded');
+  return result.output;
+}
+
+const shipped = (name: string) => readFile(join(ROOT, 'pipelines', name), 'utf8');
+
+/** Every Parquet file of a dataset folder (partitions included). */
+async function parquetFiles(folder: string): Promise<string[]> {
+  return (await readdir(folder, { recursive: true }))
+    .map(String)
+    .filter((f) => f.endsWith('.parquet') && !f.split('/').some((p) => p.startsWith('.')))
+    .map((f) => join(folder, f))
+    .sort();
+}
+
+/** A WKB Point (as DuckDB gives a BLOB: text with \xNN escapes) decoded by hand: [x, y]. */
+function wkbPoint(blob: string): [number, number] {
+  const bytes: number[] = [];
+  for (let i = 0; i < blob.length;) {
+    if (blob[i] === '\\' && blob[i + 1] === 'x') {
+      bytes.push(parseInt(blob.slice(i + 2, i + 4), 16));
+      i += 4;
+    } else {
+      bytes.push(blob.charCodeAt(i));
+      i += 1;
+    }
+  }
+  const view = new DataView(Uint8Array.from(bytes).buffer);
+  const little = view.getUint8(0) === 1;
+  expect(view.getUint32(1, little)).toBe(1); // a Point
+  return [view.getFloat64(5, little), view.getFloat64(13, little)];
+}
+
+/**
+ * Checks one dataset: each file is GeoParquet (geo metadata naming the WKB
+ * Point column `geometry` and the bbox of its rows), and the geometry read back
+ * is the row's longitude and latitude, exactly. Resolves to the rows checked.
+ */
+async function checkGeoParquet(folder: string, lon: string, lat: string): Promise<number> {
+  const files = await parquetFiles(folder);
+  expect(files.length, folder).toBeGreaterThan(0);
+  let rows = 0;
+  for (const file of files) {
+    const [meta] = await duck(
+      `SELECT decode(value) AS geo FROM parquet_kv_metadata('${file}') WHERE decode(key) = 'geo'`,
+    );
+    expect(meta, file).toBeDefined();
+    const geo = JSON.parse(String(meta!['geo'])) as {
+      primary_column: string;
+      columns: Record<string, { encoding: string; geometry_types: string[]; bbox: number[] }>;
+    };
+    expect(geo.primary_column).toBe('geometry');
+    const column = geo.columns['geometry']!;
+    expect(column.encoding).toBe('WKB');
+    expect(column.geometry_types).toEqual(['Point']);
+    const [box] = await duck(
+      `SELECT min(${lon}) AS w, min(${lat}) AS s, max(${lon}) AS e, max(${lat}) AS n
+       FROM read_parquet('${file}', hive_partitioning = false)`,
+    );
+    expect(column.bbox, file).toEqual([box!['w'], box!['s'], box!['e'], box!['n']]);
+    const points = await duck(
+      `SELECT ${lon} AS lon, ${lat} AS lat, ST_AsWKB(geometry)::VARCHAR AS wkb
+       FROM read_parquet('${file}', hive_partitioning = false)`,
+    );
+    for (const p of points) {
+      if (p['lon'] === null || p['lat'] === null) {
+        expect(p['wkb']).toBeNull();
+        continue;
+      }
+      expect(wkbPoint(String(p['wkb']))).toEqual([p['lon'], p['lat']]);
+      rows++;
+    }
+  }
+  return rows;
+}
+
+/** The rows of every snapshot, all columns but the geometry, in order. */
+const snapshots = (output: string) =>
+  duck(
+    `SELECT COLUMNS(c -> c <> 'geometry') FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true, union_by_name = true) ORDER BY snapshot, sign_id`,
+  );
+
+describe('GeoParquet', () => {
+  it('every dataset with a position carries its WGS 84 points as GeoParquet, equal to longitude and latitude', async () => {
+    const dir = await testDir();
+    const start = simulator.world.now;
+    try {
+      for (let day = 0; day < 2; day++) {
+        simulator.world.setNow(new Date(start + day * DAY).toISOString());
+        await run(dir, await shipped('traffic-signs.yaml'), V1_SQL);
+        await run(dir, await shipped('traffic-signs-live.yaml'), LIVE_SQL);
+      }
+    } finally {
+      simulator.world.setNow(new Date(start).toISOString());
+    }
+    const output = await run(dir, LOCATIONS, []);
+    const wgs = ['location_wgs84_longitude', 'location_wgs84_latitude'] as const;
+    const checked: Record<string, number> = {};
+    for (const [dataset, lon, lat] of [
+      ['signs/events', ...wgs],
+      ['signs/snapshot', ...wgs],
+      ['derived/signs_current_state', ...wgs],
+      ['signs/live_snapshots', 'longitude', 'latitude'],
+      ['derived/signs_live_changes', 'longitude', 'latitude'],
+      ['bicycle/locations', 'longitude', 'latitude'],
+    ] as const)
+      checked[dataset] = await checkGeoParquet(join(output, dataset), lon, lat);
+    for (const [dataset, n] of Object.entries(checked)) expect(n, dataset).toBeGreaterThan(0);
+
+    // The extracts: WKT in a CSV, and GeoJSON coordinates of 7 decimals without the geometry again.
+    const csv = await readFile(join(output, 'exports', 'signs_current_state.csv'), 'utf8');
+    const header = csv.split('\r\n')[0]!.split(',');
+    expect(header).toContain('geometry');
+    expect(csv).toMatch(/,POINT \(\d+\.\d+ \d+\.\d+\)/);
+    const geojson = JSON.parse(
+      await readFile(join(output, 'exports', 'signs_current_state.geojson'), 'utf8'),
+    ) as { features: { geometry: { coordinates: number[] }; properties: object }[] };
+    expect(geojson.features.length).toBeGreaterThan(0);
+    for (const f of geojson.features) {
+      expect(f.properties).not.toHaveProperty('geometry');
+      for (const c of f.geometry.coordinates) expect(Math.round(c * 1e7) / 1e7).toBe(c);
+    }
+  });
+
+  it('an output folder of an earlier version (no geometry columns) is brought up to date by the next run, its data otherwise unchanged', async () => {
+    const dir = await testDir();
+    const start = simulator.world.now;
+    let output = '';
+    let before: Record<string, unknown>[] | undefined;
+    try {
+      for (let day = 0; day < 2; day++) {
+        simulator.world.setNow(new Date(start + day * DAY).toISOString());
+        output = await run(dir, await shipped('traffic-signs-live.yaml'), LIVE_SQL);
+      }
+      // As an earlier version left them: the same files without their geometry column.
+      const folders = ['signs/live_snapshots', 'derived/signs_live_changes'];
+      for (const folder of folders)
+        for (const file of await parquetFiles(join(output, folder))) {
+          await duck(
+            `COPY (SELECT * EXCLUDE (geometry) FROM read_parquet('${file}', hive_partitioning = false)) TO '${file}.old' (FORMAT parquet)`,
+          );
+          await rename(`${file}.old`, file);
+        }
+      before = await snapshots(output);
+      const [old] = await duck(
+        `SELECT count(*) AS n FROM parquet_schema('${output}/signs/live_snapshots/*/*.parquet') WHERE name = 'geometry'`,
+      );
+      expect(Number(old?.['n'])).toBe(0);
+
+      simulator.world.setNow(new Date(start + 2 * DAY).toISOString());
+      await run(dir, await shipped('traffic-signs-live.yaml'), LIVE_SQL);
+    } finally {
+      simulator.world.setNow(new Date(start).toISOString());
+    }
+    // The snapshots landed before are what they were, with their geometry beside.
+    const after = await snapshots(output);
+    const earlier = new Set(before!.map((r) => String(r['snapshot'])));
+    expect(after.filter((r) => earlier.has(String(r['snapshot'])))).toEqual(before);
+    expect(after.length).toBeGreaterThan(before!.length);
+    expect(
+      await checkGeoParquet(join(output, 'signs/live_snapshots'), 'longitude', 'latitude'),
+    ).toBeGreaterThan(0);
+    expect(
+      await checkGeoParquet(join(output, 'derived/signs_live_changes'), 'longitude', 'latitude'),
+    ).toBeGreaterThan(0);
+  });
+});
