@@ -30,12 +30,24 @@ async function datasetFiles(folder: string): Promise<string[]> {
   return files.sort();
 }
 
-async function hasColumn(db: Database, file: string, column: string): Promise<boolean> {
-  const [row] = await db.all(
-    `SELECT count(*) AS n FROM parquet_schema(${quotedString(file)}) WHERE name = $column`,
-    { column },
-  );
-  return Number(row?.['n']) > 0;
+/**
+ * Whether a file has the column; undefined when it cannot be read as Parquet
+ * (left as it is: reading the dataset names the damaged file and what to do).
+ */
+async function hasColumn(
+  db: Database,
+  file: string,
+  column: string,
+): Promise<boolean | undefined> {
+  try {
+    const [row] = await db.all(
+      `SELECT count(*) AS n FROM parquet_schema(${quotedString(file)}) WHERE name = $column`,
+      { column },
+    );
+    return Number(row?.['n']) > 0;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -51,10 +63,10 @@ export async function addMissingColumn(
   scratch: string,
 ): Promise<number> {
   const files = await datasetFiles(folder);
-  if (files.length === 0 || (await hasColumn(db, files[0]!, column))) return 0;
+  if (files.length === 0 || (await hasColumn(db, files[0]!, column)) !== false) return 0;
   let rewritten = 0;
   for (const file of files.reverse()) {
-    if (await hasColumn(db, file, column)) continue;
+    if ((await hasColumn(db, file, column)) !== false) continue;
     const temporary = temporaryPath(file, scratch);
     // Read as the file it is: no partition column from its folder's name.
     await db.run(

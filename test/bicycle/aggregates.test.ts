@@ -182,7 +182,11 @@ describe('bicycle aggregates (pipelines/bicycle.yaml)', () => {
       const own = rows.filter((r) => r.locationId === id);
       const feature = byId.get(id)!;
       const location = simulator.world.bicycle.byId(id)!;
-      expect(feature.geometry.coordinates).toEqual([location.longitude, location.latitude]);
+      // The position to 7 decimals (RFC 7946 11.2): within half a unit of the 7th.
+      const [lon, lat] = feature.geometry.coordinates;
+      expect(Math.abs(lon - location.longitude)).toBeLessThanOrEqual(0.5e-7 + 1e-12);
+      expect(Math.abs(lat - location.latitude)).toBeLessThanOrEqual(0.5e-7 + 1e-12);
+      expect([Number(lon.toFixed(7)), Number(lat.toFixed(7))]).toEqual([lon, lat]);
       expect(feature.properties['hours_present']).toBe(own.length);
       expect(feature.properties['hours_in_period']).toBe(14 * 24);
       expect(feature.properties['completeness']).toBeCloseTo(own.length / (14 * 24), 4);
