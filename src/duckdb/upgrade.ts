@@ -34,11 +34,7 @@ async function datasetFiles(folder: string): Promise<string[]> {
  * Whether a file has the column; undefined when it cannot be read as Parquet
  * (left as it is: reading the dataset names the damaged file and what to do).
  */
-async function hasColumn(
-  db: Database,
-  file: string,
-  column: string,
-): Promise<boolean | undefined> {
+async function hasColumn(db: Database, file: string, column: string): Promise<boolean | undefined> {
   try {
     const [row] = await db.all(
       `SELECT count(*) AS n FROM parquet_schema(${quotedString(file)}) WHERE name = $column`,
