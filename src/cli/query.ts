@@ -5,6 +5,7 @@ import { Database } from '../duckdb/database.js';
 import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
 import { InputError } from '../errors.js';
 import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
+import { DATASET_VIEWS } from '../sources/views.js';
 
 type Format = 'table' | 'csv' | 'json' | 'jsonl';
 
@@ -96,7 +97,7 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
     const db = await Database.open();
     try {
-      await createDatasetViews(db, datasets);
+      await createDatasetViews(db, datasets, DATASET_VIEWS);
       let result: DuckDBResult;
       try {
         result = await db.connection.stream(args.sql);

@@ -112,10 +112,16 @@ export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | und
     : undefined;
 }
 
-/** Creates (or replaces) one view per dataset. */
+/**
+ * Creates (or replaces) one view per dataset, and the views `derived` gives for
+ * a dataset of that name (from its view and its latest snapshot's view).
+ */
 export async function createDatasetViews(
   db: Database,
   datasets: readonly Dataset[],
+  derived: Readonly<
+    Record<string, (view: string, latest: string | undefined) => Record<string, string>>
+  > = {},
 ): Promise<void> {
   for (const dataset of datasets) {
     try {
@@ -130,6 +136,12 @@ export async function createDatasetViews(
           `CREATE OR REPLACE VIEW ${quotedIdentifier(latest)} AS SELECT * EXCLUDE (snapshot) FROM ${all} WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${all}))`,
         );
       }
+      const more = derived[dataset.name]?.(
+        quotedIdentifier(dataset.name),
+        latest ? quotedIdentifier(latest) : undefined,
+      );
+      for (const [name, sql] of Object.entries(more ?? {}))
+        await db.run(`CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS ${sql}`);
     } catch (error) {
       // DuckDB reads the files' footers here: a damaged or foreign file shows up now.
       throw new RunError(

@@ -42,6 +42,7 @@ import { STATE_FOLDER, scratchFolder, stagingFolder } from '../layout.js';
 import { StateStore, acquireLock, type StepState } from './state.js';
 import { checkUpstreams } from './upstream-check.js';
 import type { PlanContext, StepContext, Upstream } from '../steps/step-kind.js';
+import { DATASET_VIEWS } from '../sources/views.js';
 
 export interface Selection {
   /** Steps that run, in order. */
@@ -345,7 +346,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
       // whose partitions are typed anew) needs its view made. Binding a view over a year of
       // partitions takes tens of ms, and steps ask for the database many times.
       const changed = found.filter((d) => views.get(d.name) !== viewSignature(d));
-      await createDatasetViews(database, changed);
+      await createDatasetViews(database, changed, DATASET_VIEWS);
       for (const d of changed) views.set(d.name, viewSignature(d));
       // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
       for (const kind of STEP_KINDS.values()) {

@@ -8,6 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DataError } from '../../src/errors.js';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
+import { Database } from '../../src/duckdb/database.js';
+import { createDatasetViews, discoverDatasets } from '../../src/duckdb/datasets.js';
+import { DATASET_VIEWS } from '../../src/sources/views.js';
 import { ROOT } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { truthLiveChanges } from '../helpers/signs.js';
@@ -146,6 +149,98 @@ describe('signs_live: the current state of today’s API', () => {
   });
 });
 
+/** Runs SQL over an output folder's views, as a run and `road-etl query` make them. */
+async function overViews(output: string, sql: string): Promise<Record<string, unknown>[]> {
+  const db = await Database.open({ threads: 1 });
+  try {
+    await createDatasetViews(db, await discoverDatasets(output), DATASET_VIEWS);
+    return await db.all(sql);
+  } finally {
+    db.close();
+  }
+}
+
+interface Condition {
+  vehicleType?: string[];
+  category?: string[];
+  timeValidity?: string;
+  weight?: number;
+  height?: number;
+}
+
+describe('signs_live_restrictions: the machine-readable conditions as a table', () => {
+  it('holds one row per sign, kind and vehicle type, as the service serves them, unknown values too', async () => {
+    const dir = await testDir();
+    const { output } = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
+      env,
+    });
+    const line = (
+      id: unknown,
+      kind: unknown,
+      n: unknown,
+      type: unknown,
+      c: Record<string, unknown>,
+    ) =>
+      [
+        id,
+        kind,
+        n,
+        type,
+        JSON.stringify(c['category'] ?? null),
+        c['time_validity'] ?? null,
+        c['weight'] ?? null,
+        c['height'] ?? null,
+      ].join(' ');
+    const want: string[] = [];
+    for (const f of truth('v5')) {
+      const conditions = f.properties['conditions'] as
+        { restrictions: Condition; exemptions: Condition[] } | undefined;
+      if (!conditions) continue;
+      const add = (kind: string, n: number, c: Condition) => {
+        const fields = {
+          category: c.category,
+          time_validity: c.timeValidity,
+          weight: c.weight,
+          height: c.height,
+        };
+        if (
+          !c.vehicleType?.length &&
+          !c.category?.length &&
+          !c.timeValidity &&
+          !c.weight &&
+          !c.height
+        )
+          return;
+        for (const type of c.vehicleType?.length ? c.vehicleType : [null])
+          want.push(line(f.id, kind, n, type, fields));
+      };
+      add('restriction', 1, conditions.restrictions);
+      conditions.exemptions.forEach((e, i) => add('exemption', i + 1, e));
+    }
+    const rows = await overViews(
+      output,
+      `SELECT sign_id::VARCHAR AS id, kind, "condition" AS n, vehicle_type, category, time_validity, weight, height FROM signs_live_restrictions`,
+    );
+    const got = rows.map((r) => line(r['id'], r['kind'], r['n'], r['vehicle_type'], r));
+    expect(got.sort()).toEqual(want.sort());
+    // Every vehicle type of NDW's enum, a value it may add later, time validity and exemptions.
+    const types = new Set(rows.map((r) => r['vehicle_type']));
+    for (const type of [
+      'pedestrian',
+      'bicycle',
+      'car',
+      'truck',
+      'deliveryVan',
+      'all',
+      'unknown',
+      'hoverboard',
+    ])
+      expect(types.has(type), type).toBe(true);
+    expect(rows.some((r) => r['time_validity'] !== null)).toBe(true);
+    expect(rows.some((r) => r['kind'] === 'exemption')).toBe(true);
+  });
+});
+
 describe('signs_live_changes: each sign’s history from daily current states', () => {
   it('equals the simulator’s day-to-day differences, and a rerun on the same day adds nothing', async () => {
     const dir = await testDir();
@@ -186,6 +281,30 @@ describe('signs_live_changes: each sign’s history from daily current states', 
         (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
     );
     expect(got.sort()).toEqual(want.sort());
+
+    // signs_live_history: the signs as they were at each snapshot are that snapshot.
+    const moments = snapshots.map((r) => String(r['snapshot'])).sort();
+    for (const moment of moments) {
+      const at = `CAST('${moment}' AS TIMESTAMPTZ)`;
+      const [diff] = await overViews(
+        output,
+        `WITH h AS (SELECT sign_id, longitude, latitude, properties::VARCHAR AS p FROM signs_live_history
+                    WHERE valid_from <= ${at} AND (valid_to IS NULL OR valid_to > ${at})),
+              s AS (SELECT sign_id, longitude, latitude, properties::VARCHAR AS p FROM signs_live_snapshots WHERE snapshot = ${at})
+         SELECT (SELECT count(*) FROM h) AS n, (SELECT count(*) FROM s) AS m,
+                (SELECT count(*) FROM ((FROM h EXCEPT ALL FROM s) UNION ALL (FROM s EXCEPT ALL FROM h))) AS d`,
+      );
+      expect(Number(diff!['n']), moment).toBeGreaterThan(0);
+      expect(Number(diff!['n']), moment).toBe(Number(diff!['m']));
+      expect(Number(diff!['d']), moment).toBe(0);
+    }
+    // A version that changed was closed by the next; a sign gone, at the snapshot without it.
+    const [closed] = await overViews(
+      output,
+      `SELECT count(*) FILTER (WHERE valid_to IS NOT NULL) AS closed, count(*) FILTER (WHERE valid_to IS NULL) AS open FROM signs_live_history`,
+    );
+    expect(Number(closed!['closed'])).toBeGreaterThan(0);
+    expect(Number(closed!['open'])).toBe(states.at(-1)!.length);
   });
 });
 

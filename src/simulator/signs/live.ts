@@ -64,7 +64,26 @@ function present(properties: Record<string, unknown>): Record<string, unknown> {
 
 const OPENING_HOURS: Record<string, string> = { 'Ma t/m vr 7-19 h': 'Mo-Fr 07:00-19:00' };
 const ZONE_CODES = ['BEGIN', 'END', 'REPEAT', 'UNKNOWN'] as const;
-const VEHICLES = ['car', 'truck', 'bus', 'moped', 'all'] as const;
+/** The vehicle types of NDW's OpenAPI file (ConditionPropertiesDtoV5). */
+const VEHICLES = [
+  'pedestrian',
+  'rider',
+  'bicycle',
+  'moped',
+  'microcar',
+  'agriculturalVehicle',
+  'car',
+  'truck',
+  'bus',
+  'motorcycle',
+  'caravan',
+  'trailer',
+  'deliveryVan',
+  'tram',
+  'taxi',
+  'all',
+  'unknown',
+] as const;
 
 /** A sign's feature as of `at`, or undefined when the sign does not exist yet. */
 export function liveFeature(
@@ -159,10 +178,32 @@ export function liveFeature(
           privateProperty: h(15) % 50 === 0,
           missingRoadSection: common.roadSectionId === undefined,
           conditions: {
-            restrictions: present({ vehicleType: [choose(VEHICLES, seed, sign, 16)] }),
-            exemptions: texts.includes('Uitgezonderd fietsers')
-              ? [{ vehicleType: ['bicycle'] }]
-              : [],
+            // Every vehicle type of NDW's enum, now and then two, and rarely one it may add
+            // later (clients are told to expect them); the opening hours of the text sign as
+            // OSM time validity; a category and a maximum now and then.
+            restrictions: present({
+              vehicleType: [
+                choose(VEHICLES, seed, sign, 16),
+                ...(h(18) % 6 === 0 ? [choose(VEHICLES, seed, sign, 19)] : []),
+                ...(h(20) % 40 === 0 ? ['hoverboard'] : []),
+              ].filter((v, i, all) => all.indexOf(v) === i),
+              category: h(21) % 9 === 0 ? ['loading'] : undefined,
+              timeValidity: texts.map((t) => OPENING_HOURS[t]).find((v) => v !== undefined),
+              weight: h(22) % 11 === 0 ? 3.5 : undefined,
+              height: h(23) % 13 === 0 ? 2.4 : undefined,
+            }),
+            exemptions: [
+              ...(texts.includes('Uitgezonderd fietsers') ? [{ vehicleType: ['bicycle'] }] : []),
+              ...(h(24) % 10 === 0
+                ? [
+                    {
+                      vehicleType: ['deliveryVan', 'truck'],
+                      category: ['permit'],
+                      timeValidity: 'Mo-Sa 06:00-11:00',
+                    },
+                  ]
+                : []),
+            ],
           },
           comments: h(17) % 30 === 0 ? ['Bord scheef; controleren'] : undefined,
           registeredOn: firstSeen,
