@@ -554,7 +554,8 @@ async function qualitySection(
       rowsWithIssues: num(count?.['with_issues']),
       byField: await ranking(
         views,
-        `(SELECT split_part(unnest(typing_issues), ':', 1) AS field FROM ${from} WHERE len(typing_issues) > 0)`,
+        // The field and what is wrong with it ("road_name: mis-encoded UTF-8"), the value apart.
+        `(SELECT regexp_replace(unnest(typing_issues), ' \\(.*$', '', 's') AS field FROM ${from} WHERE len(typing_issues) > 0)`,
         'field',
         options.top,
         'other fields',

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { STREETS, misEncode } from '../../src/simulator/places.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { landedEventHashes, md5, quarantinedHashes, signsPipeline } from '../helpers/signs.js';
 import { CURRENT_STATE_PATH, useSimulator } from '../helpers/simulator.js';
@@ -33,6 +34,39 @@ describe('messy records', () => {
     expect(reasons).toEqual([{ reason: 'id is not an integer' }]);
     const good = events.filter((e) => /^\d+$/.test(String(e['id'])));
     expect(await landedEventHashes(output)).toEqual(good.map((e) => md5(JSON.stringify(e))));
+  });
+
+  it('flags text mis-encoded upstream (UTF-8 read as Latin-1) in typing_issues and keeps it as received', async () => {
+    const { summary, output } = await runDefinition(
+      await testDir(),
+      signsPipeline({ limit: 30 }),
+      {},
+      { env },
+    );
+    expect(summary.status).toBe('succeeded');
+    // The ground truth: the street names as the simulator mangles them (independent of the check).
+    const mangled = new Set(STREETS.map(misEncode).filter((m, i) => m !== STREETS[i]));
+    const want = new Map<string, number>();
+    for (const e of simulator.world.distinctEvents()) {
+      if (!/^\d+$/.test(String(e['id']))) continue;
+      const name = (e['location'] as { road?: { name?: unknown } } | undefined)?.road?.name;
+      if (typeof name === 'string' && mangled.has(name)) want.set(name, (want.get(name) ?? 0) + 1);
+    }
+    expect(want.size).toBeGreaterThan(0);
+    const flagged = await duck(
+      `SELECT location_road_name AS name, count(*) AS n
+       FROM read_parquet('${join(output, 'signs/events')}/**/*.parquet')
+       WHERE list_contains(typing_issues, 'location_road_name: mis-encoded UTF-8 (' || location_road_name || ')')
+       GROUP BY ALL`,
+    );
+    expect(new Map(flagged.map((r) => [String(r['name']), Number(r['n'])]))).toEqual(want);
+    // The same names written well are not flagged.
+    const [clean] = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${join(output, 'signs/events')}/**/*.parquet')
+       WHERE list_contains([${STREETS.map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')}], location_road_name)
+         AND len(list_filter(typing_issues, i -> i LIKE '%mis-encoded%')) > 0`,
+    );
+    expect(Number(clean?.['n'])).toBe(0);
   });
 
   it('quarantines a current-state CSV row with a field too many, with its line, and keeps the others', async () => {

@@ -264,6 +264,8 @@ describe('the report of part of an output', () => {
     expect(html).toContain('No bicycle datasets in this output');
     expect(html).toContain('manifest.json is not JSON');
     expect(html).toContain('id="signs-map"');
+    // Data quality names what is wrong with a field, mis-encoded text among it.
+    expect(html).toContain('location_road_name: mis-encoded UTF-8');
     if (!browser) return;
     const { page, errors, refused } = await openReport(
       browser,

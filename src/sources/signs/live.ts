@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
+import { misEncodedIssue } from '../../duckdb/text-checks.js';
 
 /** Every download of the current state: one snapshot partition per download. */
 export const LIVE_DATASET = join('signs', 'live_snapshots');
@@ -175,11 +176,13 @@ export function liveTypingSelect(features: string, api: string, downloadedAt: st
   });
   // A typed (not text) value that is NULL although text was there could not be typed.
   const issues = SCALARS.flatMap(([name, type], i) =>
-    type === 'VARCHAR' || type === 'VARCHAR[]'
+    type === 'VARCHAR[]'
       ? []
-      : [
-          `CASE WHEN ${quotedIdentifier(snakeCase(name))} IS NULL AND nullif(trim(_s[${i + 1}]), '') IS NOT NULL THEN ${quotedString(`${snakeCase(name)}: not typed`)} END`,
-        ],
+      : type === 'VARCHAR'
+        ? [misEncodedIssue(snakeCase(name), `_s[${i + 1}]`)]
+        : [
+            `CASE WHEN ${quotedIdentifier(snakeCase(name))} IS NULL AND nullif(trim(_s[${i + 1}]), '') IS NOT NULL THEN ${quotedString(`${snakeCase(name)}: not typed`)} END`,
+          ],
   );
   return `SELECT
     TRY_CAST(f ->> '$.id' AS UUID) AS sign_id,

@@ -9,6 +9,7 @@
  */
 import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
+import { misEncodedIssue } from '../../duckdb/text-checks.js';
 
 type Kind = 'bigint' | 'double' | 'date' | 'timestamp' | 'text' | 'list';
 
@@ -130,6 +131,8 @@ export function typingSelect(
         : `(raw -> ${quotedString(jsonPath(path, layout))})`;
     const value = typed(kind, text, json);
     values.push(`${value} AS ${quotedIdentifier(name)}`);
+    // Text is kept as received; text that reads as UTF-8 decoded as Latin-1 is flagged.
+    if (kind === 'text') issues.push(misEncodedIssue(name, text));
     if (kind !== 'text') {
       issues.push(
         // the typed value first: for most rows it is there, and the rest is not evaluated
