@@ -28,6 +28,7 @@ import { modifiedSince, saveDownload, startDownload, writeParquet } from './plum
 import { defineStepKind, type Upstream } from './step-kind.js';
 import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
+import { fetchBulkFile } from '../sources/signs/bulk.js';
 import { LIVE_GEOMETRY } from '../sources/signs/live.js';
 
 export const signsLiveOptions = z
@@ -53,9 +54,27 @@ export const signsLiveOptions = z
       .enum(['PLANNED', 'PLACED', 'REMOVED'])
       .nullish()
       .describe('Only signs with this status (PLANNED, PLACED or REMOVED)'),
+    file: z
+      .string()
+      .min(1)
+      .nullish()
+      .describe(
+        "NDW's daily bulk file of the current state instead of the API: an http(s) URL or a local path, gzip or not, in the v4 CSV layout (api v4, format csv) or GeoJSON",
+      ),
     ...requestOptions(600_000),
   })
   .superRefine((options, ctx) => {
+    if (options.file) {
+      const filters = (['county_code', 'rvv_codes', 'road_section_ids', 'status'] as const).filter(
+        (f) => options[f] !== undefined && options[f] !== null,
+      );
+      for (const filter of filters)
+        ctx.addIssue({
+          code: 'custom',
+          path: [filter],
+          message: 'a bulk file holds the whole country: filters apply to the API only',
+        });
+    }
     if (options.format === 'csv' && options.api !== 'v4')
       ctx.addIssue({
         code: 'custom',
@@ -88,11 +107,14 @@ function liveRequest(options: SignsLiveOptions): string {
     options.road_section_ids && `${options.road_section_ids.length} road sections`,
     options.status && `status ${options.status}`,
   ].filter(Boolean);
+  if (options.file) return `the ${options.api} current state from the bulk file ${options.file}`;
   return `the ${options.api} current state${filters.length ? ` (${filters.join(', ')})` : ''}`;
 }
 
 /** The host of the version asked for. */
 function liveBase(options: SignsLiveOptions, upstream: Upstream['signs']): string | undefined {
+  // A bulk file is not the API: there is no upstream to identify.
+  if (options.file) return undefined;
   return upstream && (options.api === 'v5' ? upstream.v5Url : upstream.url);
 }
 
@@ -144,7 +166,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   },
   async run(options, context) {
     const upstream = context.upstream.signs;
-    if (!upstream) throw new RunError('signs.live: no signs upstream configured');
+    if (!upstream && !options.file) throw new RunError('signs.live: no signs upstream configured');
     const renamed = await renameOldSnapshots(context.output);
     if (renamed > 0)
       context.log.log(
@@ -162,27 +184,36 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
       const request = JSON.stringify([
         options.api,
         options.format,
+        ...(options.file ? [options.file] : []),
         options.county_code,
         options.rvv_codes,
         options.road_section_ids,
         options.status,
       ]);
       const downloadedAt = Date.now();
-      const { headers, notModified } = await downloadLive(
-        http,
-        {
-          api: options.api,
-          base: liveBase(options, upstream)!,
-          format: options.format,
-          countyCode: options.county_code ?? undefined,
-          rvvCodes: options.rvv_codes ?? undefined,
-          roadSectionIds: options.road_section_ids ?? undefined,
-          status: options.status ?? undefined,
-          ifModifiedSince: modifiedSince(previous, request),
-          signal: context.signal,
-        },
-        download,
-      );
+      const { headers, notModified } = options.file
+        ? await fetchBulkFile(http, options.file, download, {
+            ifModifiedSince: modifiedSince(previous, request),
+            signal: context.signal,
+          }).then(({ lastModified, notModified: same }) => ({
+            headers: lastModified ? { 'last-modified': lastModified } : {},
+            notModified: same,
+          }))
+        : await downloadLive(
+            http,
+            {
+              api: options.api,
+              base: liveBase(options, upstream)!,
+              format: options.format,
+              countyCode: options.county_code ?? undefined,
+              rvvCodes: options.rvv_codes ?? undefined,
+              roadSectionIds: options.road_section_ids ?? undefined,
+              status: options.status ?? undefined,
+              ifModifiedSince: modifiedSince(previous, request),
+              signal: context.signal,
+            },
+            download,
+          );
       context.progress.add({ requests: http.requests });
       if (notModified) {
         context.log.log(

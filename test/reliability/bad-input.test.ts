@@ -249,6 +249,14 @@ const CASES: Record<string, Case> = {
     args: bicycle(START, END, 'locations='),
     message: /--param locations: .*empty|steps\[1\]\.options\.locations: .*empty/,
   },
+  "a filter on NDW's bulk file (the whole country)": {
+    files: {
+      P: 'name: p\nsource:\n  signs: { url: http://127.0.0.1:9 }\nsteps:\n  - id: live\n    kind: signs.live\n    options: { file: signs.csv.gz, api: v4, format: csv, county_code: GM0363 }\n',
+    },
+    args: ['run', P],
+    message:
+      /p\.yaml:\d+: steps\[0\]\.options\.county_code: a bulk file holds the whole country: filters apply to the API only/,
+  },
   'a polygon file that does not exist': {
     args: bicycle(START, END, 'polygon=D/none.geojson'),
     message: /none\.geojson.*(does not exist|ENOENT)/,

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DataError } from '../../src/errors.js';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
+import { liveUrl } from '../../src/sources/signs/client.js';
 import { Database } from '../../src/duckdb/database.js';
 import { createDatasetViews, discoverDatasets } from '../../src/duckdb/datasets.js';
 import { DATASET_VIEWS } from '../../src/sources/views.js';
@@ -485,5 +486,94 @@ describe('a folder of an earlier version', () => {
     } finally {
       simulator.world.setNow(new Date(start).toISOString());
     }
+  });
+});
+
+describe("signs.live from NDW's daily bulk file", () => {
+  // The bulk file as NDW publishes it: the national current state, gzip-compressed.
+  const served = new Map<string, { body: Buffer; modified: string }>();
+  const asked: number[] = [];
+  const server = createServer((req, res) => {
+    const file = served.get(req.url ?? '');
+    asked.push(req.headers['if-modified-since'] ? 304 : 200);
+    if (!file) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.headers['if-modified-since'] === file.modified) {
+      res.writeHead(304).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/gzip', 'last-modified': file.modified });
+    res.end(file.body);
+  });
+  server.listen(0, '127.0.0.1');
+  afterAll(() => {
+    server.close();
+  });
+
+  /** The snapshot rows of a folder, every typed column but when and how it was read. */
+  const landed = (output: string) =>
+    duck(
+      `SELECT * EXCLUDE (downloaded_at, snapshot) FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true) ORDER BY sign_id`,
+    );
+
+  it('at a URL or a local path, gzip CSV (v4) or GeoJSON, lands what the API gives, and the same file again adds nothing', async () => {
+    if (!server.listening) await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { gzipSync } = await import('node:zlib');
+    const { writeFile } = await import('node:fs/promises');
+    const apiBase = simulator.env.ROAD_ETL_SIGNS_URL!;
+    const answer = async (api: 'v4' | 'v5', accept: string) =>
+      Buffer.from(
+        await (
+          await fetch(liveUrl({ api, base: apiBase, format: 'geojson' }), { headers: { accept } })
+        ).arrayBuffer(),
+      );
+    const csv = await answer('v4', 'text/csv');
+    const lines = csv.toString('utf8').trimEnd().split('\n');
+    expect(lines[0]).toContain('rvvCode');
+    // The file differs from the API's answer (a day older: five signs fewer), so that what lands shows which was read.
+    const left = lines.slice(-5).map((l) => l.split(',')[0]!.replace(/"/g, ''));
+    const geojson = await answer('v5', 'application/geo+json');
+    const files = await testDir();
+    await writeFile(join(files, 'signs.csv.gz'), gzipSync(lines.slice(0, -5).join('\n') + '\n'));
+    served.set('/bulk/signs.geojson.gz', {
+      body: gzipSync(geojson),
+      modified: 'Tue, 24 Nov 2026 04:00:00 GMT',
+    });
+
+    for (const [api, format, file] of [
+      ['v4', 'csv', join(files, 'signs.csv.gz')],
+      ['v5', 'geojson', `${base}/bulk/signs.geojson.gz`],
+    ] as const) {
+      const viaApi = await runDefinition(
+        await testDir(),
+        pipeline({ api, format }),
+        await sqlFiles(),
+        { env },
+      );
+      expect(viaApi.failure).toBeUndefined();
+      const dir = await testDir();
+      const viaFile = await runDefinition(dir, pipeline({ api, format, file }), await sqlFiles(), {
+        env,
+      });
+      expect(viaFile.failure, file).toBeUndefined();
+      const rows = await landed(viaFile.output);
+      const gone = api === 'v4' ? new Set(left) : new Set<string>();
+      expect(gone.size).toBe(api === 'v4' ? 5 : 0);
+      expect(rows.length, file).toBe(truth(api).length - gone.size);
+      expect(rows, file).toEqual(
+        (await landed(viaApi.output)).filter((r) => !gone.has(String(r['sign_id']))),
+      );
+      // The same file again (same time, same Last-Modified): no new snapshot.
+      const again = await runDefinition(dir, pipeline({ api, format, file }), await sqlFiles(), {
+        env,
+      });
+      expect(again.failure).toBeUndefined();
+      expect(await readdir(join(dir, 'output', 'signs', 'live_snapshots')), file).toHaveLength(1);
+    }
+    // The URL was asked twice: the file, then whether it changed since (it had not).
+    expect(asked).toEqual([200, 304]);
   });
 });
