@@ -179,7 +179,10 @@ export function liveTypingSelect(features: string, api: string, downloadedAt: st
     type === 'VARCHAR[]'
       ? []
       : type === 'VARCHAR'
-        ? [misEncodedIssue(snakeCase(name), `_s[${i + 1}]`)]
+        ? // The names (road, municipality, town) are where the diacritics are.
+          name.endsWith('Name')
+          ? [misEncodedIssue(snakeCase(name), `_s[${i + 1}]`)]
+          : []
         : [
             `CASE WHEN ${quotedIdentifier(snakeCase(name))} IS NULL AND nullif(trim(_s[${i + 1}]), '') IS NOT NULL THEN ${quotedString(`${snakeCase(name)}: not typed`)} END`,
           ],
