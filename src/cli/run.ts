@@ -2,7 +2,13 @@
 import type { Argv, CommandModule } from 'yargs';
 import { resolve } from 'node:path';
 import type { Pipeline } from '../pipeline/build.js';
-import { describePlan, refusedSummary, runPipeline, type RunSummary } from '../pipeline/run.js';
+import {
+  describePlan,
+  plannedSummary,
+  refusedSummary,
+  runPipeline,
+  type RunSummary,
+} from '../pipeline/run.js';
 import { createProgress } from '../progress.js';
 import {
   commaList,
@@ -97,6 +103,7 @@ async function runCommandFor(pipeline: Pipeline, args: RunArgs, output: string):
   if (args['dry-run']) {
     const lines = await describePlan(pipeline, output, select);
     process.stdout.write(lines.join('\n') + '\n');
+    printSummary(plannedSummary(pipeline, output, select));
     return;
   }
   const controller = new AbortController();

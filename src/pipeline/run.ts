@@ -144,8 +144,11 @@ export interface RunOptions {
 }
 
 export interface RunSummary {
-  /** How the run ended; `refused`: it did not start (bad input, a held lock), nothing was written. */
-  status: PipelineRun['status'] | 'refused';
+  /**
+   * How the run ended; `refused`: it did not start (bad input, a held lock),
+   * nothing was written; `planned`: --dry-run, the plan printed, nothing run.
+   */
+  status: PipelineRun['status'] | 'refused' | 'planned';
   /** The pipeline's name; null when the definition could not be read. */
   pipeline: string | null;
   output: string;
@@ -173,6 +176,29 @@ function processCpuMs(): number {
 /** The exit code an error ends the process with (a bug or an unknown error: 1). */
 export function exitCodeOf(error: unknown): number {
   return error instanceof RoadEtlError ? error.exitCode : EXIT_FAILED;
+}
+
+/** The summary of a --dry-run: the steps that would run, nothing written. */
+export function plannedSummary(
+  pipeline: Pipeline,
+  output: string,
+  select: readonly string[] | undefined,
+): RunSummary {
+  return {
+    status: 'planned',
+    pipeline: pipeline.name,
+    output,
+    duration_ms: 0,
+    cpu_ms: processCpuMs(),
+    steps: selectSteps(pipeline, select).selected.map((s) => ({
+      id: s.id,
+      status: 'planned',
+      rows_out: 0,
+    })),
+    rows_out: 0,
+    exports: 0,
+    exit_code: 0,
+  };
 }
 
 /** The summary of a run that was refused before it started: nothing was written. */

@@ -218,6 +218,20 @@ describe('road-etl run (CLI)', () => {
     expect(result.stdout).toMatch(
       /1\. totals \[sql\][\s\S]*2\. doubled \[sql\] \(after totals\)[\s\S]*3\. export_doubled/,
     );
+    // Its stdout ends with the summary line too: planned, every step it would run.
+    const lines = result.stdout.trim().split('\n');
+    const summary = JSON.parse(lines[lines.length - 1]!) as {
+      status: string;
+      exit_code: number;
+      steps: { id: string; status: string }[];
+    };
+    expect(summary).toMatchObject({ status: 'planned', exit_code: 0 });
+    expect(summary.steps.map((s) => [s.id, s.status])).toEqual([
+      ['totals', 'planned'],
+      ['doubled', 'planned'],
+      ['export_doubled', 'planned'],
+      ['export_totals', 'planned'],
+    ]);
     expect(existsSync(join(dir, 'output', '.state'))).toBe(false);
     expect(existsSync(join(dir, 'output', 'manifest.json'))).toBe(false);
   });
