@@ -2,9 +2,10 @@
  * Hive partitions of a dataset folder (`<column>=<value>/`, one level): what
  * they are, a fingerprint of each (its files' names, sizes and modification
  * times to the nanosecond, so that any rewrite shows, while a copy that keeps
- * times, as `cp -a` and `rsync -a` do, is known as the same), and the text of a partition value in a folder
- * name. Values are escaped as Hive does (a `:` becomes `%3A`), so that DuckDB,
- * Arrow, Polars and Spark read them back as they were.
+ * times, as `cp -a` and `rsync -a` do, is known as the same), and the text of
+ * a partition value in a folder name. Values are escaped as Hive does (a `:`
+ * becomes `%3A`), so that DuckDB, Arrow, Polars and Spark read them back as
+ * they were.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync, type Dirent } from 'node:fs';

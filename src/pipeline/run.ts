@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Database } from '../duckdb/database.js';
-import { MIN_BUDGET, explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
+import { explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
 import {
   createDatasetViews,
   createPlaceholderViews,
@@ -337,16 +337,9 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         { files: leftovers.length },
       );
     }
-    await upgradeDatasets(pipeline, output, logger);
-    // The folder's datasets, looked for once a step and again after it records a file.
-    let discovered: Promise<readonly Dataset[]> | undefined;
-    const datasets = (): Promise<readonly Dataset[]> =>
-      (discovered ??= discoverDatasets(output).catch((error: unknown) => {
-        discovered = undefined;
-        throw error;
-      }));
-    const views = new Map<string, string>();
-    const openDatabase = async (): Promise<Database> => {
+    // The run's DuckDB, made once: by the upgrade of earlier versions' datasets (before any
+    // view reads them) or by the first step that asks for it.
+    const openInstance = async (): Promise<Database> => {
       if (!database) {
         const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
         await makeFolder(tempDirectory);
@@ -367,18 +360,31 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
           { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
         );
       }
+      return database;
+    };
+    await upgradeDatasets(pipeline, output, logger, openInstance);
+    // The folder's datasets, looked for once a step and again after it records a file.
+    let discovered: Promise<readonly Dataset[]> | undefined;
+    const datasets = (): Promise<readonly Dataset[]> =>
+      (discovered ??= discoverDatasets(output).catch((error: unknown) => {
+        discovered = undefined;
+        throw error;
+      }));
+    const views = new Map<string, string>();
+    const openDatabase = async (): Promise<Database> => {
+      const db = await openInstance();
       const found = await datasets();
       // A view reads its folder's files when a query runs: only a dataset that is new (or
       // whose partitions are typed anew) needs its view made. Binding a view over a year of
       // partitions takes tens of ms, and steps ask for the database many times.
       const changed = found.filter((d) => views.get(d.name) !== viewSignature(d));
-      await createDatasetViews(database, changed, DATASET_VIEWS);
+      await createDatasetViews(db, changed, DATASET_VIEWS);
       for (const d of changed) views.set(d.name, viewSignature(d));
       // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
       for (const kind of STEP_KINDS.values()) {
-        if (kind.views) await createPlaceholderViews(database, kind.views, found);
+        if (kind.views) await createPlaceholderViews(db, kind.views, found);
       }
-      return database;
+      return db;
     };
 
     for (const [i, step] of selected.entries()) {
@@ -563,18 +569,20 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
  * kind of the definition (selected or not: a later step may read them), before
  * any view is made over them.
  */
-async function upgradeDatasets(pipeline: Pipeline, output: string, logger: Logger): Promise<void> {
+async function upgradeDatasets(
+  pipeline: Pipeline,
+  output: string,
+  logger: Logger,
+  open: () => Promise<Database>,
+): Promise<void> {
   const kinds = [...new Set(pipeline.steps.map((s) => s.kind))].filter(
     (k) => k.upgrade !== undefined,
   );
   if (kinds.length === 0) return;
-  const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
-  try {
-    for (const kind of kinds)
-      await kind.upgrade?.({ output, scratch: scratchFolder(output), db, log: logger });
-  } finally {
-    db.close();
-  }
+  // The run's own DuckDB, before it has any view: the files change under it here.
+  const db = await open();
+  for (const kind of kinds)
+    await kind.upgrade?.({ output, scratch: scratchFolder(output), db, log: logger });
 }
 
 /** Records what identifies the upstream's data a step has just read (for the next run's check). */

@@ -44,7 +44,7 @@ export interface PlanContext {
 export interface UpgradeContext {
   output: string;
   scratch: string;
-  /** A DuckDB of its own, without views: the files change under it. */
+  /** The run's DuckDB, before it has any view: the files change under it. */
   db: Database;
   log: Logger;
 }
