@@ -91,7 +91,8 @@ async function runsOfOlderManifest(output: string): Promise<Record<string, Pipel
 
 function formatOfFile(path: string): string {
   const extension = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
-  return extension === 'json' ? 'geojson' : extension;
+  if (extension === 'json') return 'geojson';
+  return extension === 'fgb' ? 'flatgeobuf' : extension;
 }
 
 /** Every file below exports/ (relative paths with forward slashes), temporary files left out. */

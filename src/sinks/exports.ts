@@ -7,7 +7,6 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import type { DuckDBValue } from '@duckdb/node-api';
 import {
   PARQUET_FORMAT,
   quotedIdentifier,
@@ -15,48 +14,31 @@ import {
   type Database,
 } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
+import {
+  describe,
+  isGeometry,
+  isNested,
+  isText,
+  isTimestamp,
+  isoTimestamp,
+  pointColumns,
+  type Column,
+  type ExportSource,
+  type GeometryColumns,
+} from './columns.js';
 
-export type ExportFormat = 'csv' | 'geojson' | 'parquet';
+export type { ExportSource, GeometryColumns } from './columns.js';
 
-export interface ExportSource {
-  /** A SELECT (or a table name already quoted into one). */
-  sql: string;
-  params: Record<string, DuckDBValue>;
-}
-
-export interface GeometryColumns {
-  longitude: string;
-  latitude: string;
-  /** Column whose value becomes the feature id. */
-  id: string | undefined;
-}
+export type ExportFormat = 'csv' | 'geojson' | 'flatgeobuf' | 'parquet';
 
 export interface ExportResult {
   rows: number;
-  /** GeoJSON: features without a valid position (geometry null). */
+  /** GeoJSON, FlatGeobuf: features without a valid position (geometry null). */
   withoutGeometry?: number;
-}
-
-interface Column {
-  name: string;
-  type: string;
 }
 
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
 export const FORMULA_PREFIXES = ['=', '+', '-', '@', '\t', '\r'] as const;
-
-async function describe(db: Database, source: ExportSource): Promise<Column[]> {
-  const rows = await db.all(`DESCRIBE ${source.sql}`, source.params);
-  return rows.map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
-}
-
-function isText(type: string): boolean {
-  return type === 'VARCHAR' || type.startsWith('ENUM');
-}
-
-function isNested(type: string): boolean {
-  return type.endsWith('[]') || /^(STRUCT|MAP|UNION)\(/.test(type) || /\[\d+\]$/.test(type);
-}
 
 /** A cell that starts like a formula gets a leading apostrophe, which spreadsheets show as text. */
 function neutralised(expression: string): string {
@@ -105,31 +87,6 @@ export async function exportParquet(
   }));
 }
 
-function isGeometry(type: string): boolean {
-  return type.startsWith('GEOMETRY');
-}
-
-function isTimestamp(type: string): boolean {
-  return (
-    type === 'TIMESTAMP' || type.startsWith('TIMESTAMP_') || type === 'TIMESTAMP WITH TIME ZONE'
-  );
-}
-
-/**
- * A timestamp column as ISO 8601 text with its full precision: milliseconds
- * always (`2020-07-28T11:30:19.833Z`, as the feed's own offsets), microseconds
- * where the value has them. An instant (TIMESTAMPTZ) is written in UTC with
- * `Z`; a timestamp without time zone (a wall-clock time) without a zone
- * designator, since nothing says it is UTC.
- */
-function isoTimestamp(column: Column): string {
-  const ref = quotedIdentifier(column.name);
-  const instant = column.type === 'TIMESTAMP WITH TIME ZONE';
-  const value = instant ? `timezone('UTC', ${ref})` : `${ref}::TIMESTAMP`;
-  const zone = instant ? 'Z' : '';
-  return `CASE WHEN microsecond(${value}) % 1000 = 0 THEN strftime(${value}, '%Y-%m-%dT%H:%M:%S.%g${zone}') ELSE strftime(${value}, '%Y-%m-%dT%H:%M:%S.%f${zone}') END`;
-}
-
 /** A JSON value expression for a column: timestamps as ISO 8601 UTC text, the rest as DuckDB's JSON does it. */
 function jsonValue(column: Column): string {
   return isTimestamp(column.type) ? isoTimestamp(column) : quotedIdentifier(column.name);
@@ -143,26 +100,8 @@ export async function exportGeoJson(
   geometry: GeometryColumns,
 ): Promise<ExportResult> {
   const columns = await describe(db, source);
-  for (const name of [
-    geometry.longitude,
-    geometry.latitude,
-    ...(geometry.id ? [geometry.id] : []),
-  ]) {
-    if (!columns.some((c) => c.name === name)) {
-      throw new Error(
-        `the source has no column ${name} (it has: ${columns.map((c) => c.name).join(', ')})`,
-      );
-    }
-  }
-  const lon = `TRY_CAST(${quotedIdentifier(geometry.longitude)} AS DOUBLE)`;
-  const lat = `TRY_CAST(${quotedIdentifier(geometry.latitude)} AS DOUBLE)`;
-  const valid = `(${lon} BETWEEN -180 AND 180 AND ${lat} BETWEEN -90 AND 90)`;
-  // The position is the feature's geometry (a geometry column too): not repeated in its properties.
-  const properties = columns
-    .filter(
-      (c) => c.name !== geometry.longitude && c.name !== geometry.latitude && !isGeometry(c.type),
-    )
-    .map((c) => `${quotedString(c.name)}, ${jsonValue(c)}`);
+  const { lon, lat, valid, properties: kept } = pointColumns(columns, geometry);
+  const properties = kept.map((c) => `${quotedString(c.name)}, ${jsonValue(c)}`);
   // Seven decimals, about a centimetre: what RFC 7946 (11.2) advises, no false precision.
   const coordinates = `json_array(round(${lon}, 7), round(${lat}, 7))`;
   const feature =

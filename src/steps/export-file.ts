@@ -9,6 +9,7 @@ import {
   type ExportResult,
   type ExportSource,
 } from '../sinks/exports.js';
+import { exportFlatGeobuf } from '../sinks/flatgeobuf.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
 import type { StepContext } from './step-kind.js';
 
@@ -26,6 +27,11 @@ export async function exportFile(
   try {
     if (format === 'csv') result = await exportCsv(db, source, path, scratch);
     else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
+    else if (format === 'flatgeobuf')
+      result = await exportFlatGeobuf(db, source, path, scratch, {
+        ...options.geometry,
+        id: options.geometry.id,
+      });
     else
       result = await exportGeoJson(db, source, path, scratch, {
         ...options.geometry,

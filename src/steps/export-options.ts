@@ -9,6 +9,7 @@ export const MONTH = '{month}';
 export const EXTENSIONS: Record<ExportFormat, readonly string[]> = {
   csv: ['.csv'],
   geojson: ['.geojson', '.json'],
+  flatgeobuf: ['.fgb'],
   parquet: ['.parquet'],
 };
 
@@ -28,7 +29,7 @@ export const exportStepOptions = z
       .default({}),
     path: z.string().describe('File to write, relative to the output folder (e.g. exports/x.csv)'),
     format: z
-      .enum(['csv', 'geojson', 'parquet'])
+      .enum(['csv', 'geojson', 'flatgeobuf', 'parquet'])
       .optional()
       .describe('Default: from the file extension'),
     geometry: z
@@ -38,7 +39,7 @@ export const exportStepOptions = z
         id: z.string().optional().describe('Column used as the feature id'),
       })
       .default({ longitude: 'longitude', latitude: 'latitude' })
-      .describe('GeoJSON: the columns holding WGS84 longitude and latitude'),
+      .describe('GeoJSON and FlatGeobuf: the columns holding WGS84 longitude and latitude'),
     per_month: z
       .string()
       .regex(/^[a-z][a-z0-9_]*$/, 'must be a column name')

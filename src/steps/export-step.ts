@@ -54,7 +54,7 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     if (!format)
       problems.push([
         ['format'],
-        `cannot tell the format from "${extname(options.path)}": set format to csv, geojson or parquet`,
+        `cannot tell the format from "${extname(options.path)}": set format to csv, geojson, flatgeobuf or parquet`,
       ]);
     else if (!EXTENSIONS[format].includes(extname(options.path).toLowerCase())) {
       problems.push([

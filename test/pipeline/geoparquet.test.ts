@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
+import { NO_GDAL, OGRINFO, ogrFeatures, ogrSummary } from '../helpers/gdal.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
@@ -31,6 +32,10 @@ source:
     client_id: '\${env.ROAD_ETL_CLIENT_ID}'
 steps:
   - { id: bicycle_locations, kind: bicycle.locations }
+  - id: export_locations
+    kind: export
+    needs: [bicycle_locations]
+    options: { table: bicycle_locations, path: exports/bicycle_locations.fgb }
 `;
 
 async function run(dir: string, yaml: string, sql: string[]): Promise<string> {
@@ -119,6 +124,61 @@ async function checkGeoParquet(folder: string, lon: string, lat: string): Promis
   return rows;
 }
 
+/** The type GDAL gives a FlatGeobuf field of a column of each DuckDB type (nested types: JSON text). */
+const GDAL_TYPE: Record<string, string> = {
+  BIGINT: 'Integer64',
+  INTEGER: 'Integer',
+  SMALLINT: 'Integer',
+  DOUBLE: 'Real',
+  BOOLEAN: 'Integer(Boolean)',
+  VARCHAR: 'String',
+  UUID: 'String',
+  JSON: 'String',
+  DATE: 'DateTime',
+  'TIMESTAMP WITH TIME ZONE': 'DateTime',
+};
+
+/**
+ * Checks a FlatGeobuf extract as GDAL opens it against the rows it was made
+ * from (`sql`): WGS 84, a feature per row, each column a field of its type,
+ * each feature at its row's position. Resolves to the features checked.
+ */
+async function checkFlatGeobuf(
+  file: string,
+  sql: string,
+  id: string,
+  lon: string,
+  lat: string,
+): Promise<number> {
+  const rows = await duck(sql);
+  const columns = await duck(`DESCRIBE ${sql}`);
+  const summary = await ogrSummary(file);
+  expect(summary.crs, file).toBe('EPSG:4326');
+  expect(summary.count, file).toBe(rows.length);
+  const expected: Record<string, string> = {};
+  for (const c of columns) {
+    const [name, type] = [String(c['column_name']), String(c['column_type'])];
+    if (name === lon || name === lat || type.startsWith('GEOMETRY')) continue;
+    expected[name] = GDAL_TYPE[type] ?? (/[[\]]|^STRUCT|^MAP/.test(type) ? 'String' : type);
+  }
+  expect(summary.fields, file).toEqual(expected);
+  const features = new Map(
+    (await ogrFeatures(file)).map((f) => [String(f.properties[id]), f.geometry]),
+  );
+  expect(features.size, file).toBe(rows.length);
+  for (const row of rows) {
+    const geometry = features.get(String(row[id]));
+    if (row[lon] === null || row[lat] === null) expect(geometry).toBeNull();
+    else {
+      // GDAL prints 15 significant digits: equal to well under a micrometre.
+      const [x, y] = geometry!.coordinates;
+      expect(x, String(row[id])).toBeCloseTo(Number(row[lon]), 12);
+      expect(y, String(row[id])).toBeCloseTo(Number(row[lat]), 12);
+    }
+  }
+  return rows.length;
+}
+
 /** The rows of every snapshot, all columns but the geometry, in order. */
 const snapshots = (output: string) =>
   duck(
@@ -165,6 +225,42 @@ describe('GeoParquet', () => {
       expect(f.properties).not.toHaveProperty('geometry');
       for (const c of f.geometry.coordinates) expect(Math.round(c * 1e7) / 1e7).toBe(c);
     }
+
+    // The spatially indexed extracts, as GDAL (and so QGIS) opens them.
+    if (!OGRINFO) {
+      console.warn(`test/pipeline/geoparquet.test.ts: ${NO_GDAL}`);
+      return;
+    }
+    const exports = join(output, 'exports');
+    const parquet = (dataset: string, where = '') =>
+      `(SELECT * EXCLUDE (geometry) FROM read_parquet('${join(output, dataset)}/**/*.parquet', hive_partitioning = true) ${where})`;
+    const features = {
+      signs: await checkFlatGeobuf(
+        join(exports, 'signs_current_state.fgb'),
+        `(SELECT * EXCLUDE (raw_event, event_hash, typing_issues) FROM ${parquet('derived/signs_current_state')})`,
+        'id',
+        ...wgs,
+      ),
+      live: await checkFlatGeobuf(
+        join(exports, 'signs_live.fgb'),
+        `(SELECT * EXCLUDE (properties, typing_issues, snapshot) FROM ${parquet(
+          'signs/live_snapshots',
+          `WHERE snapshot = (SELECT max(snapshot) FROM read_parquet('${join(output, 'signs/live_snapshots')}/**/*.parquet', hive_partitioning = true))`,
+        )})`,
+        'sign_id',
+        'longitude',
+        'latitude',
+      ),
+      locations: await checkFlatGeobuf(
+        join(exports, 'bicycle_locations.fgb'),
+        parquet('bicycle/locations'),
+        'location_id',
+        'longitude',
+        'latitude',
+      ),
+    };
+    expect(features.signs).toBe(checked['derived/signs_current_state']);
+    expect(features.locations).toBe(30);
   }, 180_000);
 
   it('an output folder of an earlier version (no geometry columns) is brought up to date by the next run, its data otherwise unchanged', async () => {

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { runDefinition } from '../helpers/pipeline.js';
+import { NO_GDAL, OGRINFO, ogrFeatures, ogrSummary, type Box } from '../helpers/gdal.js';
 import { duck, writeParquet } from '../helpers/tmp.js';
 
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
@@ -44,6 +45,11 @@ steps:
   - { id: csv, kind: export, options: { table: things, path: exports/things.csv } }
   - { id: geojson, kind: export, options: { table: things, path: exports/things.geojson, geometry: { id: id } } }
   - { id: parquet, kind: export, options: { table: things, path: exports/things.parquet } }
+  - { id: flatgeobuf, kind: export, options: { table: things, path: exports/things.fgb } }
+  - { id: points, kind: export, options: { table: points, path: exports/points.fgb } }
+  - id: empty_flatgeobuf
+    kind: export
+    options: { query: "SELECT * FROM things WHERE id < 0", path: exports/empty.fgb }
   - id: subset
     kind: export
     options: { query: "SELECT id, text FROM things WHERE id >= $min", params: { min: 9 }, path: exports/subset.csv }
@@ -65,6 +71,14 @@ const dir = await (async () => {
 })();
 afterAll(() => rm(dir, { recursive: true, force: true }));
 await writeParquet(join(dir, 'output', 'things', 'part-0.parquet'), FIXTURE);
+/** 20,000 points over the Netherlands, spread by a hash (the same every run), some on the same spot. */
+await writeParquet(
+  join(dir, 'output', 'points', 'part-0.parquet'),
+  `SELECT i AS id, 3.3 + (hash(i, 'x') % 1000003) / 1000003 * 3.9 AS longitude,
+     50.7 + (hash(i, 'y') % 1000003) / 1000003 * 2.9 AS latitude, 'point ' || i AS name
+   FROM range(19990) t(i)
+   UNION ALL SELECT 19990 + i, 5.25, 52.25, 'same spot' FROM range(10) t(i)`,
+);
 const run = await runDefinition(dir, PIPELINE);
 const source = await duck(
   `SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') ORDER BY id`,
@@ -217,5 +231,88 @@ describe('export to Parquet', () => {
     expect(Number(diff[0]!['n'])).toBe(0);
     const codecs = await duck(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`);
     expect(codecs.map((c) => c['compression'])).toEqual(['ZSTD']);
+  });
+});
+
+if (!OGRINFO) console.warn(`test/sinks/exports.test.ts: ${NO_GDAL}`);
+
+describe.skipIf(!OGRINFO)('export to FlatGeobuf, read by GDAL', () => {
+  const file = (name: string) => join(dir, 'output', 'exports', name);
+
+  it('declares WGS 84, the extent of the valid points and each column with its type', async () => {
+    const summary = await ogrSummary(file('things.fgb'));
+    expect(summary.name).toBe('things');
+    expect(summary.count).toBe(source.length);
+    expect(summary.crs).toBe('EPSG:4326');
+    // The valid positions (ids 1-8): longitude 3.6 to 6.5, latitude 51.5 to 53.2.
+    expect(summary.extent).toEqual([3.6, 51.5, 6.5, 53.2]);
+    expect(summary.fields).toEqual({
+      id: 'Integer',
+      text: 'String',
+      ts: 'DateTime',
+      day: 'DateTime',
+      tags: 'String',
+      amount: 'Integer',
+      flag: 'Integer(Boolean)',
+      note: 'String',
+    });
+  });
+
+  it('holds every row with its values, a point where the position is valid and none where it is not', async () => {
+    const features = await ogrFeatures(file('things.fgb'));
+    expect(features).toHaveLength(source.length);
+    const byId = new Map(features.map((f) => [f.properties['id'], f]));
+    for (const row of source) {
+      const feature = byId.get(row['id'])!;
+      const lon = row['longitude'] === null ? null : Number(row['longitude'] as string);
+      const lat = row['latitude'] === null ? null : Number(row['latitude'] as string);
+      const valid = lon !== null && lat !== null && Math.abs(lon) <= 180 && Math.abs(lat) <= 90;
+      expect(feature.geometry).toEqual(valid ? { type: 'Point', coordinates: [lon, lat] } : null);
+      const p = feature.properties;
+      expect(p['text'] ?? null).toBe(row['text']);
+      expect(p['note'] ?? null).toBe(row['note']);
+      expect(p['amount'] ?? null).toBe(row['amount'] === null ? null : Number(row['amount']));
+      expect(p['flag'] ?? null).toBe(row['flag']);
+      expect(p['tags'] ?? null).toEqual(row['tags']);
+      // GDAL keeps milliseconds; the date is a DateTime at midnight, without a zone.
+      const ts = ISO_TS[row['id'] as number];
+      expect(typeof p['ts'] === 'string' ? Date.parse(p['ts']) : null).toBe(
+        ts ? Math.floor(Date.parse(ts)) : null,
+      );
+      expect(p['day'] ?? null).toBe(
+        row['day'] === null ? null : `${row['day'] as string}T00:00:00`,
+      );
+    }
+  });
+
+  it('has a spatial index that finds exactly the points in a box', async () => {
+    const all = await ogrSummary(file('points.fgb'));
+    expect(all.count).toBe(20_000);
+    const boxes: Box[] = [
+      [4, 51, 4.5, 51.5],
+      [5.2, 52.2, 5.3, 52.3],
+      [6.9, 53, 7.4, 53.7],
+      [3, 50, 8, 54],
+      [0, 0, 1, 1],
+    ];
+    for (const box of boxes) {
+      const [w, s, e, n] = box;
+      const truth = await duck(
+        `SELECT id FROM read_parquet('${join(dir, 'output', 'points', 'part-0.parquet')}')
+         WHERE longitude BETWEEN ${w} AND ${e} AND latitude BETWEEN ${s} AND ${n} ORDER BY id`,
+      );
+      const found = await ogrFeatures(file('points.fgb'), box);
+      expect(
+        found.map((f) => Number(f.properties['id'])).sort((a, b) => a - b),
+        box.join(','),
+      ).toEqual(truth.map((r) => Number(r['id'])));
+      expect((await ogrSummary(file('points.fgb'), box)).count, box.join(',')).toBe(truth.length);
+    }
+  });
+
+  it('writes a file GDAL opens when the query has no rows', async () => {
+    const summary = await ogrSummary(file('empty.fgb'));
+    expect(summary.count).toBe(0);
+    expect(summary.crs).toBe('EPSG:4326');
   });
 });

@@ -1,0 +1,366 @@
+/**
+ * A FlatGeobuf extract of points (https://flatgeobuf.org): the spatially
+ * indexed file that QGIS, GDAL, geopandas (pyogrio) and OpenLayers open, a
+ * fraction of the GeoJSON's size, read by bounding box over HTTP ranges.
+ *
+ * The file is the header (columns typed, WGS 84, extent), a packed Hilbert
+ * R-tree and the features in the tree's order. DuckDB sorts the rows by their
+ * Hilbert value (./hilbert.ts) and streams them; each feature is encoded with
+ * the FlatBuffers schema of the `flatgeobuf` package and written at its place
+ * after the room left for the tree, which is built from the points and the
+ * features' offsets once they are all written, and written into that room.
+ * Memory is about 64 bytes a feature (the tree and the positions it is built
+ * from), whatever the number of columns.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import * as flatbuffers from 'flatbuffers';
+import { Column as FgbColumn } from 'flatgeobuf/lib/mjs/flat-geobuf/column.js';
+import { ColumnType } from 'flatgeobuf/lib/mjs/flat-geobuf/column-type.js';
+import { Crs } from 'flatgeobuf/lib/mjs/flat-geobuf/crs.js';
+import { Feature } from 'flatgeobuf/lib/mjs/flat-geobuf/feature.js';
+import { Geometry } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry.js';
+import { GeometryType } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry-type.js';
+import { Header } from 'flatgeobuf/lib/mjs/flat-geobuf/header.js';
+import {
+  DEFAULT_NODE_SIZE,
+  NODE_ITEM_BYTE_LEN,
+  calcTreeSize,
+  generateLevelBounds,
+} from 'flatgeobuf/lib/mjs/packedrtree.js';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import { writeThrough } from '../util/fs.js';
+import {
+  describe,
+  isNested,
+  isText,
+  isTimestamp,
+  isoTimestamp,
+  pointColumns,
+  type Column,
+  type ExportSource,
+  type GeometryColumns,
+} from './columns.js';
+import type { ExportResult } from './exports.js';
+import { withHilbert } from './hilbert.js';
+
+/** "fgb", major version 3, "fgb", patch 0. */
+const MAGIC = new Uint8Array([0x66, 0x67, 0x62, 0x03, 0x66, 0x67, 0x62, 0x00]);
+const WRITE_BUFFER = 4 * 1024 * 1024;
+
+interface Property {
+  name: string;
+  type: ColumnType;
+  /** The SQL giving the value as the encoder takes it (text, number, bigint or boolean). */
+  sql: string;
+}
+
+/** A column's FlatGeobuf type, and the SQL that gives its value in the form written. */
+function propertyOf(column: Column): Property {
+  const ref = quotedIdentifier(column.name);
+  const as = (type: ColumnType, sql = ref): Property => ({ name: column.name, type, sql });
+  const t = column.type;
+  if (t === 'BOOLEAN') return as(ColumnType.Bool);
+  if (['TINYINT', 'SMALLINT', 'INTEGER', 'UTINYINT', 'USMALLINT'].includes(t))
+    return as(ColumnType.Int, `${ref}::INTEGER`);
+  if (t === 'BIGINT' || t === 'UINTEGER') return as(ColumnType.Long, `${ref}::BIGINT`);
+  if (t === 'FLOAT' || t === 'DOUBLE' || t.startsWith('DECIMAL'))
+    return as(ColumnType.Double, `${ref}::DOUBLE`);
+  if (isTimestamp(t)) return as(ColumnType.DateTime, isoTimestamp(column));
+  if (t === 'DATE') return as(ColumnType.DateTime, `strftime(${ref}, '%Y-%m-%d')`);
+  if (isNested(t) || t === 'JSON') return as(ColumnType.Json, `to_json(${ref})::VARCHAR`);
+  if (isText(t)) return as(ColumnType.String);
+  return as(ColumnType.String, `${ref}::VARCHAR`); // HUGEINT, UUID, TIME, INTERVAL, BLOB...
+}
+
+function headerBytes(
+  layer: string,
+  properties: Property[],
+  features: number,
+  envelope: [number, number, number, number] | undefined,
+): Uint8Array {
+  const builder = new flatbuffers.Builder(1024);
+  const columns = properties.map((p) => {
+    const name = builder.createString(p.name);
+    FgbColumn.startColumn(builder);
+    FgbColumn.addName(builder, name);
+    FgbColumn.addType(builder, p.type);
+    FgbColumn.addNullable(builder, true);
+    return FgbColumn.endColumn(builder);
+  });
+  const columnsVector = Header.createColumnsVector(builder, columns);
+  const name = builder.createString(layer);
+  const org = builder.createString('EPSG');
+  const crsName = builder.createString('WGS 84');
+  Crs.startCrs(builder);
+  Crs.addOrg(builder, org);
+  Crs.addCode(builder, 4326);
+  Crs.addName(builder, crsName);
+  const crs = Crs.endCrs(builder);
+  const envelopeVector = envelope ? Header.createEnvelopeVector(builder, envelope) : 0;
+  Header.startHeader(builder);
+  if (envelope) Header.addEnvelope(builder, envelopeVector);
+  Header.addName(builder, name);
+  Header.addGeometryType(builder, GeometryType.Point);
+  Header.addColumns(builder, columnsVector);
+  Header.addFeaturesCount(builder, BigInt(features));
+  Header.addIndexNodeSize(builder, features > 0 ? DEFAULT_NODE_SIZE : 0);
+  Header.addCrs(builder, crs);
+  builder.finishSizePrefixed(Header.endHeader(builder));
+  return builder.asUint8Array();
+}
+
+/** Encodes features one after the other into one FlatBuffers builder, reused. */
+class FeatureEncoder {
+  readonly #builder = new flatbuffers.Builder(4096);
+  readonly #encoder = new TextEncoder();
+  #bytes = new Uint8Array(64 * 1024);
+  #view = new DataView(this.#bytes.buffer);
+  readonly #types: ColumnType[];
+
+  constructor(properties: Property[]) {
+    this.#types = properties.map((p) => p.type);
+  }
+
+  #room(offset: number, size: number): void {
+    if (offset + size <= this.#bytes.length) return;
+    const bigger = new Uint8Array(Math.max(this.#bytes.length * 2, offset + size));
+    bigger.set(this.#bytes);
+    this.#bytes = bigger;
+    this.#view = new DataView(bigger.buffer);
+  }
+
+  /** The properties as FlatGeobuf lays them out: (column index u16, value) for each value present. */
+  #properties(values: readonly unknown[], first: number): number {
+    let o = 0;
+    for (let i = 0; i < this.#types.length; i++) {
+      const value = values[first + i];
+      if (value === null || value === undefined) continue;
+      this.#room(o, 2 + 8);
+      this.#view.setUint16(o, i, true);
+      o += 2;
+      switch (this.#types[i]) {
+        case ColumnType.Bool:
+          this.#view.setUint8(o, value === true ? 1 : 0);
+          o += 1;
+          break;
+        case ColumnType.Int:
+          this.#view.setInt32(o, value as number, true);
+          o += 4;
+          break;
+        case ColumnType.Long:
+          this.#view.setBigInt64(
+            o,
+            typeof value === 'bigint' ? value : BigInt(value as number),
+            true,
+          );
+          o += 8;
+          break;
+        case ColumnType.Double:
+          this.#view.setFloat64(o, value as number, true);
+          o += 8;
+          break;
+        default: {
+          const text = typeof value === 'string' ? value : JSON.stringify(value);
+          this.#room(o, 4 + text.length * 3);
+          const { written } = this.#encoder.encodeInto(text, this.#bytes.subarray(o + 4));
+          this.#view.setUint32(o, written, true);
+          o += 4 + written;
+        }
+      }
+    }
+    return o;
+  }
+
+  /** One feature, size-prefixed; valid until the next call. */
+  encode(
+    x: number | null,
+    y: number | null,
+    values: readonly unknown[],
+    first: number,
+  ): Uint8Array {
+    const builder = this.#builder;
+    builder.clear();
+    const length = this.#properties(values, first);
+    const properties =
+      length > 0 ? Feature.createPropertiesVector(builder, this.#bytes.subarray(0, length)) : 0;
+    let geometry = 0;
+    if (x !== null && y !== null) {
+      const xy = Geometry.createXyVector(builder, [x, y]);
+      Geometry.startGeometry(builder);
+      Geometry.addXy(builder, xy);
+      geometry = Geometry.endGeometry(builder);
+    }
+    Feature.startFeature(builder);
+    if (geometry) Feature.addGeometry(builder, geometry);
+    if (properties) Feature.addProperties(builder, properties);
+    builder.finishSizePrefixed(Feature.endFeature(builder));
+    return builder.asUint8Array();
+  }
+}
+
+/**
+ * The packed R-tree over the features, root first: each node's box and, for a
+ * leaf, its feature's byte offset after the index; above, the index of its
+ * first child. A feature without a position has an empty box, which no search
+ * meets and which leaves its parents' boxes as they are.
+ */
+function packedTree(xs: Float64Array, ys: Float64Array, offsets: Float64Array): Uint8Array {
+  const count = xs.length;
+  const bytes = new Uint8Array(calcTreeSize(count, DEFAULT_NODE_SIZE));
+  const box = new Float64Array(bytes.buffer, 0, bytes.length / 8);
+  const words = new Uint32Array(bytes.buffer);
+  const item = NODE_ITEM_BYTE_LEN / 8; // doubles per node: minX, minY, maxX, maxY, offset
+  const setOffset = (node: number, value: number): void => {
+    words[node * item * 2 + 8] = value % 2 ** 32; // little-endian u64
+    words[node * item * 2 + 9] = Math.floor(value / 2 ** 32);
+  };
+  const levels = generateLevelBounds(count, DEFAULT_NODE_SIZE);
+  const [leafStart] = levels[0]!;
+  for (let i = 0; i < count; i++) {
+    const at = (leafStart + i) * item;
+    const x = xs[i]!;
+    const y = ys[i]!;
+    const located = !Number.isNaN(x);
+    box[at] = located ? x : Infinity;
+    box[at + 1] = located ? y : Infinity;
+    box[at + 2] = located ? x : -Infinity;
+    box[at + 3] = located ? y : -Infinity;
+    setOffset(leafStart + i, offsets[i]!);
+  }
+  for (let level = 1; level < levels.length; level++) {
+    const [start, end] = levels[level]!;
+    const [childStart, childEnd] = levels[level - 1]!;
+    for (let node = start; node < end; node++) {
+      const first = childStart + (node - start) * DEFAULT_NODE_SIZE;
+      const last = Math.min(first + DEFAULT_NODE_SIZE, childEnd);
+      let minX = Infinity;
+      let minY = Infinity;
+      let maxX = -Infinity;
+      let maxY = -Infinity;
+      for (let child = first; child < last; child++) {
+        const at = child * item;
+        minX = Math.min(minX, box[at]!);
+        minY = Math.min(minY, box[at + 1]!);
+        maxX = Math.max(maxX, box[at + 2]!);
+        maxY = Math.max(maxY, box[at + 3]!);
+      }
+      const at = node * item;
+      box[at] = minX;
+      box[at + 1] = minY;
+      box[at + 2] = maxX;
+      box[at + 3] = maxY;
+      setOffset(node, first);
+    }
+  }
+  return bytes;
+}
+
+/** Writes bytes at increasing positions of a file through one buffer. */
+class PositionedWriter {
+  readonly #buffer = new Uint8Array(WRITE_BUFFER);
+  #used = 0;
+  constructor(
+    private readonly file: FileHandle,
+    public position: number,
+  ) {}
+
+  /** Where the next byte written goes. */
+  get at(): number {
+    return this.position + this.#used;
+  }
+
+  async write(bytes: Uint8Array): Promise<void> {
+    if (this.#used + bytes.length > this.#buffer.length) await this.flush();
+    if (bytes.length > this.#buffer.length) {
+      await this.file.write(bytes, 0, bytes.length, this.position);
+      this.position += bytes.length;
+      return;
+    }
+    this.#buffer.set(bytes, this.#used);
+    this.#used += bytes.length;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#used === 0) return;
+    await this.file.write(this.#buffer, 0, this.#used, this.position);
+    this.position += this.#used;
+    this.#used = 0;
+  }
+}
+
+export async function exportFlatGeobuf(
+  db: Database,
+  source: ExportSource,
+  path: string,
+  scratch: string,
+  geometry: GeometryColumns,
+): Promise<ExportResult> {
+  const columns = await describe(db, source);
+  const { lon, lat, valid, properties: kept } = pointColumns(columns, geometry);
+  const properties = kept.map(propertyOf);
+  const points =
+    `SELECT CASE WHEN ${valid} THEN ${lon} END AS h_lon, CASE WHEN ${valid} THEN ${lat} END AS h_lat` +
+    properties.map((p, i) => `, ${p.sql} AS p${i}`).join('') +
+    ` FROM ${source.sql}`;
+  const [stats] = await db.all(
+    `SELECT count(*)::DOUBLE AS n, count(h_lon)::DOUBLE AS located, min(h_lon) AS min_x, min(h_lat) AS min_y, ` +
+      `max(h_lon) AS max_x, max(h_lat) AS max_y FROM (${points})`,
+    source.params,
+  );
+  const count = Number(stats!['n']);
+  const located = Number(stats!['located']);
+  const envelope: [number, number, number, number] | undefined =
+    located > 0
+      ? ([stats!['min_x'], stats!['min_y'], stats!['max_x'], stats!['max_y']].map(Number) as [
+          number,
+          number,
+          number,
+          number,
+        ])
+      : undefined;
+  const [minX, minY, maxX, maxY] = envelope ?? [0, 0, 0, 0];
+  const ordered =
+    withHilbert(points, 'h_lon', 'h_lat', { minX, minY, width: maxX - minX, height: maxY - minY }) +
+    ` ORDER BY h_lon IS NULL, hilbert`;
+
+  return writeThrough(path, scratch, async (temporary) => {
+    const file = await open(temporary, 'wx');
+    try {
+      const header = headerBytes(basename(path, extname(path)), properties, count, envelope);
+      const treeAt = MAGIC.length + header.length;
+      const featuresAt = treeAt + (count > 0 ? calcTreeSize(count, DEFAULT_NODE_SIZE) : 0);
+      await file.write(MAGIC, 0, MAGIC.length, 0);
+      await file.write(header, 0, header.length, MAGIC.length);
+      const xs = new Float64Array(count);
+      const ys = new Float64Array(count);
+      const offsets = new Float64Array(count);
+      const encoder = new FeatureEncoder(properties);
+      const out = new PositionedWriter(file, featuresAt);
+      let rows = 0;
+      const result = await db.connection.stream(ordered, source.params);
+      for await (const chunk of result.yieldRows()) {
+        for (const row of chunk) {
+          if (rows >= count) throw new Error('the source gave more rows than it counted');
+          const x = row[0] === null ? null : Number(row[0]);
+          const y = row[1] === null ? null : Number(row[1]);
+          xs[rows] = x ?? NaN;
+          ys[rows] = y ?? NaN;
+          offsets[rows] = out.at - featuresAt;
+          await out.write(encoder.encode(x, y, row, 2));
+          rows++;
+        }
+      }
+      await out.flush();
+      if (rows !== count) throw new Error(`the source gave ${rows} rows where it counted ${count}`);
+      if (count > 0) {
+        const tree = packedTree(xs, ys, offsets);
+        await file.write(tree, 0, tree.length, treeAt);
+      }
+      await file.sync();
+      return { rows, withoutGeometry: count - located };
+    } finally {
+      await file.close();
+    }
+  });
+}
