@@ -5,29 +5,18 @@
  *
  * The file is the header (columns typed, WGS 84, extent), a packed Hilbert
  * R-tree and the features in the tree's order. DuckDB sorts the rows by their
- * Hilbert value (./hilbert.ts) and streams them; each feature is encoded with
- * the FlatBuffers schema of the `flatgeobuf` package and written at its place
- * after the room left for the tree, which is built from the points and the
- * features' offsets once they are all written, and written into that room.
+ * Hilbert value (./hilbert.ts) and streams them; each feature is encoded in
+ * FlatGeobuf's FlatBuffers schema (./flatgeobuf-schema.ts) and written at its
+ * place after the room left for the tree, which is built from the points and
+ * the features' offsets once they are all written, and written into that room.
+ * (The `flatgeobuf` package writes a whole collection held in memory, without
+ * an index, and installs OpenLayers beside it.)
  * Memory is about 64 bytes a feature (the tree and the positions it is built
  * from), whatever the number of columns.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import * as flatbuffers from 'flatbuffers';
-import { Column as FgbColumn } from 'flatgeobuf/lib/mjs/flat-geobuf/column.js';
-import { ColumnType } from 'flatgeobuf/lib/mjs/flat-geobuf/column-type.js';
-import { Crs } from 'flatgeobuf/lib/mjs/flat-geobuf/crs.js';
-import { Feature } from 'flatgeobuf/lib/mjs/flat-geobuf/feature.js';
-import { Geometry } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry.js';
-import { GeometryType } from 'flatgeobuf/lib/mjs/flat-geobuf/geometry-type.js';
-import { Header } from 'flatgeobuf/lib/mjs/flat-geobuf/header.js';
-import {
-  DEFAULT_NODE_SIZE,
-  NODE_ITEM_BYTE_LEN,
-  calcTreeSize,
-  generateLevelBounds,
-} from 'flatgeobuf/lib/mjs/packedrtree.js';
+import { Builder } from 'flatbuffers';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import {
@@ -42,10 +31,18 @@ import {
   type GeometryColumns,
 } from './columns.js';
 import type { ExportResult } from './exports.js';
+import {
+  ColumnType,
+  MAGIC,
+  NODE_BYTES,
+  buildHeader,
+  buildPointFeature,
+  treeLevels,
+} from './flatgeobuf-schema.js';
 import { withHilbert } from './hilbert.js';
 
-/** "fgb", major version 3, "fgb", patch 0. */
-const MAGIC = new Uint8Array([0x66, 0x67, 0x62, 0x03, 0x66, 0x67, 0x62, 0x00]);
+/** Children per node of the R-tree: FlatGeobuf's default. */
+const NODE_SIZE = 16;
 const WRITE_BUFFER = 4 * 1024 * 1024;
 
 interface Property {
@@ -73,46 +70,9 @@ function propertyOf(column: Column): Property {
   return as(ColumnType.String, `${ref}::VARCHAR`); // HUGEINT, UUID, TIME, INTERVAL, BLOB...
 }
 
-function headerBytes(
-  layer: string,
-  properties: Property[],
-  features: number,
-  envelope: [number, number, number, number] | undefined,
-): Uint8Array {
-  const builder = new flatbuffers.Builder(1024);
-  const columns = properties.map((p) => {
-    const name = builder.createString(p.name);
-    FgbColumn.startColumn(builder);
-    FgbColumn.addName(builder, name);
-    FgbColumn.addType(builder, p.type);
-    FgbColumn.addNullable(builder, true);
-    return FgbColumn.endColumn(builder);
-  });
-  const columnsVector = Header.createColumnsVector(builder, columns);
-  const name = builder.createString(layer);
-  const org = builder.createString('EPSG');
-  const crsName = builder.createString('WGS 84');
-  Crs.startCrs(builder);
-  Crs.addOrg(builder, org);
-  Crs.addCode(builder, 4326);
-  Crs.addName(builder, crsName);
-  const crs = Crs.endCrs(builder);
-  const envelopeVector = envelope ? Header.createEnvelopeVector(builder, envelope) : 0;
-  Header.startHeader(builder);
-  if (envelope) Header.addEnvelope(builder, envelopeVector);
-  Header.addName(builder, name);
-  Header.addGeometryType(builder, GeometryType.Point);
-  Header.addColumns(builder, columnsVector);
-  Header.addFeaturesCount(builder, BigInt(features));
-  Header.addIndexNodeSize(builder, features > 0 ? DEFAULT_NODE_SIZE : 0);
-  Header.addCrs(builder, crs);
-  builder.finishSizePrefixed(Header.endHeader(builder));
-  return builder.asUint8Array();
-}
-
 /** Encodes features one after the other into one FlatBuffers builder, reused. */
 class FeatureEncoder {
-  readonly #builder = new flatbuffers.Builder(4096);
+  readonly #builder = new Builder(4096);
   readonly #encoder = new TextEncoder();
   #bytes = new Uint8Array(64 * 1024);
   #view = new DataView(this.#bytes.buffer);
@@ -179,23 +139,9 @@ class FeatureEncoder {
     values: readonly unknown[],
     first: number,
   ): Uint8Array {
-    const builder = this.#builder;
-    builder.clear();
+    this.#builder.clear();
     const length = this.#properties(values, first);
-    const properties =
-      length > 0 ? Feature.createPropertiesVector(builder, this.#bytes.subarray(0, length)) : 0;
-    let geometry = 0;
-    if (x !== null && y !== null) {
-      const xy = Geometry.createXyVector(builder, [x, y]);
-      Geometry.startGeometry(builder);
-      Geometry.addXy(builder, xy);
-      geometry = Geometry.endGeometry(builder);
-    }
-    Feature.startFeature(builder);
-    if (geometry) Feature.addGeometry(builder, geometry);
-    if (properties) Feature.addProperties(builder, properties);
-    builder.finishSizePrefixed(Feature.endFeature(builder));
-    return builder.asUint8Array();
+    return buildPointFeature(this.#builder, x, y, this.#bytes.subarray(0, length));
   }
 }
 
@@ -207,15 +153,15 @@ class FeatureEncoder {
  */
 function packedTree(xs: Float64Array, ys: Float64Array, offsets: Float64Array): Uint8Array {
   const count = xs.length;
-  const bytes = new Uint8Array(calcTreeSize(count, DEFAULT_NODE_SIZE));
+  const levels = treeLevels(count, NODE_SIZE);
+  const bytes = new Uint8Array(levels[0]![1] * NODE_BYTES); // the leaves end the tree
   const box = new Float64Array(bytes.buffer, 0, bytes.length / 8);
   const words = new Uint32Array(bytes.buffer);
-  const item = NODE_ITEM_BYTE_LEN / 8; // doubles per node: minX, minY, maxX, maxY, offset
+  const item = NODE_BYTES / 8; // doubles per node: minX, minY, maxX, maxY, offset
   const setOffset = (node: number, value: number): void => {
     words[node * item * 2 + 8] = value % 2 ** 32; // little-endian u64
     words[node * item * 2 + 9] = Math.floor(value / 2 ** 32);
   };
-  const levels = generateLevelBounds(count, DEFAULT_NODE_SIZE);
   const [leafStart] = levels[0]!;
   for (let i = 0; i < count; i++) {
     const at = (leafStart + i) * item;
@@ -232,8 +178,8 @@ function packedTree(xs: Float64Array, ys: Float64Array, offsets: Float64Array): 
     const [start, end] = levels[level]!;
     const [childStart, childEnd] = levels[level - 1]!;
     for (let node = start; node < end; node++) {
-      const first = childStart + (node - start) * DEFAULT_NODE_SIZE;
-      const last = Math.min(first + DEFAULT_NODE_SIZE, childEnd);
+      const first = childStart + (node - start) * NODE_SIZE;
+      const last = Math.min(first + NODE_SIZE, childEnd);
       let minX = Infinity;
       let minY = Infinity;
       let maxX = -Infinity;
@@ -327,9 +273,17 @@ export async function exportFlatGeobuf(
   return writeThrough(path, scratch, async (temporary) => {
     const file = await open(temporary, 'wx');
     try {
-      const header = headerBytes(basename(path, extname(path)), properties, count, envelope);
+      const header = buildHeader(new Builder(1024), {
+        name: basename(path, extname(path)),
+        columns: properties,
+        features: count,
+        envelope,
+        indexNodeSize: count > 0 ? NODE_SIZE : 0,
+        crs: { code: 4326, name: 'WGS 84' },
+      });
       const treeAt = MAGIC.length + header.length;
-      const featuresAt = treeAt + (count > 0 ? calcTreeSize(count, DEFAULT_NODE_SIZE) : 0);
+      const featuresAt =
+        treeAt + (count > 0 ? treeLevels(count, NODE_SIZE)[0]![1] * NODE_BYTES : 0);
       await file.write(MAGIC, 0, MAGIC.length, 0);
       await file.write(header, 0, header.length, MAGIC.length);
       const xs = new Float64Array(count);

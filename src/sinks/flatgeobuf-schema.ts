@@ -1,0 +1,125 @@
+/**
+ * The parts of FlatGeobuf's FlatBuffers schema (header.fbs and feature.fbs of
+ * https://github.com/flatgeobuf/flatgeobuf, format version 3) that a writer of
+ * points needs: each table's field slots and defaults, as `flatc` generates
+ * them, over the `flatbuffers` runtime. The packed R-tree's layout is the
+ * reference's too (packedrtree.cpp): nodes of 40 bytes, root first.
+ */
+import type { Builder, Offset } from 'flatbuffers';
+
+/** "fgb", major version 3, "fgb", patch 0. */
+export const MAGIC = new Uint8Array([0x66, 0x67, 0x62, 0x03, 0x66, 0x67, 0x62, 0x00]);
+
+/** The enum ColumnType of header.fbs (the values used here). */
+export const ColumnType = {
+  Bool: 2,
+  Int: 5,
+  Long: 7,
+  Double: 10,
+  String: 11,
+  Json: 12,
+  DateTime: 13,
+} as const;
+export type ColumnType = (typeof ColumnType)[keyof typeof ColumnType];
+
+const POINT = 1; // enum GeometryType
+
+export interface HeaderFields {
+  name: string;
+  columns: { name: string; type: ColumnType }[];
+  features: number;
+  /** West, south, east, north of the features' positions. */
+  envelope: readonly [number, number, number, number] | undefined;
+  indexNodeSize: number;
+  /** The CRS as an EPSG code and its name. */
+  crs: { code: number; name: string };
+}
+
+/** table Header, size-prefixed: point geometries. */
+export function buildHeader(builder: Builder, header: HeaderFields): Uint8Array {
+  const columns = header.columns.map((c) => {
+    const name = builder.createString(c.name);
+    builder.startObject(11); // table Column
+    builder.addFieldOffset(0, name, 0);
+    builder.addFieldInt8(1, c.type, 0);
+    builder.addFieldInt8(7, 1, 1); // nullable (the default, written for clarity of intent)
+    const column = builder.endObject();
+    builder.requiredField(column, 4); // name
+    return column;
+  });
+  builder.startVector(4, columns.length, 4);
+  for (let i = columns.length - 1; i >= 0; i--) builder.addOffset(columns[i]!);
+  const columnsVector = builder.endVector();
+  const name = builder.createString(header.name);
+  const org = builder.createString('EPSG');
+  const crsName = builder.createString(header.crs.name);
+  builder.startObject(6); // table Crs
+  builder.addFieldOffset(0, org, 0);
+  builder.addFieldInt32(1, header.crs.code, 0);
+  builder.addFieldOffset(2, crsName, 0);
+  const crs = builder.endObject();
+  let envelope: Offset = 0;
+  if (header.envelope) {
+    builder.startVector(8, 4, 8);
+    for (let i = 3; i >= 0; i--) builder.addFloat64(header.envelope[i]!);
+    envelope = builder.endVector();
+  }
+  builder.startObject(14); // table Header
+  builder.addFieldOffset(0, name, 0);
+  if (envelope) builder.addFieldOffset(1, envelope, 0);
+  builder.addFieldInt8(2, POINT, 0);
+  builder.addFieldOffset(7, columnsVector, 0);
+  builder.addFieldInt64(8, BigInt(header.features), 0n);
+  builder.addFieldInt16(9, header.indexNodeSize, 16);
+  builder.addFieldOffset(10, crs, 0);
+  builder.finishSizePrefixed(builder.endObject());
+  return builder.asUint8Array();
+}
+
+/**
+ * table Feature, size-prefixed: a point (or no geometry) and its properties
+ * (already laid out as (column index u16, value) pairs).
+ */
+export function buildPointFeature(
+  builder: Builder,
+  x: number | null,
+  y: number | null,
+  properties: Uint8Array,
+): Uint8Array {
+  const values = properties.length > 0 ? builder.createByteVector(properties) : 0;
+  let geometry: Offset = 0;
+  if (x !== null && y !== null) {
+    builder.startVector(8, 2, 8);
+    builder.addFloat64(y);
+    builder.addFloat64(x);
+    const xy = builder.endVector();
+    builder.startObject(8); // table Geometry
+    builder.addFieldOffset(1, xy, 0);
+    geometry = builder.endObject();
+  }
+  builder.startObject(3); // table Feature
+  if (geometry) builder.addFieldOffset(0, geometry, 0);
+  if (values) builder.addFieldOffset(1, values, 0);
+  builder.finishSizePrefixed(builder.endObject());
+  return builder.asUint8Array();
+}
+
+/** Bytes of a packed R-tree node: minX, minY, maxX, maxY (f64) and an offset (u64). */
+export const NODE_BYTES = 40;
+
+/** The node index ranges [start, end) of each level of a packed R-tree, leaves first. */
+export function treeLevels(items: number, nodeSize: number): [number, number][] {
+  const counts = [items];
+  let n = items;
+  do {
+    n = Math.ceil(n / nodeSize);
+    counts.push(n);
+  } while (n !== 1);
+  const total = counts.reduce((a, b) => a + b, 0);
+  let end = total;
+  return counts.map((count) => {
+    const level: [number, number] = [end - count, end];
+    end -= count;
+    return level;
+  });
+}
