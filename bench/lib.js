@@ -85,11 +85,13 @@ export async function runPipeline(
   const ms = performance.now() - started;
   // `failing`: a failed run is reported (its manifest says which step failed), not thrown.
   if (code !== 0 && !failing) throw new Error(`road-etl exited ${code}: ${stdout}`);
-  const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8'));
+  const folder = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8'));
   if (!keep) await rm(dir, { recursive: true, force: true });
   // The summary line's cpu_ms: the road-etl process's user + system time, start-up included.
   const summary = JSON.parse(stdout.trim().split('\n').at(-1));
-  return { ms, rss, cpuMs: summary.cpu_ms, manifest, dir };
+  // `manifest`: this pipeline's entry of the folder's manifest (its steps, status, exports).
+  const manifest = folder.pipelines[summary.pipeline];
+  return { ms, rss, cpuMs: summary.cpu_ms, manifest, folder, dir };
 }
 
 /** The baseline: fetch every page of the feed in turn and JSON.parse it; nothing else. */

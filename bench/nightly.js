@@ -38,8 +38,7 @@ const env = { ...simulator.env };
 const params = (start, end) => ({ start, end, prefixes: 'GAL,UTR,RTD,ZHO,NBR,GLD,GRN,FRL' });
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const stepsCpu = (manifest) =>
-  manifest.pipelines.bicycle.steps.reduce((sum, s) => sum + s.cpu_ms, 0);
+const stepsCpu = (manifest) => manifest.steps.reduce((sum, s) => sum + s.cpu_ms, 0);
 
 try {
   console.log(`Filling the folders (${locations} locations)...`);
@@ -51,8 +50,7 @@ try {
     keep: true,
     params: params('2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z'),
   });
-  const rows = (m) =>
-    m.pipelines.bicycle.steps.find((s) => s.id === 'bicycle_measurements').rows_out;
+  const rows = (m) => m.steps.find((s) => s.id === 'bicycle_measurements').rows_out;
   console.log(
     `  a year: ${rows(year.manifest).toLocaleString('en')} measurement rows in ${(year.ms / 1000).toFixed(1)} s; ` +
       `a month: ${rows(month.manifest).toLocaleString('en')} in ${(month.ms / 1000).toFixed(1)} s`,
@@ -76,7 +74,7 @@ try {
         cpu: night.cpuMs,
         steps: stepsCpu(night.manifest),
         rss: night.rss,
-        perStep: night.manifest.pipelines.bicycle.steps,
+        perStep: night.manifest.steps,
       });
     }
   }

@@ -16,13 +16,13 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
+import { DuckDBBlobVector, type DuckDBVector } from '@duckdb/node-api';
 import { Builder } from 'flatbuffers';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import {
   describe,
   isNested,
-  isText,
   isTimestamp,
   isoTimestamp,
   pointColumns,
@@ -48,7 +48,7 @@ const WRITE_BUFFER = 4 * 1024 * 1024;
 interface Property {
   name: string;
   type: ColumnType;
-  /** The SQL giving the value as the encoder takes it (text, number, bigint or boolean). */
+  /** The SQL giving the value as the encoder takes it: a number, a BIGINT, a boolean, or text as UTF-8 bytes (BLOB). */
   sql: string;
 }
 
@@ -56,6 +56,8 @@ interface Property {
 function propertyOf(column: Column): Property {
   const ref = quotedIdentifier(column.name);
   const as = (type: ColumnType, sql = ref): Property => ({ name: column.name, type, sql });
+  // Text of any kind as its UTF-8 bytes, which the encoder copies as they are.
+  const text = (type: ColumnType, sql = ref): Property => as(type, `encode((${sql})::VARCHAR)`);
   const t = column.type;
   if (t === 'BOOLEAN') return as(ColumnType.Bool);
   if (['TINYINT', 'SMALLINT', 'INTEGER', 'UTINYINT', 'USMALLINT'].includes(t))
@@ -63,17 +65,21 @@ function propertyOf(column: Column): Property {
   if (t === 'BIGINT' || t === 'UINTEGER') return as(ColumnType.Long, `${ref}::BIGINT`);
   if (t === 'FLOAT' || t === 'DOUBLE' || t.startsWith('DECIMAL'))
     return as(ColumnType.Double, `${ref}::DOUBLE`);
-  if (isTimestamp(t)) return as(ColumnType.DateTime, isoTimestamp(column));
-  if (t === 'DATE') return as(ColumnType.DateTime, `strftime(${ref}, '%Y-%m-%d')`);
-  if (isNested(t) || t === 'JSON') return as(ColumnType.Json, `to_json(${ref})::VARCHAR`);
-  if (isText(t)) return as(ColumnType.String);
-  return as(ColumnType.String, `${ref}::VARCHAR`); // HUGEINT, UUID, TIME, INTERVAL, BLOB...
+  if (isTimestamp(t)) return text(ColumnType.DateTime, isoTimestamp(column));
+  if (t === 'DATE') return text(ColumnType.DateTime, `strftime(${ref}, '%Y-%m-%d')`);
+  if (isNested(t) || t === 'JSON') return text(ColumnType.Json, `to_json(${ref})`);
+  return text(ColumnType.String); // VARCHAR, ENUM; HUGEINT, UUID, TIME, INTERVAL... as DuckDB writes them
+}
+
+/** A column of a chunk of rows; text (as UTF-8 bytes) in a BLOB vector. */
+interface Vectors {
+  vector: DuckDBVector;
+  blob: DuckDBBlobVector | undefined;
 }
 
 /** Encodes features one after the other into one FlatBuffers builder, reused. */
 class FeatureEncoder {
   readonly #builder = new Builder(4096);
-  readonly #encoder = new TextEncoder();
   #bytes = new Uint8Array(64 * 1024);
   #view = new DataView(this.#bytes.buffer);
   readonly #types: ColumnType[];
@@ -90,57 +96,52 @@ class FeatureEncoder {
     this.#view = new DataView(bigger.buffer);
   }
 
-  /** The properties as FlatGeobuf lays them out: (column index u16, value) for each value present. */
-  #properties(values: readonly unknown[], first: number): number {
+  /**
+   * The properties of one row as FlatGeobuf lays them out: (column index u16,
+   * value) for each value present. Text comes as DuckDB's UTF-8 bytes (a BLOB),
+   * copied as they are: no JavaScript string is made of it.
+   */
+  #properties(columns: readonly Vectors[], row: number): number {
     let o = 0;
     for (let i = 0; i < this.#types.length; i++) {
-      const value = values[first + i];
-      if (value === null || value === undefined) continue;
+      const type = this.#types[i];
+      const { vector, blob } = columns[i]!;
+      if (blob) {
+        const bytes = blob.getItemBytes(row);
+        if (bytes === null) continue;
+        this.#room(o, 6 + bytes.length);
+        this.#view.setUint16(o, i, true);
+        this.#view.setUint32(o + 2, bytes.length, true);
+        this.#bytes.set(bytes, o + 6);
+        o += 6 + bytes.length;
+        continue;
+      }
+      const value = vector.getItem(row);
+      if (value === null) continue;
       this.#room(o, 2 + 8);
       this.#view.setUint16(o, i, true);
       o += 2;
-      switch (this.#types[i]) {
-        case ColumnType.Bool:
-          this.#view.setUint8(o, value === true ? 1 : 0);
-          o += 1;
-          break;
-        case ColumnType.Int:
-          this.#view.setInt32(o, value as number, true);
-          o += 4;
-          break;
-        case ColumnType.Long:
-          this.#view.setBigInt64(
-            o,
-            typeof value === 'bigint' ? value : BigInt(value as number),
-            true,
-          );
-          o += 8;
-          break;
-        case ColumnType.Double:
-          this.#view.setFloat64(o, value as number, true);
-          o += 8;
-          break;
-        default: {
-          const text = typeof value === 'string' ? value : JSON.stringify(value);
-          this.#room(o, 4 + text.length * 3);
-          const { written } = this.#encoder.encodeInto(text, this.#bytes.subarray(o + 4));
-          this.#view.setUint32(o, written, true);
-          o += 4 + written;
-        }
+      if (type === ColumnType.Bool) {
+        this.#view.setUint8(o, value === true ? 1 : 0);
+        o += 1;
+      } else if (type === ColumnType.Int) {
+        this.#view.setInt32(o, value as number, true);
+        o += 4;
+      } else if (type === ColumnType.Long) {
+        this.#view.setBigInt64(o, value as bigint, true);
+        o += 8;
+      } else {
+        this.#view.setFloat64(o, value as number, true);
+        o += 8;
       }
     }
     return o;
   }
 
   /** One feature, size-prefixed; valid until the next call. */
-  encode(
-    x: number | null,
-    y: number | null,
-    values: readonly unknown[],
-    first: number,
-  ): Uint8Array {
+  encode(x: number | null, y: number | null, columns: readonly Vectors[], row: number): Uint8Array {
     this.#builder.clear();
-    const length = this.#properties(values, first);
+    const length = this.#properties(columns, row);
     return buildPointFeature(this.#builder, x, y, this.#bytes.subarray(0, length));
   }
 }
@@ -293,15 +294,24 @@ export async function exportFlatGeobuf(
       const out = new PositionedWriter(file, featuresAt);
       let rows = 0;
       const result = await db.connection.stream(ordered, source.params);
-      for await (const chunk of result.yieldRows()) {
-        for (const row of chunk) {
-          if (rows >= count) throw new Error('the source gave more rows than it counted');
-          const x = row[0] === null ? null : Number(row[0]);
-          const y = row[1] === null ? null : Number(row[1]);
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        if (rows + chunk.rowCount > count)
+          throw new Error('the source gave more rows than it counted');
+        const lon = chunk.getColumnVector(0);
+        const lat = chunk.getColumnVector(1);
+        const columns = properties.map((_, i): Vectors => {
+          const vector = chunk.getColumnVector(2 + i);
+          return { vector, blob: vector instanceof DuckDBBlobVector ? vector : undefined };
+        });
+        for (let row = 0; row < chunk.rowCount; row++) {
+          const x = lon.getItem(row) as number | null;
+          const y = lat.getItem(row) as number | null;
           xs[rows] = x ?? NaN;
           ys[rows] = y ?? NaN;
           offsets[rows] = out.at - featuresAt;
-          await out.write(encoder.encode(x, y, row, 2));
+          await out.write(encoder.encode(x, y, columns, row));
           rows++;
         }
       }
