@@ -65,10 +65,12 @@ export function isoTimestamp(column: Column): string {
  * position, and the columns left for the properties (neither the position nor
  * a geometry column, which the feature's geometry already is).
  */
-export function pointColumns(
-  columns: Column[],
+export async function pointColumns(
+  db: Database,
+  source: ExportSource,
   geometry: GeometryColumns,
-): { lon: string; lat: string; valid: string; properties: Column[] } {
+): Promise<{ lon: string; lat: string; valid: string; properties: Column[] }> {
+  const columns = await describe(db, source);
   for (const name of [
     geometry.longitude,
     geometry.latitude,

@@ -99,8 +99,7 @@ export async function exportGeoJson(
   scratch: string,
   geometry: GeometryColumns,
 ): Promise<ExportResult> {
-  const columns = await describe(db, source);
-  const { lon, lat, valid, properties: kept } = pointColumns(columns, geometry);
+  const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
   const properties = kept.map((c) => `${quotedString(c.name)}, ${jsonValue(c)}`);
   // Seven decimals, about a centimetre: what RFC 7946 (11.2) advises, no false precision.
   const coordinates = `json_array(round(${lon}, 7), round(${lat}, 7))`;

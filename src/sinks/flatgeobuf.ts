@@ -21,7 +21,6 @@ import { Builder } from 'flatbuffers';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import {
-  describe,
   isNested,
   isTimestamp,
   isoTimestamp,
@@ -243,8 +242,7 @@ export async function exportFlatGeobuf(
   scratch: string,
   geometry: GeometryColumns,
 ): Promise<ExportResult> {
-  const columns = await describe(db, source);
-  const { lon, lat, valid, properties: kept } = pointColumns(columns, geometry);
+  const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
   const properties = kept.map(propertyOf);
   const points =
     `SELECT CASE WHEN ${valid} THEN ${lon} END AS h_lon, CASE WHEN ${valid} THEN ${lat} END AS h_lat` +
