@@ -1,2 +1,4 @@
 #!/usr/bin/env node
-import '../dist/cli/main.js';
+import { main } from '../dist/cli/main.js';
+
+process.exit(await main(process.argv.slice(2)));

@@ -5,6 +5,7 @@ import { InputError } from '../errors.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
 import { buildPipeline, type Pipeline } from '../pipeline/build.js';
 import { StateStore } from '../pipeline/state.js';
+import type { CliIo } from './io.js';
 
 export interface CommonArgs {
   output: string;
@@ -68,9 +69,9 @@ export function outputFolder(args: CommonArgs): string {
   return resolve(args.output);
 }
 
-export function loggerFor(args: CommonArgs): Logger {
-  const format = args['log-format'] ?? (process.stderr.isTTY ? 'text' : 'json');
-  return createLogger({ format, level: args['log-level'], stream: process.stderr });
+export function loggerFor(args: CommonArgs, io: CliIo): Logger {
+  const format = args['log-format'] ?? (io.stderr.isTTY ? 'text' : 'json');
+  return createLogger({ format, level: args['log-level'], stream: io.stderr });
 }
 
 /** Splits comma lists given once or repeated: --select a,b --select c. */
@@ -87,10 +88,12 @@ export function commaList(values: readonly string[] | undefined): string[] | und
 export function pipelineFromArgs(
   args: { pipeline: string; param: string[] },
   output: string,
+  io: CliIo,
   purpose: 'run' | 'validate' = 'run',
 ): Promise<Pipeline> {
   return buildPipeline(args.pipeline, {
     params: parseParamArgs(args.param),
+    env: io.env,
     output,
     purpose,
     state: new StateStore(output),

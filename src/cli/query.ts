@@ -4,6 +4,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { Database } from '../duckdb/database.js';
 import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
 import { InputError } from '../errors.js';
+import { writeOut, type CliIo } from './io.js';
 import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 
@@ -63,12 +64,7 @@ function renderTable(names: string[], rows: unknown[][]): string {
   ].join('\n');
 }
 
-async function write(text: string): Promise<void> {
-  if (!process.stdout.write(text))
-    await new Promise((resolve) => process.stdout.once('drain', resolve));
-}
-
-export const queryCommand: CommandModule<object, QueryArgs> = {
+export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
   command: 'query <sql>',
   describe: 'Run SQL over the output datasets (each dataset is a view)',
   builder: (yargs: Argv) =>
@@ -91,7 +87,8 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       ) as unknown as Argv<QueryArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
-    const logger = loggerFor(args);
+    const logger = loggerFor(args, io);
+    const write = (text: string): Promise<void> => writeOut(io.stdout, text);
     const datasets = await discoverDatasets(output);
     if (datasets.length === 0)
       logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
@@ -141,4 +138,4 @@ export const queryCommand: CommandModule<object, QueryArgs> = {
       db.close();
     }
   },
-};
+});

@@ -4,6 +4,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors.js';
 import { DEFAULT_MAP_SIGNS, writeReport } from '../report/index.js';
 import { tileTemplateProblem } from '../util/geo.js';
+import { writeOut, type CliIo } from './io.js';
 import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
 
 interface ReportArgs extends CommonArgs {
@@ -12,7 +13,7 @@ interface ReportArgs extends CommonArgs {
   'tiles-attribution': string;
 }
 
-export const reportCommand: CommandModule<object, ReportArgs> = {
+export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => ({
   command: 'report',
   describe:
     'Write report/index.html: the run, maps and charts of the output (one file, no network)',
@@ -40,7 +41,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
       ) as unknown as Argv<ReportArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
-    const logger = loggerFor(args);
+    const logger = loggerFor(args, io);
     const mapSigns = args['map-signs'];
     if (!Number.isInteger(mapSigns) || mapSigns < 0)
       throw new InputError(
@@ -62,6 +63,6 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
       path: report.path,
       bytes: report.bytes,
     });
-    process.stdout.write(JSON.stringify({ report: report.path, bytes: report.bytes }) + '\n');
+    await writeOut(io.stdout, JSON.stringify({ report: report.path, bytes: report.bytes }) + '\n');
   },
-};
+});

@@ -18,6 +18,7 @@ import {
   withPipelineArguments,
   type CommonArgs,
 } from './common.js';
+import { writeOut, type CliIo } from './io.js';
 
 interface RunArgs extends CommonArgs {
   pipeline: string;
@@ -27,7 +28,7 @@ interface RunArgs extends CommonArgs {
   'dry-run': boolean;
 }
 
-export const runCommand: CommandModule<object, RunArgs> = {
+export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
   command: 'run <pipeline>',
   describe: 'Run a pipeline definition',
   builder: (yargs: Argv) =>
@@ -61,17 +62,17 @@ export const runCommand: CommandModule<object, RunArgs> = {
     let output = args.output;
     try {
       output = outputFolder(args);
-      const pipeline = await pipelineFromArgs(args, output);
+      const pipeline = await pipelineFromArgs(args, output, io);
       pipelineName = pipeline.name;
-      await runCommandFor(pipeline, args, output);
+      await runCommandFor(pipeline, args, output, io);
     } catch (error) {
       // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
       if (!summarized.has(error as object))
-        printSummary(refusedSummary(error, { pipeline: pipelineName, output }));
+        printSummary(io, refusedSummary(error, { pipeline: pipelineName, output }));
       throw markSummarized(error);
     }
   },
-};
+});
 
 /** Errors whose summary line is already on stdout. */
 const summarized = new WeakSet<object>();
@@ -81,29 +82,34 @@ function markSummarized(error: unknown): unknown {
   return error;
 }
 
-function printSummary(summary: RunSummary): void {
-  process.stdout.write(JSON.stringify(summary) + '\n');
+function printSummary(io: CliIo, summary: RunSummary): void {
+  io.stdout.write(JSON.stringify(summary) + '\n');
 }
 
 /**
  * The summary line of a `run` that failed before its handler ran (a command-line
  * mistake found by the parser): every exit of `run` ends stdout with one.
  */
-export function printRefusedRun(argv: readonly string[], error: unknown): void {
+export function printRefusedRun(argv: readonly string[], error: unknown, io: CliIo): void {
   if (argv[0] !== 'run' || summarized.has(error as object)) return;
   const at = argv.indexOf('--output');
   const output = at >= 0 && argv[at + 1] ? argv[at + 1]! : 'output';
-  printSummary(refusedSummary(error, { pipeline: null, output: resolve(output) }));
+  printSummary(io, refusedSummary(error, { pipeline: null, output: resolve(output) }));
   markSummarized(error);
 }
 
-async function runCommandFor(pipeline: Pipeline, args: RunArgs, output: string): Promise<void> {
-  const logger = loggerFor(args);
+async function runCommandFor(
+  pipeline: Pipeline,
+  args: RunArgs,
+  output: string,
+  io: CliIo,
+): Promise<void> {
+  const logger = loggerFor(args, io);
   const select = commaList(args.select);
   if (args['dry-run']) {
     const lines = await describePlan(pipeline, output, select);
-    process.stdout.write(lines.join('\n') + '\n');
-    printSummary(plannedSummary(pipeline, output, select));
+    await writeOut(io.stdout, lines.join('\n') + '\n');
+    printSummary(io, plannedSummary(pipeline, output, select));
     return;
   }
   const controller = new AbortController();
@@ -125,10 +131,10 @@ async function runCommandFor(pipeline: Pipeline, args: RunArgs, output: string):
       select,
       reset: commaList(args.reset),
       logger,
-      progress: createProgress(logger, process.stderr),
+      progress: createProgress(logger, io.stderr),
       signal: controller.signal,
     });
-    printSummary(summary);
+    printSummary(io, summary);
     if (failure) throw markSummarized(failure);
   } finally {
     process.off('SIGTERM', stop);

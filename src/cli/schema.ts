@@ -1,11 +1,12 @@
 /** `road-etl schema`: print the JSON Schema of pipeline definitions (pipelines/schema.json is this output). */
 import type { CommandModule } from 'yargs';
 import { definitionJsonSchema } from '../pipeline/json-schema.js';
+import { writeOut, type CliIo } from './io.js';
 
-export const schemaCommand: CommandModule = {
+export const schemaCommand = (io: CliIo): CommandModule => ({
   command: 'schema',
   describe: 'Print the JSON Schema of pipeline definitions (for editors)',
-  handler: () => {
-    process.stdout.write(JSON.stringify(definitionJsonSchema(), null, 2) + '\n');
+  handler: async () => {
+    await writeOut(io.stdout, JSON.stringify(definitionJsonSchema(), null, 2) + '\n');
   },
-};
+});

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors.js';
 import { SCALES, Simulator, type ScaleName, type SimulatorInput } from '../simulator/index.js';
+import type { CliIo } from './io.js';
 
 interface SimulateArgs {
   port: number;
@@ -82,7 +83,7 @@ export function simulatorInputFromArgs(args: SimulateArgs): SimulatorInput[] {
   ];
 }
 
-export const simulateCommand: CommandModule<object, SimulateArgs> = {
+export const simulateCommand = (io: CliIo): CommandModule<object, SimulateArgs> => ({
   command: 'simulate',
   describe: 'Serve a simulated upstream (bicycle + traffic-sign APIs) on 127.0.0.1',
   builder: (yargs: Argv) =>
@@ -203,13 +204,12 @@ export const simulateCommand: CommandModule<object, SimulateArgs> = {
       }
       throw error;
     }
-    for (const [key, value] of Object.entries(simulator.env))
-      process.stdout.write(`${key}=${value}\n`);
-    process.stderr.write(
+    for (const [key, value] of Object.entries(simulator.env)) io.stdout.write(`${key}=${value}\n`);
+    io.stderr.write(
       `Simulator listening on ${simulator.url} (seed ${args.seed}, ${simulator.options.signs.signs} signs, ` +
         `${simulator.options.bicycle.locations} locations). Ctrl-C stops it.\n`,
     );
     await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
     await simulator.close();
   },
-};
+});

@@ -8,6 +8,7 @@ import {
   withPipelineArguments,
   type CommonArgs,
 } from './common.js';
+import { writeOut, type CliIo } from './io.js';
 
 interface ValidateArgs extends CommonArgs {
   pipeline: string;
@@ -15,7 +16,7 @@ interface ValidateArgs extends CommonArgs {
   select: string[] | undefined;
 }
 
-export const validateCommand: CommandModule<object, ValidateArgs> = {
+export const validateCommand = (io: CliIo): CommandModule<object, ValidateArgs> => ({
   command: 'validate <pipeline>',
   describe: 'Check a pipeline definition and print the plan (touches nothing)',
   builder: (yargs: Argv) =>
@@ -26,8 +27,8 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
     }) as unknown as Argv<ValidateArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
-    const pipeline = await pipelineFromArgs(args, output, 'validate');
+    const pipeline = await pipelineFromArgs(args, output, io, 'validate');
     const lines = await describePlan(pipeline, output, commaList(args.select));
-    process.stdout.write(`${lines.join('\n')}\nThe definition is valid.\n`);
+    await writeOut(io.stdout, `${lines.join('\n')}\nThe definition is valid.\n`);
   },
-};
+});

@@ -81,15 +81,15 @@ describe('road-etl simulate', () => {
 });
 
 describe('road-etl --help', () => {
-  it('lists the commands', async () => {
-    const result = await runCli(['--help']);
+  it('lists the commands (the bin itself, as a process)', async () => {
+    const result = await runCli(['--help'], { process: true });
     expect(result.code).toBe(0);
     for (const command of ['run', 'validate', 'simulate', 'query'])
       expect(result.stdout).toContain(`road-etl ${command}`);
   });
 
-  it('refuses an unknown command with exit 2', async () => {
-    const result = await runCli(['frobnicate']);
+  it('refuses an unknown command with exit 2 (the bin itself, as a process)', async () => {
+    const result = await runCli(['frobnicate'], { process: true });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Unknown argument: frobnicate/);
   });

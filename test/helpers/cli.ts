@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { main } from '../../src/cli/main.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/road-etl.js', import.meta.url));
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -15,8 +18,10 @@ export interface CliResult {
 export interface CliOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
-  /** Kill with SIGKILL after this many ms (a safety net; default 120 s). */
+  /** Kill with SIGKILL after this many ms (a safety net; default 120 s; a process only). */
   timeoutMs?: number;
+  /** Run the built CLI as a child process (as users run it) instead of calling `main` in this one. */
+  process?: boolean;
 }
 
 /** Starts `road-etl ARGS` as a child process (the built CLI, as users run it). */
@@ -28,10 +33,30 @@ export function startCli(args: string[], options: CliOptions = {}): ChildProcess
   });
 }
 
-/** Runs `road-etl ARGS` to the end and collects its output. */
-export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  const child = startCli(args, options);
-  return collect(child, options.timeoutMs ?? 120_000);
+/** A stream that keeps what is written to it. */
+class Collected extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/**
+ * Runs `road-etl ARGS` to the end and collects its output: `main` called in
+ * this process with its own streams and environment (what the bin does, less
+ * the exit), or, with `process` or another working folder, the built CLI as a
+ * child process.
+ */
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  if (options.process || (options.cwd && resolve(options.cwd) !== process.cwd())) {
+    return collect(startCli(args, options), options.timeoutMs ?? 120_000);
+  }
+  const stdout = new Collected();
+  const stderr = new Collected();
+  const env = { ...process.env, NO_COLOR: '1', ...options.env };
+  const code = await main(args, { stdout, stderr, env });
+  return { code, signal: null, stdout: stdout.text, stderr: stderr.text };
 }
 
 export function collect(child: ChildProcess, timeoutMs = 120_000): Promise<CliResult> {

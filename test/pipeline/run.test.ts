@@ -236,9 +236,11 @@ describe('road-etl run (CLI)', () => {
     expect(existsSync(join(dir, 'output', 'manifest.json'))).toBe(false);
   });
 
-  it('logs JSON lines on stderr when not on a terminal and ends stdout with a one-line JSON summary', async () => {
+  it('logs JSON lines on stderr when not on a terminal and ends stdout with a one-line JSON summary (the bin, as a process)', async () => {
     const { dir, file, output } = await chainOnDisk();
-    const result = await runCli(['run', file, '--output', output, '--param', 'min=1']);
+    const result = await runCli(['run', file, '--output', output, '--param', 'min=1'], {
+      process: true,
+    });
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split('\n');
     const summary = JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
@@ -266,11 +268,13 @@ describe('road-etl run (CLI)', () => {
     expect(events.every((e) => typeof e.level === 'string')).toBe(true);
   });
 
-  it('exits 1 with the summary still printed when a step fails', async () => {
+  it('exits 1 with the summary still printed when a step fails (the bin, as a process)', async () => {
     const { file, output } = await chainOnDisk({
       'totals.sql': 'CREATE TABLE totals AS SELECT * FROM nowhere;\n',
     });
-    const result = await runCli(['run', file, '--output', output, '--log-format', 'text']);
+    const result = await runCli(['run', file, '--output', output, '--log-format', 'text'], {
+      process: true,
+    });
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toMatchObject({
       status: 'failed',
