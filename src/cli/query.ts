@@ -1,8 +1,7 @@
 /** `road-etl query "SQL"`: DuckDB over the output datasets, each a view. */
 import type { DuckDBResult } from '@duckdb/node-api';
 import type { Argv, CommandModule } from 'yargs';
-import { Database } from '../duckdb/database.js';
-import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
+import { openOutputFolder } from '../duckdb/folder.js';
 import { InputError } from '../errors.js';
 import { writeOut, type CliIo } from './io.js';
 import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
@@ -89,12 +88,12 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
     const output = outputFolder(args);
     const logger = loggerFor(args, io);
     const write = (text: string): Promise<void> => writeOut(io.stdout, text);
-    const datasets = await discoverDatasets(output);
-    if (datasets.length === 0)
-      logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
-    const db = await Database.open();
+    const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, views: false });
+    const db = folder.db;
     try {
-      await createDatasetViews(db, datasets, DATASET_VIEWS);
+      const datasets = await folder.refresh();
+      if (datasets.length === 0)
+        logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
       let result: DuckDBResult;
       try {
         result = await db.connection.stream(args.sql);
@@ -135,7 +134,7 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
       }
       if (args.format === 'json') await write(first ? ']\n' : '\n]\n');
     } finally {
-      db.close();
+      folder.close();
     }
   },
 });

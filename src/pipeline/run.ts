@@ -5,14 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Database } from '../duckdb/database.js';
+import type { Database } from '../duckdb/database.js';
+import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
 import { explainOutOfMemory, formatSize, parseSize } from '../duckdb/memory.js';
-import {
-  createDatasetViews,
-  createPlaceholderViews,
-  discoverDatasets,
-  type Dataset,
-} from '../duckdb/datasets.js';
+import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import {
   EXIT_FAILED,
   InputError,
@@ -263,6 +259,42 @@ async function startUpstream(
   };
 }
 
+/** The run's DuckDB over the output folder, within the definition's budget, spilling under .state/. */
+async function openRunFolder(
+  pipeline: Pipeline,
+  output: string,
+  logger: Logger,
+): Promise<OutputFolder> {
+  const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
+  await makeFolder(tempDirectory);
+  // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
+  const placeholders: PlaceholderViews = Object.fromEntries(
+    [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
+  );
+  const folder = await openOutputFolder(output, {
+    database: {
+      budget:
+        pipeline.duckdb.memory_limit === undefined
+          ? undefined
+          : parseSize(pipeline.duckdb.memory_limit),
+      threads: pipeline.duckdb.threads,
+      tempDirectory,
+    },
+    derived: DATASET_VIEWS,
+    placeholders,
+    views: false,
+  });
+  const { budget, memoryLimit, threads, wanted } = folder.db.memory;
+  logger.log(
+    'info',
+    'duckdb.memory',
+    `Memory budget ${formatSize(budget)}: DuckDB ${formatSize(memoryLimit)}, ${threads} thread${threads === 1 ? '' : 's'}` +
+      (threads < wanted ? ` (of ${wanted}: the budget feeds no more)` : ''),
+    { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
+  );
+  return folder;
+}
+
 /** Runs the pipeline. Bad input found before the lock is thrown (InputError); later failures are returned. */
 export async function runPipeline(pipeline: Pipeline, options: RunOptions): Promise<RunResult> {
   const { output, logger } = options;
@@ -325,7 +357,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     files: [],
   }));
   const exports: ExportRecord[] = [];
-  let database: Database | undefined;
+  let folder: OutputFolder | undefined;
   let failure: Error | undefined;
   try {
     const leftovers = await removeTemporaryFiles(output);
@@ -337,30 +369,11 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         { files: leftovers.length },
       );
     }
-    // The run's DuckDB, made once: by the upgrade of earlier versions' datasets (before any
-    // view reads them) or by the first step that asks for it.
+    // The run's DuckDB over the folder, made once: by the upgrade of earlier versions'
+    // datasets (before any view reads them) or by the first step that asks for it.
     const openInstance = async (): Promise<Database> => {
-      if (!database) {
-        const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
-        await makeFolder(tempDirectory);
-        database = await Database.open({
-          budget:
-            pipeline.duckdb.memory_limit === undefined
-              ? undefined
-              : parseSize(pipeline.duckdb.memory_limit),
-          threads: pipeline.duckdb.threads,
-          tempDirectory,
-        });
-        const { budget, memoryLimit, threads, wanted } = database.memory;
-        logger.log(
-          'info',
-          'duckdb.memory',
-          `Memory budget ${formatSize(budget)}: DuckDB ${formatSize(memoryLimit)}, ${threads} thread${threads === 1 ? '' : 's'}` +
-            (threads < wanted ? ` (of ${wanted}: the budget feeds no more)` : ''),
-          { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
-        );
-      }
-      return database;
+      folder ??= await openRunFolder(pipeline, output, logger);
+      return folder.db;
     };
     await upgradeDatasets(pipeline, output, logger, openInstance);
     // The folder's datasets, looked for once a step and again after it records a file.
@@ -370,20 +383,9 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         discovered = undefined;
         throw error;
       }));
-    const views = new Map<string, string>();
     const openDatabase = async (): Promise<Database> => {
       const db = await openInstance();
-      const found = await datasets();
-      // A view reads its folder's files when a query runs: only a dataset that is new (or
-      // whose partitions are typed anew) needs its view made. Binding a view over a year of
-      // partitions takes tens of ms, and steps ask for the database many times.
-      const changed = found.filter((d) => views.get(d.name) !== viewSignature(d));
-      await createDatasetViews(db, changed, DATASET_VIEWS);
-      for (const d of changed) views.set(d.name, viewSignature(d));
-      // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
-      for (const kind of STEP_KINDS.values()) {
-        if (kind.views) await createPlaceholderViews(db, kind.views, found);
-      }
+      await folder!.refresh(await datasets());
       return db;
     };
 
@@ -460,7 +462,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         report.status = interrupted ? 'interrupted' : 'failed';
         failure = interrupted
           ? new InterruptedError(String(signal.reason ?? 'a signal'))
-          : (explainOutOfMemory(error, `step ${step.id}`, database?.memory) ??
+          : (explainOutOfMemory(error, `step ${step.id}`, folder?.db.memory) ??
             explainIoError(afterStart(error), `step ${step.id}`));
         report.error = failure.message;
         // A file the step was writing when it failed is no use and may hold the space a rerun
@@ -469,7 +471,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
         await state.finish('failed').catch(() => undefined);
       } finally {
         // What the step's statements freed goes back to the system before the next step.
-        await database?.releaseMemory().catch(() => undefined);
+        await folder?.db.releaseMemory().catch(() => undefined);
         // A file the step replaced later in its run (merged into another) is not reported.
         report.files = await stillThere(files, output);
         report.finished_at = new Date().toISOString();
@@ -498,7 +500,7 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
   } catch (error) {
     failure = explainIoError(error, 'run');
   } finally {
-    database?.close();
+    folder?.close();
     await simulator?.close();
   }
 
@@ -608,10 +610,6 @@ async function identifyUpstream(
 }
 
 /** What a dataset's view is made of: its folder and the types of its partitions. */
-function viewSignature(dataset: Dataset): string {
-  return JSON.stringify([dataset.folder, dataset.hiveTypes, dataset.partitioned]);
-}
-
 async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {
   const kept: FileRecord[] = [];
   for (const file of files) if (await exists(join(output, file.path))) kept.push(file);

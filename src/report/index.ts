@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Database, type DatabaseOptions } from '../duckdb/database.js';
-import { createDatasetViews, discoverDatasets } from '../duckdb/datasets.js';
+import type { DatabaseOptions } from '../duckdb/database.js';
+import { openOutputFolder } from '../duckdb/folder.js';
 import { scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { pageAssets } from './assets.js';
@@ -129,11 +129,11 @@ export async function writeReport(
   const { manifest, problem } = options.manifest
     ? { manifest: options.manifest, problem: undefined }
     : await readManifest(output);
-  const datasets = await discoverDatasets(output);
-  const db = await Database.open(options.database);
+  const folder = await openOutputFolder(output, { database: options.database, views: false });
+  const db = folder.db;
   let data: ReportData;
   try {
-    await createDatasetViews(db, datasets);
+    const datasets = await folder.refresh();
     const found = await queryReport(db, datasets, {
       mapSigns: options.mapSigns ?? DEFAULT_MAP_SIGNS,
       top: 20,
@@ -148,7 +148,7 @@ export async function writeReport(
       outline: options.tiles ? null : await countryOutlines(),
     };
   } finally {
-    db.close();
+    folder.close();
   }
   const html = renderPage(data, await pageAssets(), RVV_COLOURS);
   const path = join(output, REPORT_PATH);
