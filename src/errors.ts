@@ -89,7 +89,7 @@ export class StateError extends RunError {
 }
 
 /** Local I/O trouble: disk full, read-only folder, permissions. Exit 1. */
-export class LocalIoError extends RunError {
+class LocalIoError extends RunError {
   override name = 'LocalIoError';
 }
 

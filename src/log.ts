@@ -1,8 +1,10 @@
 /**
- * Logging: events are a union keyed on their kind, built only when a logger
- * listens. On a TTY a human line printer, otherwise (or with --log-format json)
- * JSON lines on stderr. Every string passes through the redactor first, so a
- * secret that reaches a message is never printed.
+ * Logging: an event is a level, a stable dotted name (`step.end`,
+ * `export.no_geometry`: what a reader of the JSON lines filters on), a message
+ * for people and structured fields. On a TTY a human line printer, otherwise
+ * (or with --log-format json) JSON lines on stderr; events under the level are
+ * dropped. Every string passes through the redactor first, so a secret that
+ * reaches a message is never printed.
  */
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -33,7 +35,7 @@ const FREE_TEXT_KEYS = new Set(['error', 'message', 'reason', 'body', 'excerpt',
  * to be an ordinary word does not mask a pipeline's name or a file's path.
  * A username is no secret and is not registered.
  */
-export class Redactor {
+class Redactor {
   readonly #secrets = new Set<string>();
 
   add(secret: string | undefined): void {

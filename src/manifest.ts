@@ -14,7 +14,7 @@ import { z } from 'zod';
 export const MANIFEST_FILE = 'manifest.json';
 export const MANIFEST_VERSION = 2;
 
-export const fileRecordSchema = z.object({
+const fileRecordSchema = z.object({
   /** Path relative to the output folder, with forward slashes. */
   path: z.string(),
   bytes: z.number(),
@@ -31,10 +31,10 @@ export const exportRecordSchema = fileRecordSchema.extend({
   written_at: z.string().optional(),
 });
 
-export const STEP_STATUSES = ['succeeded', 'failed', 'skipped', 'reused', 'interrupted'] as const;
-export const RUN_STATUSES = ['succeeded', 'failed', 'interrupted'] as const;
+const STEP_STATUSES = ['succeeded', 'failed', 'skipped', 'reused', 'interrupted'] as const;
+const RUN_STATUSES = ['succeeded', 'failed', 'interrupted'] as const;
 
-export const stepReportSchema = z.object({
+const stepReportSchema = z.object({
   id: z.string(),
   kind: z.string(),
   status: z.enum(STEP_STATUSES),
@@ -91,7 +91,6 @@ export const manifestSchema = z.object({
 
 export type FileRecord = z.output<typeof fileRecordSchema>;
 export type ExportRecord = z.output<typeof exportRecordSchema>;
-export type StepStatus = (typeof STEP_STATUSES)[number];
 export type StepReport = z.output<typeof stepReportSchema>;
 export type PipelineRun = z.output<typeof pipelineRunSchema>;
 export type Manifest = z.output<typeof manifestSchema>;

@@ -38,7 +38,7 @@ export function withPipelineArguments<T>(
   }) as unknown as Argv<T & CommonArgs & { pipeline: string; param: string[] }>;
 }
 
-export function withParamOption<T>(yargs: Argv<T>): Argv<T & { param: string[] }> {
+function withParamOption<T>(yargs: Argv<T>): Argv<T & { param: string[] }> {
   return yargs.option('param', {
     type: 'string',
     array: true,
@@ -48,7 +48,7 @@ export function withParamOption<T>(yargs: Argv<T>): Argv<T & { param: string[] }
 }
 
 /** Parses --param k=v values; a value may contain "=". */
-export function parseParamArgs(values: readonly string[]): Record<string, string> {
+function parseParamArgs(values: readonly string[]): Record<string, string> {
   const params: Record<string, string> = {};
   const problems: string[] = [];
   for (const value of values) {

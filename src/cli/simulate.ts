@@ -39,7 +39,7 @@ interface SimulateArgs {
 }
 
 /** Builds simulator options from the command line (the scale first, then explicit values). */
-export function simulatorInputFromArgs(args: SimulateArgs): SimulatorInput[] {
+function simulatorInputFromArgs(args: SimulateArgs): SimulatorInput[] {
   return [
     SCALES[args.scale as ScaleName],
     {

@@ -14,7 +14,7 @@ export const PARAM_TYPES = [
 export type ParamType = (typeof PARAM_TYPES)[number];
 export type ParamValue = string | number | boolean | string[] | null;
 
-export const PARAM_TYPE_HELP: Record<ParamType, string> = {
+const PARAM_TYPE_HELP: Record<ParamType, string> = {
   string: 'any text',
   integer: 'a whole number',
   number: 'a number',

@@ -38,7 +38,7 @@ export const paramSpecSchema = z.strictObject({
   description: z.string().optional().describe('What the param means, shown by validate'),
 });
 
-export const simulatorSourceSchema = z.strictObject({
+const simulatorSourceSchema = z.strictObject({
   seed: z.number().int().default(1).describe('Seed of the simulated data. Default 1.'),
   scale: z
     .enum(['small', 'default', 'large', 'national'])
@@ -61,7 +61,7 @@ export const simulatorSourceSchema = z.strictObject({
     .describe('Number of bicycle counting locations'),
 });
 
-export const sourceSchema = z.strictObject({
+const sourceSchema = z.strictObject({
   simulator: z
     .union([z.literal('embedded'), simulatorSourceSchema])
     .optional()
@@ -186,9 +186,6 @@ export const definitionSchema = z.strictObject({
   steps: z.array(stepSchema).min(1, 'a pipeline needs at least one step'),
 });
 
-export type ParamSpec = z.output<typeof paramSpecSchema>;
 export type SimulatorSource = z.output<typeof simulatorSourceSchema>;
-export type SourceSpec = z.output<typeof sourceSchema>;
-export type StepSpec = z.output<typeof stepSchema>;
 export type Definition = z.output<typeof definitionSchema>;
 export type ReportSpec = z.output<typeof reportSchema>;

@@ -13,7 +13,7 @@ import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
 import { PARQUET_FORMAT, quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
 
-export const DATA_FILE = 'data.parquet';
+const DATA_FILE = 'data.parquet';
 
 export interface DatasetWrite {
   /** The rows: a table name (quoted) or a parenthesised query. */

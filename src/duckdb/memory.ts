@@ -25,7 +25,7 @@ const UNITS: Record<string, number> = {
 };
 
 /** A size as DuckDB writes it: a number and a unit (KB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024). */
-export const SIZE_PATTERN = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)$/i;
+const SIZE_PATTERN = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)$/i;
 export const SIZE_HELP = 'a size like 1GB, 512MB or 2GiB';
 
 /** Bytes of a size like "1GB" or "512 MiB"; undefined for anything else. */
@@ -57,7 +57,7 @@ export const MEMORY_PER_THREAD = 200 * 2 ** 20;
  * group (a container, a systemd slice, a Kubernetes or Airflow worker's limit)
  * says so.
  */
-export function availableMemory(): number {
+function availableMemory(): number {
   const limits = [totalmem()];
   for (const file of [
     '/sys/fs/cgroup/memory.max', // cgroup v2

@@ -11,7 +11,6 @@ import type { ParamValue } from '../config/params.js';
 import {
   reportSchema,
   type Definition,
-  type ParamSpec,
   type ReportSpec,
   type SimulatorSource,
 } from '../config/schema.js';
@@ -36,7 +35,6 @@ export interface Pipeline {
   name: string;
   description: string | undefined;
   params: Record<string, ParamValue>;
-  paramSpecs: Record<string, ParamSpec>;
   /** Steps in the order they run: each after all it needs, otherwise as written. */
   steps: PipelineStep[];
   sqlDir: string;
@@ -253,7 +251,6 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     name: definition.name,
     description: definition.description,
     params,
-    paramSpecs: definition.params,
     steps: ids.map((id) => built.get(id)!),
     sqlDir,
     duckdb: definition.duckdb,

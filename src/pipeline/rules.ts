@@ -11,7 +11,7 @@ import { STEP_KINDS } from '../steps/registry.js';
 export type Rule = (loaded: LoadedDefinition) => string[];
 
 /** Step ids are unique. */
-export const uniqueStepIds: Rule = ({ definition, locate }) => {
+const uniqueStepIds: Rule = ({ definition, locate }) => {
   const seen = new Set<string>();
   return definition.steps.flatMap((step, i) => {
     const repeated = seen.has(step.id);
@@ -23,7 +23,7 @@ export const uniqueStepIds: Rule = ({ definition, locate }) => {
 };
 
 /** A step needs only other steps of the pipeline (one left out as broken is reported as such). */
-export const needsNameSteps: Rule = ({ definition, locate, broken }) =>
+const needsNameSteps: Rule = ({ definition, locate, broken }) =>
   definition.steps.flatMap((step, i) =>
     step.needs.flatMap((need, j) => {
       const at = ['steps', i, 'needs', j];
@@ -34,7 +34,7 @@ export const needsNameSteps: Rule = ({ definition, locate, broken }) =>
   );
 
 /** Needs form no cycle. */
-export const needsFormNoCycle: Rule = ({ definition, locate }) => {
+const needsFormNoCycle: Rule = ({ definition, locate }) => {
   const problems: string[] = [];
   visitInOrder(definition.steps, (cycle) => {
     const index = definition.steps.findIndex((s) => s.id === cycle[0]);
@@ -46,7 +46,7 @@ export const needsFormNoCycle: Rule = ({ definition, locate }) => {
 };
 
 /** A kind whose datasets hold one history (signs.live) has one step at most. */
-export const singleKindsOnce: Rule = ({ definition, locate }) => {
+const singleKindsOnce: Rule = ({ definition, locate }) => {
   const first = new Map<string, string>();
   return definition.steps.flatMap((step, i) => {
     if (!STEP_KINDS.get(step.kind)?.single) return [];

@@ -48,7 +48,7 @@ export interface Selection {
 }
 
 /** Resolves --select; unknown names are bad input. */
-export function selectSteps(pipeline: Pipeline, select: readonly string[] | undefined): Selection {
+function selectSteps(pipeline: Pipeline, select: readonly string[] | undefined): Selection {
   if (!select || select.length === 0) return { selected: pipeline.steps, reused: [] };
   const known = new Set(pipeline.steps.map((s) => s.id));
   const unknown = select.filter((id) => !known.has(id));
@@ -170,7 +170,7 @@ function processCpuMs(): number {
 }
 
 /** The exit code an error ends the process with (a bug or an unknown error: 1). */
-export function exitCodeOf(error: unknown): number {
+function exitCodeOf(error: unknown): number {
   return error instanceof RoadEtlError ? error.exitCode : EXIT_FAILED;
 }
 

@@ -17,9 +17,7 @@ export interface PageAssets {
 const require = createRequire(import.meta.url);
 
 /** The page's own script, compiled from src/report/page/main.ts. */
-export const PAGE_SCRIPT = fileURLToPath(
-  new URL('../../dist/report-page/page/main.js', import.meta.url),
-);
+const PAGE_SCRIPT = fileURLToPath(new URL('../../dist/report-page/page/main.js', import.meta.url));
 
 async function read(path: string, what: string): Promise<string> {
   try {

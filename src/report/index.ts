@@ -40,7 +40,7 @@ export interface ReportResult {
 }
 
 /** Colours of the RVV categories (the letters a code starts with), as on the signs where one fits. */
-export const RVV_COLOURS: Record<string, string> = {
+const RVV_COLOURS: Record<string, string> = {
   A: '#d62728', // speed
   B: '#ff7f0e', // priority
   C: '#8c1c13', // closed, no entry

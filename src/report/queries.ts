@@ -118,7 +118,7 @@ const LIVE: SignColumns = {
 };
 
 /** The RVV category of a code: the letters it starts with (A, B, ..., OB). */
-export const RVV_CATEGORY_SQL = (code: string): string =>
+const RVV_CATEGORY_SQL = (code: string): string =>
   `coalesce(nullif(regexp_extract(upper(${code}), '^[A-Z]+'), ''), '(none)')`;
 
 async function signPoints(

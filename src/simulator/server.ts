@@ -27,15 +27,15 @@ import { CSV_HEADER, toCsvLine } from './signs/payload.js';
 import { World } from './world.js';
 
 export const TOKEN_PATH = '/auth/realms/ndw/protocol/openid-connect/token';
-export const BICYCLE_PREFIX = '/bicycle';
-export const SIGNS_PREFIX = '/signs';
+const BICYCLE_PREFIX = '/bicycle';
+const SIGNS_PREFIX = '/signs';
 const BICYCLE_API = `${BICYCLE_PREFIX}/api/explore/bicycle-data`;
 const LOCATIONS_PATH = `${BICYCLE_PREFIX}/api/gis/bicycle-data/complete`;
 const SIGNS_API = `${SIGNS_PREFIX}/api/rest/static-road-data/traffic-signs/v1`;
 const SIGNS_API_V4 = `${SIGNS_PREFIX}/api/rest/static-road-data/traffic-signs/v4`;
 const SIGNS_API_V5 = `${SIGNS_PREFIX}/api/rest/static-road-data/traffic-signs/v5`;
 /** Not NDW's: moves the simulated world on (`?days=N`), so that the daily current state changes. */
-export const ADVANCE_PATH = '/simulator/advance';
+const ADVANCE_PATH = '/simulator/advance';
 
 const ROUTES = {
   [TOKEN_PATH]: { name: 'token', method: 'POST' },

@@ -23,7 +23,7 @@ import { makeFolder } from '../util/fs.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
 import { LOCATION_GEOMETRY } from '../sources/bicycle/catalog.js';
 
-export const bicycleLocationsOptions = z.strictObject({
+const bicycleLocationsOptions = z.strictObject({
   ...requestOptions(120_000),
 });
 
@@ -35,7 +35,6 @@ export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
   description: 'Download the bicycle location catalog into bicycle/locations',
   options: bicycleLocationsOptions,
   source: 'bicycle',
-  outputs: () => [LOCATIONS_DATASET],
   views: { bicycle_locations: LOCATIONS_VIEW_COLUMNS },
   describe() {
     return [`downloads the location catalog (GeoJSON) into ${LOCATIONS_DATASET}`];

@@ -119,7 +119,6 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
     'Download hourly bicycle counts of a selection over a period into bicycle/measurements',
   options: bicycleMeasurementsOptions,
   source: 'bicycle',
-  outputs: () => [MEASUREMENTS_DATASET],
   views: { bicycle_measurements: MEASUREMENTS_VIEW_COLUMNS },
   async check(options) {
     if (!options.polygon) return [];

@@ -183,7 +183,6 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
   description: 'Read the traffic-sign event feed into signs/events (exactly once, resumable)',
   options: signsEventsOptions,
   source: 'signs',
-  outputs: () => [EVENTS_DATASET, QUARANTINE_DATASET],
   views: { signs_events: EVENTS_VIEW_COLUMNS },
   describe(options, context) {
     const checkpoint = (() => {

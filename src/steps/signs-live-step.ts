@@ -31,7 +31,7 @@ import { geometryUpgrade } from './geometry-upgrade.js';
 import { fetchBulkFile } from '../sources/signs/bulk.js';
 import { LIVE_GEOMETRY } from '../sources/signs/live.js';
 
-export const signsLiveOptions = z
+const signsLiveOptions = z
   .strictObject({
     api: z.enum(['v5', 'v4']).default('v5').describe('API version: v5 (default) or v4'),
     format: z
@@ -126,7 +126,6 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   options: signsLiveOptions,
   single: true,
   source: 'signs',
-  outputs: () => [LIVE_DATASET, LIVE_QUARANTINE_DATASET],
   views: {
     signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ']],
     signs_live: LIVE_COLUMNS,

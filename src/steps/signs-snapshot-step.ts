@@ -20,9 +20,9 @@ import { commitFile, exists, temporaryPath, makeFolder } from '../util/fs.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
 import { SIGN_GEOMETRY } from '../sources/signs/schema.js';
 
-export const SNAPSHOT_DATASET = join('signs', 'snapshot');
+const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
-export const signsSnapshotOptions = z.strictObject({
+const signsSnapshotOptions = z.strictObject({
   format: z
     .enum(['json', 'csv'])
     .default('json')
@@ -62,7 +62,6 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
   description: 'Download the traffic-sign current state into signs/snapshot',
   options: signsSnapshotOptions,
   source: 'signs',
-  outputs: () => [SNAPSHOT_DATASET],
   views: { signs_snapshot: SNAPSHOT_VIEW_COLUMNS },
   describe(options) {
     const filters = [

@@ -18,12 +18,12 @@ import { definitionHash, inputChanges, type BuildCheckpoint } from './input-chan
 import type { PlanContext } from './step-kind.js';
 
 /** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
-export const PARTITIONS_VARIABLE = 'partitions';
+const PARTITIONS_VARIABLE = 'partitions';
 /**
  * The DuckDB variable that holds the partition values of `incremental.from` as
  * they are now (a list), so that a file need not read the dataset to know them.
  */
-export const INPUTS_VARIABLE = 'inputs';
+const INPUTS_VARIABLE = 'inputs';
 
 /** Sets `inputs` to the partition values of the dataset read, typed as its view types them. */
 async function setInputs(

@@ -21,7 +21,7 @@ import { insideFolder } from './paths.js';
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
-export const sqlStepOptions = z
+const sqlStepOptions = z
   .strictObject({
     file: z
       .string()
@@ -104,7 +104,6 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
   kind: 'sql',
   description: 'Run a SQL file in DuckDB over the datasets and keep the tables it creates',
   options: sqlStepOptions,
-  outputs: (options) => options.outputs.map((t) => `${DERIVED_FOLDER}/${t}`),
   async check(options, context) {
     const files: [string[], string][] = [[['file'], options.file]];
     if (options.incremental?.fold !== undefined)

@@ -125,8 +125,6 @@ export interface StepKind<Options = unknown> {
   source?: 'bicycle' | 'signs';
   /** Option names holding SQL text: ${...} is refused there (use $name and params). */
   sqlOptions?: readonly string[];
-  /** Datasets (relative folders) the kind writes, for --select's reuse message. */
-  outputs?(options: Options): string[];
   /**
    * Views (name -> columns and DuckDB types) of the datasets the kind writes, so
    * that SQL can name them before the first extraction: empty until there is data.

@@ -65,7 +65,7 @@ function segmentsCross(a: Position, b: Position, c: Position, d: Position): bool
 }
 
 /** True when two non-adjacent edges of a closed ring properly cross each other. */
-export function ringSelfIntersects(ring: readonly Position[]): boolean {
+function ringSelfIntersects(ring: readonly Position[]): boolean {
   const edges = ring.length - 1;
   for (let i = 0; i < edges; i++) {
     for (let j = i + 2; j < edges; j++) {

@@ -5,7 +5,7 @@
  */
 
 /** A 32-bit finaliser with good avalanche (lowbias32). */
-export function mix32(value: number): number {
+function mix32(value: number): number {
   let x = value >>> 0;
   x ^= x >>> 16;
   x = Math.imul(x, 0x7feb352d);

@@ -35,7 +35,7 @@ export function liveMoment(now: number): number {
 }
 
 /** The sign's UUID (version 4 layout), the same in v4 and v5 and from day to day. */
-export function signUuid(seed: number, sign: number): string {
+function signUuid(seed: number, sign: number): string {
   const hex = [1, 2, 3, 4]
     .map((k) => hash(seed, sign, 0x55, k).toString(16).padStart(8, '0'))
     .join('');
@@ -86,7 +86,7 @@ const VEHICLES = [
 ] as const;
 
 /** A sign's feature as of `at`, or undefined when the sign does not exist yet. */
-export function liveFeature(
+function liveFeature(
   world: World,
   sign: number,
   at: number,

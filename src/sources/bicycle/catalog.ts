@@ -91,11 +91,7 @@ export async function storedCatalog(
 }
 
 /** The locations of a 4.4 response body saved in `file`. */
-export function downloadedCatalog(
-  db: Database,
-  file: string,
-  bytes: number,
-): Promise<CatalogLocation[]> {
+function downloadedCatalog(db: Database, file: string, bytes: number): Promise<CatalogLocation[]> {
   return locationsOf(db, catalogRows(file, bytes));
 }
 

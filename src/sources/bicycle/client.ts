@@ -8,7 +8,7 @@ import type { HttpClient } from '../../http/client.js';
 import { notAJsonArrayOfObjects } from '../../util/fs.js';
 import type { TokenSource } from './auth.js';
 
-export const MEASUREMENTS_PATH = '/api/explore/bicycle-data';
+const MEASUREMENTS_PATH = '/api/explore/bicycle-data';
 export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
 
 export type Selection =
@@ -18,7 +18,7 @@ export type Selection =
 export type MeasurementsAnswer = { ok: true } | { ok: false; status: 400; message: string };
 
 /** The message of a 400 body, whatever its shape. */
-export function errorMessage(body: Buffer): string {
+function errorMessage(body: Buffer): string {
   const text = body.toString('utf8').trim();
   try {
     const parsed = JSON.parse(text) as unknown;

@@ -13,7 +13,7 @@ import type { BicycleClient, Selection } from './client.js';
 import { UnreadableBodyError, stageBatch, type StagedBatch } from './landing.js';
 
 /** The name of a batch's staged file, without extension: the same batch, the same file. */
-export function batchStem(batch: Batch): string {
+function batchStem(batch: Batch): string {
   return `b${createHash('sha256')
     .update(JSON.stringify([batch.from, batch.to, batch.ids]))
     .digest('hex')

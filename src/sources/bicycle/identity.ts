@@ -10,7 +10,7 @@ import { jaccard } from '../../util/sets.js';
 import type { BicycleClient } from './client.js';
 
 /** The least share of the location ids that the same service still lists. */
-export const SAME_LOCATIONS = 0.5;
+const SAME_LOCATIONS = 0.5;
 /** Catalogs up to this size are compared whole. */
 const WHOLE = 400;
 
@@ -30,7 +30,7 @@ export function catalogIdentity(url: string, ids: Iterable<string>): CatalogIden
 }
 
 /** The location ids of a catalog answer (4.4): each feature's properties.id. */
-export function catalogIds(value: unknown): string[] {
+function catalogIds(value: unknown): string[] {
   const features = (value as { features?: { properties?: { id?: unknown } }[] }).features ?? [];
   return features.map((f) => f.properties?.id).filter((id): id is string => typeof id === 'string');
 }

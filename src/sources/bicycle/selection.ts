@@ -96,7 +96,7 @@ function looksLikeWgs84(polygons: Position[][][]): Position | true {
  * ogr2ogr and QGIS write it) says RD New, in which case they are converted.
  * Problems come back as text.
  */
-export function polygonOf(text: string, file?: string): PolygonArea | { problems: string[] } {
+function polygonOf(text: string, file?: string): PolygonArea | { problems: string[] } {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -11,7 +11,7 @@ import { createGunzip } from 'node:zlib';
 import { InputError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
 
-export function isUrl(source: string): boolean {
+function isUrl(source: string): boolean {
   return /^https?:\/\//i.test(source);
 }
 

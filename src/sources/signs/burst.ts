@@ -14,7 +14,7 @@ import { contentHash, toOffset, type TakenPage } from './feed.js';
  * Every municipality code the CBS can have issued so far (GM0000 .. GM1999): an
  * instant read per town reads all of them, so that towns never seen are read too.
  */
-export const TOWN_CODE_SWEEP: readonly string[] = Array.from(
+const TOWN_CODE_SWEEP: readonly string[] = Array.from(
   { length: 2000 },
   (_, i) => `GM${String(i).padStart(4, '0')}`,
 );

@@ -6,7 +6,7 @@ import { fileEnds, notAJsonArrayOfObjects } from '../../util/fs.js';
 export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
 export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
 /** Today's API: the current state of v4 (at the v1 host) and v5 (at a host of its own). */
-export const LIVE_PATHS = {
+const LIVE_PATHS = {
   v4: '/api/rest/static-road-data/traffic-signs/v4/current-state',
   v5: '/api/rest/static-road-data/traffic-signs/v5/current-state',
 } as const;
@@ -124,7 +124,7 @@ export function downloadLive(
  * arrived in 2024, v5 serves the current state now). Said plainly, with where
  * today's API is read; any other error passes.
  */
-export function explainRetiredV1(error: unknown): unknown {
+function explainRetiredV1(error: unknown): unknown {
   if (!(error instanceof UpstreamError) || (error.status !== 404 && error.status !== 410))
     return error;
   return new UpstreamRefusalError(

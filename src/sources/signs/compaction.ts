@@ -21,7 +21,7 @@ import { commitFile, exists, syncFolder, temporaryPath, writeFileAtomic } from '
 import { comparePositions, EVENTS_DATASET, parseUnitFile, unitStem } from './landing.js';
 
 /** Files at least this large are of a useful size already, and are left as they are. */
-export const SMALL_FILE_BYTES = 32 * 2 ** 20;
+const SMALL_FILE_BYTES = 32 * 2 ** 20;
 /** A merged file holds at most about this much. */
 const MERGED_BYTES = 128 * 2 ** 20;
 

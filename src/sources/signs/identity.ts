@@ -18,7 +18,7 @@ import { EPOCH } from './ranges.js';
 import { SignsClient, downloadLive, type LiveQuery } from './client.js';
 
 /** The least share of a municipality's signs that the same service still serves a day later. */
-export const SAME_SIGNS = 0.5;
+const SAME_SIGNS = 0.5;
 
 export type FeedIdentity = {
   url: string;

@@ -9,11 +9,11 @@ import type { FeedPosition } from './landing.js';
 
 export const EPOCH = '1970-01-01T00:00:00.000Z';
 /** Ranges shorter than this are not split further. */
-export const MIN_SPLIT_MS = 60_000;
+const MIN_SPLIT_MS = 60_000;
 /** A range is split only when its estimated rest is worth this many requests of a new reader. */
-export const MIN_SPLIT_PAGES = 8;
+const MIN_SPLIT_PAGES = 8;
 /** The first run plans this many ranges per reader: a reader that finishes takes the next one. */
-export const RANGES_PER_READER = 3;
+const RANGES_PER_READER = 3;
 
 export interface RangeState {
   start: string;
@@ -95,7 +95,7 @@ export function span(range: LiveRange, now: number): number {
 }
 
 /** Events left in a range, estimated from what its reader has seen so far (Infinity before it has seen any). */
-export function estimatedRest(range: LiveRange, now: number): number {
+function estimatedRest(range: LiveRange, now: number): number {
   const covered = range.firstMs === undefined ? 0 : offsetMs(range.live.offset) - range.firstMs;
   if (covered <= 0) return Infinity;
   return (range.taken / covered) * span(range, now);

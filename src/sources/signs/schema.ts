@@ -14,7 +14,7 @@ import { misEncodedIssue } from '../../duckdb/text-checks.js';
 type Kind = 'bigint' | 'double' | 'date' | 'timestamp' | 'text' | 'list';
 
 /** Upstream path -> kind, in the column order of the dataset. */
-export const SIGN_FIELDS: readonly (readonly [string, Kind])[] = [
+const SIGN_FIELDS: readonly (readonly [string, Kind])[] = [
   ['id', 'bigint'],
   ['type', 'text'],
   ['schema_version', 'text'],
@@ -44,9 +44,9 @@ export const SIGN_FIELDS: readonly (readonly [string, Kind])[] = [
   ['details.removed', 'date'],
 ];
 
-export const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
+const EVENT_TYPES = ['created', 'updated', 'deleted'] as const;
 
-export function columnName(path: string): string {
+function columnName(path: string): string {
   return path.replaceAll('.', '_');
 }
 
@@ -60,7 +60,7 @@ const SQL_TYPES: Record<Kind, string> = {
 };
 
 /** Columns of the typed dataset (without partition columns), with their DuckDB types. */
-export function typedColumns(extra: Record<string, string>): [string, string][] {
+function typedColumns(extra: Record<string, string>): [string, string][] {
   return [
     ...SIGN_FIELDS.map(([path, kind]) => [columnName(path), SQL_TYPES[kind]] as [string, string]),
     ...Object.entries(extra),
