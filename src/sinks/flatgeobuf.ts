@@ -6,7 +6,7 @@
  * The file is the header (columns typed, WGS 84, extent), a packed Hilbert
  * R-tree and the features in the tree's order. DuckDB sorts the rows by their
  * Hilbert value (./hilbert.ts) and streams them; each feature is encoded in
- * FlatGeobuf's FlatBuffers schema (./flatgeobuf-schema.ts) and written at its
+ * FlatGeobuf's FlatBuffers schema (./flatgeobuf-format.ts) and written at its
  * place after the room left for the tree, which is built from the points and
  * the features' offsets once they are all written, and written into that room.
  * (The `flatgeobuf` package writes a whole collection held in memory, without
@@ -14,12 +14,13 @@
  * Memory is about 64 bytes a feature (the tree and the positions it is built
  * from), whatever the number of columns.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { DuckDBBlobVector, type DuckDBVector } from '@duckdb/node-api';
 import { Builder } from 'flatbuffers';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
+import { PositionedWriter } from '../util/positioned-writer.js';
 import {
   isNested,
   isTimestamp,
@@ -33,16 +34,15 @@ import type { ExportResult } from './exports.js';
 import {
   ColumnType,
   MAGIC,
-  NODE_BYTES,
   buildHeader,
   buildPointFeature,
-  treeLevels,
-} from './flatgeobuf-schema.js';
+  packedTree,
+  treeBytes,
+} from './flatgeobuf-format.js';
 import { withHilbert } from './hilbert.js';
 
 /** Children per node of the R-tree: FlatGeobuf's default. */
 const NODE_SIZE = 16;
-const WRITE_BUFFER = 4 * 1024 * 1024;
 
 interface Property {
   name: string;
@@ -145,94 +145,85 @@ class FeatureEncoder {
   }
 }
 
-/**
- * The packed R-tree over the features, root first: each node's box and, for a
- * leaf, its feature's byte offset after the index; above, the index of its
- * first child. A feature without a position has an empty box, which no search
- * meets and which leaves its parents' boxes as they are.
- */
-function packedTree(xs: Float64Array, ys: Float64Array, offsets: Float64Array): Uint8Array {
-  const count = xs.length;
-  const levels = treeLevels(count, NODE_SIZE);
-  const bytes = new Uint8Array(levels[0]![1] * NODE_BYTES); // the leaves end the tree
-  const box = new Float64Array(bytes.buffer, 0, bytes.length / 8);
-  const words = new Uint32Array(bytes.buffer);
-  const item = NODE_BYTES / 8; // doubles per node: minX, minY, maxX, maxY, offset
-  const setOffset = (node: number, value: number): void => {
-    words[node * item * 2 + 8] = value % 2 ** 32; // little-endian u64
-    words[node * item * 2 + 9] = Math.floor(value / 2 ** 32);
-  };
-  const [leafStart] = levels[0]!;
-  for (let i = 0; i < count; i++) {
-    const at = (leafStart + i) * item;
-    const x = xs[i]!;
-    const y = ys[i]!;
-    const located = !Number.isNaN(x);
-    box[at] = located ? x : Infinity;
-    box[at + 1] = located ? y : Infinity;
-    box[at + 2] = located ? x : -Infinity;
-    box[at + 3] = located ? y : -Infinity;
-    setOffset(leafStart + i, offsets[i]!);
-  }
-  for (let level = 1; level < levels.length; level++) {
-    const [start, end] = levels[level]!;
-    const [childStart, childEnd] = levels[level - 1]!;
-    for (let node = start; node < end; node++) {
-      const first = childStart + (node - start) * NODE_SIZE;
-      const last = Math.min(first + NODE_SIZE, childEnd);
-      let minX = Infinity;
-      let minY = Infinity;
-      let maxX = -Infinity;
-      let maxY = -Infinity;
-      for (let child = first; child < last; child++) {
-        const at = child * item;
-        minX = Math.min(minX, box[at]!);
-        minY = Math.min(minY, box[at + 1]!);
-        maxX = Math.max(maxX, box[at + 2]!);
-        maxY = Math.max(maxY, box[at + 3]!);
-      }
-      const at = node * item;
-      box[at] = minX;
-      box[at + 1] = minY;
-      box[at + 2] = maxX;
-      box[at + 3] = maxY;
-      setOffset(node, first);
-    }
-  }
-  return bytes;
+/** The rows as the writer reads them, and what the header says of them. */
+interface Points {
+  properties: Property[];
+  /** h_lon, h_lat (NULL without a valid position), p0.. (the properties), in Hilbert order. */
+  ordered: string;
+  count: number;
+  located: number;
+  envelope: [number, number, number, number] | undefined;
 }
 
-/** Writes bytes at increasing positions of a file through one buffer. */
-class PositionedWriter {
-  readonly #buffer = new Uint8Array(WRITE_BUFFER);
-  #used = 0;
-  constructor(
-    private readonly file: FileHandle,
-    public position: number,
-  ) {}
+async function pointsOf(
+  db: Database,
+  source: ExportSource,
+  geometry: GeometryColumns,
+): Promise<Points> {
+  const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
+  const properties = kept.map(propertyOf);
+  const points =
+    `SELECT CASE WHEN ${valid} THEN ${lon} END AS h_lon, CASE WHEN ${valid} THEN ${lat} END AS h_lat` +
+    properties.map((p, i) => `, ${p.sql} AS p${i}`).join('') +
+    ` FROM ${source.sql}`;
+  const [stats] = await db.all(
+    `SELECT count(*)::DOUBLE AS n, count(h_lon)::DOUBLE AS located, min(h_lon) AS w, min(h_lat) AS s, ` +
+      `max(h_lon) AS e, max(h_lat) AS n_ FROM (${points})`,
+    source.params,
+  );
+  const located = Number(stats!['located']);
+  const envelope =
+    located > 0
+      ? ([stats!['w'], stats!['s'], stats!['e'], stats!['n_']].map(Number) as Points['envelope'])
+      : undefined;
+  const [minX, minY, maxX, maxY] = envelope ?? [0, 0, 0, 0];
+  const extent = { minX, minY, width: maxX - minX, height: maxY - minY };
+  const ordered = `${withHilbert(points, 'h_lon', 'h_lat', extent)} ORDER BY h_lon IS NULL, hilbert`;
+  return { properties, ordered, count: Number(stats!['n']), located, envelope };
+}
 
-  /** Where the next byte written goes. */
-  get at(): number {
-    return this.position + this.#used;
-  }
-
-  async write(bytes: Uint8Array): Promise<void> {
-    if (this.#used + bytes.length > this.#buffer.length) await this.flush();
-    if (bytes.length > this.#buffer.length) {
-      await this.file.write(bytes, 0, bytes.length, this.position);
-      this.position += bytes.length;
-      return;
+/**
+ * Streams the ordered rows into features from `out`'s position on; resolves to
+ * each feature's position and its byte offset from the first.
+ */
+async function writeFeatures(
+  db: Database,
+  points: Points,
+  params: ExportSource['params'],
+  out: PositionedWriter,
+): Promise<{ xs: Float64Array; ys: Float64Array; offsets: Float64Array }> {
+  const { count, properties } = points;
+  const xs = new Float64Array(count);
+  const ys = new Float64Array(count);
+  const offsets = new Float64Array(count);
+  const encoder = new FeatureEncoder(properties);
+  const first = out.at;
+  let rows = 0;
+  const result = await db.connection.stream(points.ordered, params);
+  for (
+    let chunk = await result.fetchChunk();
+    chunk && chunk.rowCount > 0;
+    chunk = await result.fetchChunk()
+  ) {
+    if (rows + chunk.rowCount > count) throw new Error('the source gave more rows than it counted');
+    const lon = chunk.getColumnVector(0);
+    const lat = chunk.getColumnVector(1);
+    const columns = properties.map((_, i): Vectors => {
+      const vector = chunk!.getColumnVector(2 + i);
+      return { vector, blob: vector instanceof DuckDBBlobVector ? vector : undefined };
+    });
+    for (let row = 0; row < chunk.rowCount; row++, rows++) {
+      const x = lon.getItem(row) as number | null;
+      const y = lat.getItem(row) as number | null;
+      xs[rows] = x ?? NaN;
+      ys[rows] = y ?? NaN;
+      offsets[rows] = out.at - first;
+      await out.write(encoder.encode(x, y, columns, row));
     }
-    this.#buffer.set(bytes, this.#used);
-    this.#used += bytes.length;
   }
-
-  async flush(): Promise<void> {
-    if (this.#used === 0) return;
-    await this.file.write(this.#buffer, 0, this.#used, this.position);
-    this.position += this.#used;
-    this.#used = 0;
-  }
+  await out.flush();
+  if (rows !== count) throw new Error(`the source gave ${rows} rows where it counted ${count}`);
+  return { xs, ys, offsets };
 }
 
 export async function exportFlatGeobuf(
@@ -242,85 +233,36 @@ export async function exportFlatGeobuf(
   scratch: string,
   geometry: GeometryColumns,
 ): Promise<ExportResult> {
-  const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
-  const properties = kept.map(propertyOf);
-  const points =
-    `SELECT CASE WHEN ${valid} THEN ${lon} END AS h_lon, CASE WHEN ${valid} THEN ${lat} END AS h_lat` +
-    properties.map((p, i) => `, ${p.sql} AS p${i}`).join('') +
-    ` FROM ${source.sql}`;
-  const [stats] = await db.all(
-    `SELECT count(*)::DOUBLE AS n, count(h_lon)::DOUBLE AS located, min(h_lon) AS min_x, min(h_lat) AS min_y, ` +
-      `max(h_lon) AS max_x, max(h_lat) AS max_y FROM (${points})`,
-    source.params,
-  );
-  const count = Number(stats!['n']);
-  const located = Number(stats!['located']);
-  const envelope: [number, number, number, number] | undefined =
-    located > 0
-      ? ([stats!['min_x'], stats!['min_y'], stats!['max_x'], stats!['max_y']].map(Number) as [
-          number,
-          number,
-          number,
-          number,
-        ])
-      : undefined;
-  const [minX, minY, maxX, maxY] = envelope ?? [0, 0, 0, 0];
-  const ordered =
-    withHilbert(points, 'h_lon', 'h_lat', { minX, minY, width: maxX - minX, height: maxY - minY }) +
-    ` ORDER BY h_lon IS NULL, hilbert`;
-
+  const points = await pointsOf(db, source, geometry);
+  const { count } = points;
   return writeThrough(path, scratch, async (temporary) => {
     const file = await open(temporary, 'wx');
     try {
       const header = buildHeader(new Builder(1024), {
         name: basename(path, extname(path)),
-        columns: properties,
+        columns: points.properties,
         features: count,
-        envelope,
+        envelope: points.envelope,
         indexNodeSize: count > 0 ? NODE_SIZE : 0,
         crs: { code: 4326, name: 'WGS 84' },
       });
+      // Magic bytes, header, the room for the tree (written last), the features.
       const treeAt = MAGIC.length + header.length;
-      const featuresAt =
-        treeAt + (count > 0 ? treeLevels(count, NODE_SIZE)[0]![1] * NODE_BYTES : 0);
+      const tree = count > 0 ? treeBytes(count, NODE_SIZE) : 0;
       await file.write(MAGIC, 0, MAGIC.length, 0);
       await file.write(header, 0, header.length, MAGIC.length);
-      const xs = new Float64Array(count);
-      const ys = new Float64Array(count);
-      const offsets = new Float64Array(count);
-      const encoder = new FeatureEncoder(properties);
-      const out = new PositionedWriter(file, featuresAt);
-      let rows = 0;
-      const result = await db.connection.stream(ordered, source.params);
-      for (;;) {
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        if (rows + chunk.rowCount > count)
-          throw new Error('the source gave more rows than it counted');
-        const lon = chunk.getColumnVector(0);
-        const lat = chunk.getColumnVector(1);
-        const columns = properties.map((_, i): Vectors => {
-          const vector = chunk.getColumnVector(2 + i);
-          return { vector, blob: vector instanceof DuckDBBlobVector ? vector : undefined };
-        });
-        for (let row = 0; row < chunk.rowCount; row++) {
-          const x = lon.getItem(row) as number | null;
-          const y = lat.getItem(row) as number | null;
-          xs[rows] = x ?? NaN;
-          ys[rows] = y ?? NaN;
-          offsets[rows] = out.at - featuresAt;
-          await out.write(encoder.encode(x, y, columns, row));
-          rows++;
-        }
-      }
-      await out.flush();
-      if (rows !== count) throw new Error(`the source gave ${rows} rows where it counted ${count}`);
+      const { xs, ys, offsets } = await writeFeatures(
+        db,
+        points,
+        source.params,
+        new PositionedWriter(file, treeAt + tree),
+      );
       if (count > 0) {
-        const tree = packedTree(xs, ys, offsets);
-        await file.write(tree, 0, tree.length, treeAt);
+        const index = packedTree(xs, ys, offsets, NODE_SIZE);
+        await file.write(index, 0, index.length, treeAt);
       }
       await file.sync();
-      return { rows, withoutGeometry: count - located };
+      return { rows: count, withoutGeometry: count - points.located };
     } finally {
       await file.close();
     }

@@ -2,8 +2,8 @@
  * The parts of FlatGeobuf's FlatBuffers schema (header.fbs and feature.fbs of
  * https://github.com/flatgeobuf/flatgeobuf, format version 3) that a writer of
  * points needs: each table's field slots and defaults, as `flatc` generates
- * them, over the `flatbuffers` runtime. The packed R-tree's layout is the
- * reference's too (packedrtree.cpp): nodes of 40 bytes, root first.
+ * them, over the `flatbuffers` runtime; and the packed R-tree, laid out as
+ * the reference's (packedrtree.cpp): nodes of 40 bytes, root first.
  */
 import type { Builder, Offset } from 'flatbuffers';
 
@@ -105,10 +105,10 @@ export function buildPointFeature(
 }
 
 /** Bytes of a packed R-tree node: minX, minY, maxX, maxY (f64) and an offset (u64). */
-export const NODE_BYTES = 40;
+const NODE_BYTES = 40;
 
 /** The node index ranges [start, end) of each level of a packed R-tree, leaves first. */
-export function treeLevels(items: number, nodeSize: number): [number, number][] {
+function treeLevels(items: number, nodeSize: number): [number, number][] {
   const counts = [items];
   let n = items;
   do {
@@ -122,4 +122,71 @@ export function treeLevels(items: number, nodeSize: number): [number, number][] 
     end -= count;
     return level;
   });
+}
+
+/** The size in bytes of the packed R-tree over `items` features. */
+export function treeBytes(items: number, nodeSize: number): number {
+  return treeLevels(items, nodeSize)[0]![1] * NODE_BYTES; // the leaves end the tree
+}
+
+/**
+ * The packed R-tree over the features, root first: each node's box and, for a
+ * leaf, its feature's byte offset after the index; above, the index of its
+ * first child. A feature without a position has an empty box, which no search
+ * meets and which leaves its parents' boxes as they are.
+ */
+export function packedTree(
+  xs: Float64Array,
+  ys: Float64Array,
+  offsets: Float64Array,
+  nodeSize: number,
+): Uint8Array {
+  const count = xs.length;
+  const levels = treeLevels(count, nodeSize);
+  const bytes = new Uint8Array(levels[0]![1] * NODE_BYTES); // the leaves end the tree
+  const box = new Float64Array(bytes.buffer, 0, bytes.length / 8);
+  const words = new Uint32Array(bytes.buffer);
+  const item = NODE_BYTES / 8; // doubles per node: minX, minY, maxX, maxY, offset
+  const setOffset = (node: number, value: number): void => {
+    words[node * item * 2 + 8] = value % 2 ** 32; // little-endian u64
+    words[node * item * 2 + 9] = Math.floor(value / 2 ** 32);
+  };
+  const [leafStart] = levels[0]!;
+  for (let i = 0; i < count; i++) {
+    const at = (leafStart + i) * item;
+    const x = xs[i]!;
+    const y = ys[i]!;
+    const located = !Number.isNaN(x);
+    box[at] = located ? x : Infinity;
+    box[at + 1] = located ? y : Infinity;
+    box[at + 2] = located ? x : -Infinity;
+    box[at + 3] = located ? y : -Infinity;
+    setOffset(leafStart + i, offsets[i]!);
+  }
+  for (let level = 1; level < levels.length; level++) {
+    const [start, end] = levels[level]!;
+    const [childStart, childEnd] = levels[level - 1]!;
+    for (let node = start; node < end; node++) {
+      const first = childStart + (node - start) * nodeSize;
+      const last = Math.min(first + nodeSize, childEnd);
+      let minX = Infinity;
+      let minY = Infinity;
+      let maxX = -Infinity;
+      let maxY = -Infinity;
+      for (let child = first; child < last; child++) {
+        const at = child * item;
+        minX = Math.min(minX, box[at]!);
+        minY = Math.min(minY, box[at + 1]!);
+        maxX = Math.max(maxX, box[at + 2]!);
+        maxY = Math.max(maxY, box[at + 3]!);
+      }
+      const at = node * item;
+      box[at] = minX;
+      box[at + 1] = minY;
+      box[at + 2] = maxX;
+      box[at + 3] = maxY;
+      setOffset(node, first);
+    }
+  }
+  return bytes;
 }
