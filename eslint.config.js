@@ -83,7 +83,14 @@ export default tseslint.config(
     ['cli', 'pipeline', 'steps', 'sources', 'sinks', 'report'],
   ),
   ...layer(
-    ['src/errors.ts', 'src/log.ts', 'src/progress.ts', 'src/layout.ts', 'src/version.ts'],
+    [
+      'src/errors.ts',
+      'src/log.ts',
+      'src/progress.ts',
+      'src/layout.ts',
+      'src/version.ts',
+      'src/endpoints.ts',
+    ],
     ['cli', 'pipeline', 'steps', 'sources', 'sinks', 'report', 'http', 'duckdb', 'config'],
   ),
   {

@@ -1,4 +1,5 @@
 import { afterAll } from 'vitest';
+import { BICYCLE_PATHS, SIGNS_PATHS } from '../../src/endpoints.js';
 import { Simulator, type SimulatorInput } from '../../src/simulator/index.js';
 
 /** Starts a simulator on a free port for this test file; closed after the file's tests. */
@@ -8,10 +9,10 @@ export async function useSimulator(...inputs: SimulatorInput[]): Promise<Simulat
   return simulator;
 }
 
-export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
-export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
-export const BICYCLE_PATH = '/api/explore/bicycle-data';
-export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
+export const EVENTS_PATH = SIGNS_PATHS.events;
+export const CURRENT_STATE_PATH = SIGNS_PATHS.currentState;
+export const BICYCLE_PATH = BICYCLE_PATHS.measurements;
+export const LOCATIONS_PATH = BICYCLE_PATHS.locations;
 
 /** Obtains an access token with the password grant. */
 export async function login(simulator: Simulator): Promise<string> {

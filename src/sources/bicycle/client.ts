@@ -4,12 +4,13 @@
  * service's message (the batching learns its limits from it).
  */
 import { UpstreamError } from '../../errors.js';
+import { BICYCLE_PATHS } from '../../endpoints.js';
 import type { HttpClient } from '../../http/client.js';
 import { notAJsonArrayOfObjects } from '../../util/fs.js';
 import type { TokenSource } from './auth.js';
 
-const MEASUREMENTS_PATH = '/api/explore/bicycle-data';
-export const LOCATIONS_PATH = '/api/gis/bicycle-data/complete';
+const MEASUREMENTS_PATH = BICYCLE_PATHS.measurements;
+const LOCATIONS_PATH = BICYCLE_PATHS.locations;
 
 export type Selection =
   { locations: readonly string[] } | { prefixes: readonly string[] } | { polygon: unknown };
@@ -126,14 +127,14 @@ export class BicycleClient {
     file: string,
     signal?: AbortSignal,
   ): Promise<MeasurementsAnswer> {
-    let path = MEASUREMENTS_PATH;
+    let path: string = MEASUREMENTS_PATH;
     let fields: Record<string, unknown>;
     if ('locations' in selection) fields = { locations: selection.locations };
     else if ('prefixes' in selection) {
-      path += '/prefix';
+      path = BICYCLE_PATHS.prefix;
       fields = { prefixes: selection.prefixes };
     } else {
-      path += '/geo';
+      path = BICYCLE_PATHS.geo;
       fields = { locationPolygoon: selection.polygon };
     }
     const answer = await this.#send(

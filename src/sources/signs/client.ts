@@ -3,13 +3,12 @@ import type { HttpClient, HttpResponse } from '../../http/client.js';
 import { UpstreamError, UpstreamRefusalError } from '../../errors.js';
 import { fileEnds, notAJsonArrayOfObjects } from '../../util/fs.js';
 
-export const EVENTS_PATH = '/api/rest/static-road-data/traffic-signs/v1/events';
-export const CURRENT_STATE_PATH = '/api/rest/static-road-data/traffic-signs/v1/current-state';
+import { SIGNS_PATHS } from '../../endpoints.js';
+
+const EVENTS_PATH = SIGNS_PATHS.events;
+const CURRENT_STATE_PATH = SIGNS_PATHS.currentState;
 /** Today's API: the current state of v4 (at the v1 host) and v5 (at a host of its own). */
-const LIVE_PATHS = {
-  v4: '/api/rest/static-road-data/traffic-signs/v4/current-state',
-  v5: '/api/rest/static-road-data/traffic-signs/v5/current-state',
-} as const;
+const LIVE_PATHS = SIGNS_PATHS.live;
 
 export interface LiveQuery {
   api: 'v4' | 'v5';
