@@ -81,9 +81,25 @@ export function notModified(req: IncomingMessage, res: ServerResponse, moment: n
   return true;
 }
 
-/** Whether the client takes a gzip body. */
-export function acceptsGzip(req: IncomingMessage): boolean {
-  return /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+/**
+ * Starts a 200 answer of a download: its type, the moment of its data
+ * (Last-Modified), gzip when the client takes it. Resolves to whether it is gzip.
+ */
+export function startDownload(
+  req: IncomingMessage,
+  res: ServerResponse,
+  contentType: string,
+  moment: number,
+): boolean {
+  const gzip = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+  const headers: Record<string, string> = {
+    'Content-Type': contentType,
+    'Last-Modified': new Date(moment).toUTCString(),
+    Vary: 'Accept, Accept-Encoding',
+  };
+  if (gzip) headers['Content-Encoding'] = 'gzip';
+  res.writeHead(200, headers);
+  return gzip;
 }
 
 /** Streams text pieces to the response, respecting backpressure; optionally gzip, optionally cut short. */

@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { wgs84ToRd } from '../../util/geo.js';
 import { parseMilliTimestamp } from '../../util/time.js';
-import { acceptsGzip, jsonArray, notModified, refuse, sendJson, stream } from '../http.js';
+import { jsonArray, notModified, refuse, sendJson, startDownload, stream } from '../http.js';
 import type { RouteRequest } from '../routes.js';
 import {
   LIVE_CSV_COLUMNS,
@@ -85,14 +85,12 @@ export function currentState(request: RouteRequest): void {
   })();
   // The snapshot changes monthly: a client that has it gets 304 Not Modified.
   if (notModified(req, res, moment)) return;
-  const gzip = acceptsGzip(req);
-  const headers: Record<string, string> = {
-    'Content-Type': csv ? 'text/csv; charset=utf-8' : 'application/json',
-    'Last-Modified': new Date(moment).toUTCString(),
-    Vary: 'Accept, Accept-Encoding',
-  };
-  if (gzip) headers['Content-Encoding'] = 'gzip';
-  res.writeHead(200, headers);
+  const gzip = startDownload(
+    req,
+    res,
+    csv ? 'text/csv; charset=utf-8' : 'application/json',
+    moment,
+  );
   const text = csv ? csvLines(payloads) : jsonArray(payloads);
   void stream(res, request.ragged && csv ? withRaggedRow(text) : text, gzip, request.truncate);
 }
@@ -151,14 +149,12 @@ export function live(api: LiveApi, { req, res, url, world, truncate }: RouteRequ
   const moment = liveMoment(world.now);
   if (notModified(req, res, moment)) return;
   const features = liveState(world, world.now, api, filters);
-  const gzip = acceptsGzip(req);
-  const headers: Record<string, string> = {
-    'Content-Type': csv ? 'text/csv;charset=UTF-8' : 'application/geo+json',
-    'Last-Modified': new Date(moment).toUTCString(),
-    Vary: 'Accept, Accept-Encoding',
-  };
-  if (gzip) headers['Content-Encoding'] = 'gzip';
-  res.writeHead(200, headers);
+  const gzip = startDownload(
+    req,
+    res,
+    csv ? 'text/csv;charset=UTF-8' : 'application/geo+json',
+    moment,
+  );
   const text = csv
     ? (function* () {
         yield LIVE_CSV_COLUMNS.join(',') + '\r\n';
