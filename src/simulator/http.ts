@@ -83,7 +83,7 @@ export function notModified(req: IncomingMessage, res: ServerResponse, moment: n
 
 /**
  * Starts a 200 answer of a download: its type, the moment of its data
- * (Last-Modified), gzip when the client takes it. Resolves to whether it is gzip.
+ * (Last-Modified), gzip when the client takes it. Returns whether it is gzip.
  */
 export function startDownload(
   req: IncomingMessage,
