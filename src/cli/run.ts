@@ -2,13 +2,9 @@
 import type { Argv, CommandModule } from 'yargs';
 import { resolve } from 'node:path';
 import type { Pipeline } from '../pipeline/build.js';
-import {
-  describePlan,
-  plannedSummary,
-  refusedSummary,
-  runPipeline,
-  type RunSummary,
-} from '../pipeline/run.js';
+import { describePlan } from '../pipeline/plan.js';
+import { runPipeline } from '../pipeline/run.js';
+import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
 import { createProgress } from '../progress.js';
 import {
   commaList,

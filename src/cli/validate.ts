@@ -1,6 +1,6 @@
 /** `road-etl validate PIPELINE.yaml`: check a definition and print the plan; touch nothing. */
 import type { Argv, CommandModule } from 'yargs';
-import { describePlan } from '../pipeline/run.js';
+import { describePlan } from '../pipeline/plan.js';
 import {
   commaList,
   outputFolder,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError, RunError } from '../../src/errors.js';
 import { buildPipeline } from '../../src/pipeline/build.js';
-import { describePlan } from '../../src/pipeline/run.js';
+import { describePlan } from '../../src/pipeline/plan.js';
 import { StateStore } from '../../src/pipeline/state.js';
 import {
   idsWithPrefix,

@@ -1,0 +1,68 @@
+/** The run's DuckDB over the output folder, and the upgrade of what earlier versions wrote there. */
+import { join } from 'node:path';
+import type { Database } from '../duckdb/database.js';
+import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
+import { formatSize, parseSize } from '../duckdb/memory.js';
+import { STATE_FOLDER, scratchFolder } from '../layout.js';
+import type { Logger } from '../log.js';
+import { DATASET_VIEWS } from '../sources/views.js';
+import { STEP_KINDS } from '../steps/registry.js';
+import { makeFolder } from '../util/fs.js';
+import type { Pipeline } from './build.js';
+
+/** The run's DuckDB over the output folder, within the definition's budget, spilling under .state/. */
+export async function openRunFolder(
+  pipeline: Pipeline,
+  output: string,
+  logger: Logger,
+): Promise<OutputFolder> {
+  const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
+  await makeFolder(tempDirectory);
+  // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
+  const placeholders: PlaceholderViews = Object.fromEntries(
+    [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
+  );
+  const folder = await openOutputFolder(output, {
+    database: {
+      budget:
+        pipeline.duckdb.memory_limit === undefined
+          ? undefined
+          : parseSize(pipeline.duckdb.memory_limit),
+      threads: pipeline.duckdb.threads,
+      tempDirectory,
+    },
+    derived: DATASET_VIEWS,
+    placeholders,
+    views: false,
+  });
+  const { budget, memoryLimit, threads, wanted } = folder.db.memory;
+  logger.log(
+    'info',
+    'duckdb.memory',
+    `Memory budget ${formatSize(budget)}: DuckDB ${formatSize(memoryLimit)}, ${threads} thread${threads === 1 ? '' : 's'}` +
+      (threads < wanted ? ` (of ${wanted}: the budget feeds no more)` : ''),
+    { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
+  );
+  return folder;
+}
+
+/**
+ * Brings the datasets an earlier version wrote to today's layout, for every
+ * kind of the definition (selected or not: a later step may read them), before
+ * any view is made over them.
+ */
+export async function upgradeDatasets(
+  pipeline: Pipeline,
+  output: string,
+  logger: Logger,
+  open: () => Promise<Database>,
+): Promise<void> {
+  const kinds = [...new Set(pipeline.steps.map((s) => s.kind))].filter(
+    (k) => k.upgrade !== undefined,
+  );
+  if (kinds.length === 0) return;
+  // The run's own DuckDB, before it has any view: the files change under it here.
+  const db = await open();
+  for (const kind of kinds)
+    await kind.upgrade?.({ output, scratch: scratchFolder(output), db, log: logger });
+}

@@ -1,0 +1,268 @@
+/**
+ * Runs the selected steps of a run one after the other: each with its context
+ * (its checkpoint, its staging folder, the upstream, the run's DuckDB over the
+ * output folder, made once and its views kept up to date), measured, logged
+ * and reported for the manifest.
+ */
+import { join } from 'node:path';
+import type { Database } from '../duckdb/database.js';
+import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
+import type { OutputFolder } from '../duckdb/folder.js';
+import { explainOutOfMemory } from '../duckdb/memory.js';
+import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
+import { scratchFolder, stagingFolder } from '../layout.js';
+import type { Logger } from '../log.js';
+import type { ExportRecord, StepReport } from '../manifest.js';
+import type { Progress } from '../progress.js';
+import type { StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
+import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
+import type { Pipeline, PipelineStep } from './build.js';
+import { StepMeter } from './resources.js';
+import { openRunFolder, upgradeDatasets } from './run-folder.js';
+import type { StateStore, StepState } from './state.js';
+
+/** What every step of a run shares. */
+export interface RunScope {
+  pipeline: Pipeline;
+  output: string;
+  upstream: Upstream;
+  store: StateStore;
+  /** Steps to start over (--reset). */
+  resets: ReadonlySet<string>;
+  logger: Logger;
+  progress: Progress;
+  signal: AbortSignal;
+}
+
+/** A report of a step that has not run (yet). */
+export function pendingReport(step: PipelineStep): StepReport {
+  return {
+    id: step.id,
+    kind: step.kind.kind,
+    status: 'skipped',
+    started_at: undefined,
+    finished_at: undefined,
+    duration_ms: 0,
+    cpu_ms: 0,
+    peak_rss_bytes: 0,
+    rows_in: 0,
+    rows_out: 0,
+    files: [],
+  };
+}
+
+export class StepRunner {
+  readonly #scope: RunScope;
+  #folder: OutputFolder | undefined;
+  /** The folder's datasets, looked for once a step and again after it records a file. */
+  #discovered: Promise<readonly Dataset[]> | undefined;
+  /** The extracts the steps wrote, for the manifest. */
+  readonly exports: ExportRecord[] = [];
+
+  constructor(scope: RunScope) {
+    this.#scope = scope;
+  }
+
+  /** The run's DuckDB, made once: by the upgrade of old datasets or by the first step that asks. */
+  async #instance(): Promise<Database> {
+    const { pipeline, output, logger } = this.#scope;
+    this.#folder ??= await openRunFolder(pipeline, output, logger);
+    return this.#folder.db;
+  }
+
+  #datasets(): Promise<readonly Dataset[]> {
+    return (this.#discovered ??= discoverDatasets(this.#scope.output).catch((error: unknown) => {
+      this.#discovered = undefined;
+      throw error;
+    }));
+  }
+
+  async #database(): Promise<Database> {
+    const db = await this.#instance();
+    await this.#folder!.refresh(await this.#datasets());
+    return db;
+  }
+
+  /** Brings what earlier versions wrote to today's layout, before any view reads it. */
+  async upgrade(): Promise<void> {
+    const { pipeline, output, logger } = this.#scope;
+    await upgradeDatasets(pipeline, output, logger, () => this.#instance());
+  }
+
+  /** Runs one step, filling its report; resolves to why it failed (undefined: it succeeded). */
+  async run(step: PipelineStep, report: StepReport): Promise<Error | undefined> {
+    const { logger, progress, output, store } = this.#scope;
+    this.#discovered = undefined;
+    const t0 = performance.now();
+    const meter = new StepMeter();
+    report.started_at = new Date().toISOString();
+    logger.log('info', 'step.start', `${step.id} [${step.kind.kind}] started`, {
+      step: step.id,
+      kind: step.kind.kind,
+    });
+    const files: FileRecord[] = [];
+    // A step started over does not read its state: it may be the damaged thing being fixed.
+    const reset = this.#scope.resets.has(step.id);
+    const record = reset ? undefined : await store.read(step.id);
+    let state = store.step(step.id, record);
+    const context = this.#context(step, state, record?.checkpoint, files);
+    let failure: Error | undefined;
+    try {
+      if (reset) state = await this.#reset(step, context);
+      progress.start(step.id);
+      const outcome = await step.kind.run(step.options, context);
+      progress.finish();
+      await identifyUpstream(step, context, state, logger);
+      await state.finish('succeeded');
+      this.#succeeded(step, outcome, report);
+    } catch (error) {
+      progress.finish();
+      failure = this.#failure(error, step);
+      report.status = failure instanceof InterruptedError ? 'interrupted' : 'failed';
+      report.error = failure.message;
+      // A file the step was writing when it failed is no use and may hold the space a rerun
+      // needs (a full disk): it goes now, not at the start of the next run.
+      await removeTemporaryFiles(output).catch(() => undefined);
+      await state.finish('failed').catch(() => undefined);
+    } finally {
+      // What the step's statements freed goes back to the system before the next step.
+      await this.#folder?.db.releaseMemory().catch(() => undefined);
+      report.files = await stillThere(files, output);
+      report.finished_at = new Date().toISOString();
+      report.duration_ms = Math.round(performance.now() - t0);
+      Object.assign(report, meter.stop());
+    }
+    logEnd(logger, step, report);
+    return failure;
+  }
+
+  #context(
+    step: PipelineStep,
+    state: StepState,
+    checkpoint: Record<string, unknown> | undefined,
+    files: FileRecord[],
+  ): StepContext {
+    const { pipeline, output, upstream, logger, progress, signal } = this.#scope;
+    return {
+      stepId: step.id,
+      output,
+      sqlDir: pipeline.sqlDir,
+      checkpoint,
+      state,
+      scratch: scratchFolder(output),
+      staging: stagingFolder(output, step.id),
+      upstream,
+      log: logger,
+      progress,
+      signal,
+      datasets: () => this.#datasets(),
+      database: () => this.#database(),
+      recordFile: async (path) => {
+        this.#discovered = undefined;
+        const file = await describeFile(path, output);
+        files.push(file);
+        return file;
+      },
+    };
+  }
+
+  /** --reset: the kind forgets its data, the store the step's state; resolves to the new state. */
+  async #reset(step: PipelineStep, context: StepContext): Promise<StepState> {
+    const { store, logger } = this.#scope;
+    await step.kind.reset?.(step.options, context);
+    this.#discovered = undefined;
+    await store.remove(step.id);
+    const state = store.step(step.id, undefined);
+    context.checkpoint = undefined;
+    context.state = state;
+    logger.log('info', 'step.reset', `${step.id}: started over (--reset)`, { step: step.id });
+    return state;
+  }
+
+  #succeeded(step: PipelineStep, outcome: StepOutcome, report: StepReport): void {
+    Object.assign(report, {
+      status: 'succeeded',
+      rows_in: outcome.rowsIn,
+      rows_out: outcome.rowsOut,
+      ...(outcome.notes ? { notes: outcome.notes } : {}),
+    });
+    const writtenAt = new Date().toISOString();
+    for (const e of outcome.exports ?? [])
+      this.exports.push({
+        ...e,
+        pipeline: this.#scope.pipeline.name,
+        step: step.id,
+        written_at: writtenAt,
+      });
+  }
+
+  /** Why a step failed, as the run reports it. */
+  #failure(error: unknown, step: PipelineStep): Error {
+    const { signal } = this.#scope;
+    if (signal.aborted) return new InterruptedError(String(signal.reason ?? 'a signal'));
+    return (
+      explainOutOfMemory(error, `step ${step.id}`, this.#folder?.db.memory) ??
+      explainIoError(afterStart(error), `step ${step.id}`)
+    );
+  }
+
+  close(): void {
+    this.#folder?.close();
+  }
+}
+
+function logEnd(logger: Logger, step: PipelineStep, report: StepReport): void {
+  logger.log(
+    report.status === 'succeeded' ? 'info' : 'error',
+    'step.end',
+    `${step.id} ${report.status}: ${report.rows_out.toLocaleString('en')} rows out in ${(report.duration_ms / 1000).toFixed(1)} s`,
+    {
+      step: step.id,
+      status: report.status,
+      rows_in: report.rows_in,
+      rows_out: report.rows_out,
+      duration_ms: report.duration_ms,
+      cpu_ms: report.cpu_ms,
+      peak_rss_bytes: report.peak_rss_bytes,
+    },
+  );
+}
+
+/**
+ * A problem of the input found only once the run has started (a selection that
+ * matches nothing in the catalog just fetched): the lock, state and manifest
+ * are written by then, so it is a failed run (exit 1), not bad input (exit 2,
+ * which promises that nothing was written).
+ */
+function afterStart(error: unknown): unknown {
+  return error instanceof InputError ? new RunError(error.message, { cause: error }) : error;
+}
+
+/** Records what identifies the upstream's data a step has just read (for the next run's check). */
+async function identifyUpstream(
+  step: PipelineStep,
+  context: StepContext,
+  state: StepState,
+  logger: Logger,
+): Promise<void> {
+  const hooks = step.kind.upstreamIdentity;
+  if (!hooks) return;
+  try {
+    state.identify(await hooks.identify(step.options, context));
+  } catch (error) {
+    // The data has landed; the next run checks against what was known before.
+    logger.log(
+      'warn',
+      'upstream.unidentified',
+      `${step.id}: could not record what identifies its upstream's data (${(error as Error).message.split('\n')[0]!})`,
+      { step: step.id },
+    );
+  }
+}
+
+/** The files of a step still there at its end (one it merged into another later is not). */
+async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {
+  const kept: FileRecord[] = [];
+  for (const file of files) if (await exists(join(output, file.path))) kept.push(file);
+  return kept;
+}
