@@ -1,0 +1,154 @@
+/**
+ * How the HTTP client reads an answer: its body (gunzipped), a file written
+ * from it, and what a failed answer is: worth another attempt (network errors,
+ * 408/429/5xx, bodies cut short or refused) or a failure naming the endpoint,
+ * the status and the body.
+ */
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import type { Dispatcher } from 'undici';
+import { RoadEtlError, UpstreamError, explainIoError } from '../errors.js';
+import { fileEnds } from '../util/fs.js';
+import type { HttpRequest, HttpResponse } from './client.js';
+
+const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+
+/** A failure worth another attempt; carries what the last attempt saw. */
+export class RetryableError extends Error {
+  override name = 'RetryableError';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly body: string,
+    readonly retryAfterMs: number | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+function retryAfter(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** A failure of the connection or the transfer, worth another attempt. */
+export function networkError(
+  error: unknown,
+  doing = 'Network error',
+  status?: number,
+): RetryableError {
+  const e = error as { code?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  const what = [code, e.message].filter(Boolean).join(': ');
+  const gzip = typeof code === 'string' && code.startsWith('Z_');
+  return new RetryableError(
+    `${gzip ? 'The gzip body cannot be inflated' : doing}: ${what}`,
+    status,
+    '',
+    undefined,
+    { cause: error },
+  );
+}
+
+/** Whether the server compressed the body (asked for or not). */
+function isGzip(response: Dispatcher.ResponseData): boolean {
+  return /\bgzip\b/.test(String(response.headers['content-encoding'] ?? ''));
+}
+
+const gunzipAsync = promisify(gunzip);
+
+/** The whole body of a response; a transfer that breaks off is worth another attempt. */
+export async function readBody(
+  response: Dispatcher.ResponseData,
+  req: HttpRequest,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  try {
+    const body = Buffer.from(await response.body.arrayBuffer());
+    return isGzip(response) ? await gunzipAsync(body) : body;
+  } catch (error) {
+    if (signal.aborted && req.signal?.aborted) throw error;
+    throw networkError(error);
+  }
+}
+
+/**
+ * A response that is not a success: returned when the caller takes its status
+ * (`pass`), retried where that can help, otherwise a failure naming endpoint,
+ * status and body.
+ */
+export function notOk(
+  req: HttpRequest,
+  response: HttpResponse,
+  what = 'Request failed',
+): HttpResponse {
+  if (req.pass?.includes(response.status)) return response;
+  const body = response.body.toString('utf8');
+  if (RETRY_STATUSES.has(response.status)) {
+    throw new RetryableError(
+      `Upstream answered ${response.status}`,
+      response.status,
+      body,
+      retryAfter(response.headers['retry-after']),
+    );
+  }
+  throw new UpstreamError(what, {
+    method: req.method,
+    url: shortUrl(req.url),
+    status: response.status,
+    body,
+  });
+}
+
+/** A file check: why the written body is not what was asked for, or undefined. */
+export type FileCheck = (
+  headers: HttpResponse['headers'],
+  path: string,
+) => Promise<string | undefined>;
+
+/**
+ * Streams a 2xx body to `path` (gunzipped when compressed) and lets check()
+ * refuse the file. A transfer that breaks off, or a refused file, is removed and
+ * worth another attempt; a transfer stopped by the caller's signal is not.
+ */
+export async function bodyToFile(
+  response: Dispatcher.ResponseData,
+  path: string,
+  check: FileCheck | undefined,
+  stopped: () => boolean,
+  doing: string,
+): Promise<void> {
+  const { statusCode: status, headers } = response;
+  try {
+    const decoded = isGzip(response) ? [response.body, createGunzip()] : [response.body];
+    await pipeline([...decoded, createWriteStream(path)]);
+  } catch (error) {
+    await rm(path, { force: true });
+    if (stopped()) throw error;
+    // The local disk, not the service: a full disk or a read-only folder is no reason to ask again.
+    const local = explainIoError(error, `writing the response body to ${path}`);
+    if (local instanceof RoadEtlError) throw local;
+    throw networkError(error, doing, status);
+  }
+  const problem = await check?.(headers, path);
+  if (problem) {
+    const excerpt = await fileEnds(path).then(
+      ({ head }) => head.toString('utf8'),
+      () => '',
+    );
+    await rm(path, { force: true });
+    throw new RetryableError(problem, status, excerpt, undefined);
+  }
+}
+
+/** A URL short enough for a message (long road-section-id lists get cut). */
+export function shortUrl(url: string): string {
+  return url.length > 300 ? `${url.slice(0, 300)}…` : url;
+}
