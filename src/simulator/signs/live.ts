@@ -9,7 +9,6 @@
 import { choose, hash, unit } from '../../util/hash.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import type { World } from '../world.js';
-import { csvField } from './payload.js';
 
 export type LiveApi = 'v4' | 'v5';
 export const LIVE_STATUSES = ['PLANNED', 'PLACED', 'REMOVED'] as const;
@@ -85,6 +84,142 @@ const VEHICLES = [
   'unknown',
 ] as const;
 
+/** What a sign's properties are made of, as of the moment asked for. */
+interface SignFacts {
+  seed: number;
+  sign: number;
+  /** A hash of the sign and k: the sign's own choices. */
+  h: (k: number) => number;
+  payload: Record<string, unknown>;
+  location: {
+    wgs84: { latitude: unknown; longitude: unknown };
+    placement: string | null;
+    side: string | null;
+    road: { name: string; type: string; number: unknown; wvk_id: unknown };
+    county: { name: string; code: string; townname: string };
+  };
+  details: Record<string, unknown>;
+  texts: string[];
+  externalId: string;
+  firstSeen: string | undefined;
+  lastEventTime: number;
+  removed: boolean;
+}
+
+/** The properties both versions have (by their v5 names). */
+function commonProperties(f: SignFacts): Record<string, unknown> & { roadSectionId: unknown } {
+  const { h, seed, sign, location } = f;
+  return {
+    validatedOn: day(f.payload['validated_on']),
+    rvvCode: f.payload['rvv_code'],
+    blackCode: h(1) % 6 === 0 ? String((h(2) % 40) / 10 + 2) : undefined,
+    zoneCode: h(3) % 8 === 0 ? choose(ZONE_CODES, seed, sign, 4) : undefined,
+    bearing: h(5) % 360,
+    fraction: Math.round(unit(seed, sign, 6) * 1000) / 1000,
+    drivingDirection: h(7) % 3 === 0 ? undefined : h(7) % 3 === 1 ? 'FORTH' : 'BACK',
+    roadSectionId: num(location.road.wvk_id),
+    nwbVersion: formatIsoDate(Date.UTC(2024, 0, 1) + (h(8) % 12) * 30 * DAY_MS),
+    countyName: location.county.name,
+    countyCode: location.county.code,
+    removedOn: f.removed ? formatIsoDate(f.lastEventTime) : undefined,
+    placedOn: f.firstSeen,
+  };
+}
+
+function v4Properties(f: SignFacts): Record<string, unknown> {
+  const { h, location, details } = f;
+  return {
+    externalId: f.externalId,
+    validated: f.payload['validated'],
+    ...commonProperties(f),
+    status: f.removed ? 'REMOVED' : 'PLACED',
+    textSigns: f.texts.map((text, i) =>
+      present({
+        type: `OB${String(100 + ((h(9) + i) % 20)).padStart(3, '0')}`,
+        text,
+        openingHours: OPENING_HOURS[text],
+      }),
+    ),
+    placement: location.placement ?? undefined,
+    side: location.side ?? undefined,
+    nenTurningDirection: h(10) % 5 === 0 ? 'R' : undefined,
+    roadName: location.road.name,
+    roadType: location.road.type,
+    roadNumber: num(location.road.number)?.toString(),
+    townName: location.county.townname,
+    bgtCode: h(11) % 4 === 0 ? `G${String(h(12) % 100000).padStart(5, '0')}` : undefined,
+    imageUrl: details['image'],
+    firstSeenOn: f.firstSeen,
+    lastSeenOn: day(details['last_seen']),
+    trafficOrderUrl:
+      h(13) % 7 === 0
+        ? `https://zoek.officielebekendmakingen.nl/gmb-2024-${h(14) % 99999}.html`
+        : undefined,
+  };
+}
+
+/**
+ * v5's machine-readable conditions: every vehicle type of NDW's enum, now and
+ * then two, and rarely one it may add later (clients are told to expect them);
+ * the opening hours of the text sign as OSM time validity; a category and a
+ * maximum now and then.
+ */
+function conditions({ h, seed, sign, texts }: SignFacts): Record<string, unknown> {
+  return {
+    restrictions: present({
+      vehicleType: [
+        choose(VEHICLES, seed, sign, 16),
+        ...(h(18) % 6 === 0 ? [choose(VEHICLES, seed, sign, 19)] : []),
+        ...(h(20) % 40 === 0 ? ['hoverboard'] : []),
+      ].filter((v, i, all) => all.indexOf(v) === i),
+      category: h(21) % 9 === 0 ? ['loading'] : undefined,
+      timeValidity: texts.map((t) => OPENING_HOURS[t]).find((v) => v !== undefined),
+      weight: h(22) % 11 === 0 ? 3.5 : undefined,
+      height: h(23) % 13 === 0 ? 2.4 : undefined,
+    }),
+    exemptions: [
+      ...(texts.includes('Uitgezonderd fietsers') ? [{ vehicleType: ['bicycle'] }] : []),
+      ...(h(24) % 10 === 0
+        ? [
+            {
+              vehicleType: ['deliveryVan', 'truck'],
+              category: ['permit'],
+              timeValidity: 'Mo-Sa 06:00-11:00',
+            },
+          ]
+        : []),
+    ],
+  };
+}
+
+function v5Properties(f: SignFacts): Record<string, unknown> {
+  const { h, location } = f;
+  const common = commonProperties(f);
+  return {
+    externalReferences: [{ system: 'NDW-V1', id: f.externalId }],
+    ...common,
+    supplementarySigns: f.texts.map((text, i) =>
+      present({
+        signCode: `OB${String(100 + ((h(9) + i) % 20)).padStart(3, '0')}`,
+        text,
+        openingHours: OPENING_HOURS[text],
+        externalReferences: [],
+        index: i,
+      }),
+    ),
+    placement: location.placement === 'B' ? 'ABOVE' : location.placement ? 'ALONG' : undefined,
+    privateProperty: h(15) % 50 === 0,
+    missingRoadSection: common.roadSectionId === undefined,
+    conditions: conditions(f),
+    comments: h(17) % 30 === 0 ? ['Bord scheef; controleren'] : undefined,
+    registeredOn: f.firstSeen,
+    lastModifiedOn: formatIsoDate(f.lastEventTime),
+    trafficOrderId: h(13) % 7 === 0 ? `gmb-2024-${h(14) % 99999}` : undefined,
+    ownerType: 'MUNICIPALITY',
+    ownerCode: location.county.code,
+  };
+}
+
 /** A sign's feature as of `at`, or undefined when the sign does not exist yet. */
 function liveFeature(
   world: World,
@@ -95,131 +230,34 @@ function liveFeature(
   const latest = world.feed.latestEvent(sign, at);
   if (!latest) return undefined;
   const seed = world.options.seed;
-  const h = (k: number): number => hash(seed, sign, 0x77, k);
   const payload = world.payloads.build(
     latest,
     world.feed.town(sign),
     false,
     world.feed.hasHostileText(sign),
   );
-  const location = payload['location'] as {
-    wgs84: { latitude: unknown; longitude: unknown };
-    placement: string | null;
-    side: string | null;
-    road: { name: string; type: string; number: unknown; wvk_id: unknown };
-    county: { name: string; code: string; townname: string };
-  };
   const details = payload['details'] as Record<string, unknown>;
-  const removed = latest.type === 'deleted';
-  const texts = Array.isArray(payload['text_signs'])
-    ? (payload['text_signs'] as unknown[]).filter((t): t is string => typeof t === 'string')
-    : [];
-  const externalId = String(world.payloads.signId(sign));
-  const firstSeen = day(details['first_seen']);
-  const common = {
-    validatedOn: day(payload['validated_on']),
-    rvvCode: payload['rvv_code'],
-    blackCode: h(1) % 6 === 0 ? String((h(2) % 40) / 10 + 2) : undefined,
-    zoneCode: h(3) % 8 === 0 ? choose(ZONE_CODES, seed, sign, 4) : undefined,
-    bearing: h(5) % 360,
-    fraction: Math.round(unit(seed, sign, 6) * 1000) / 1000,
-    drivingDirection: h(7) % 3 === 0 ? undefined : h(7) % 3 === 1 ? 'FORTH' : 'BACK',
-    roadSectionId: num(location.road.wvk_id),
-    nwbVersion: formatIsoDate(Date.UTC(2024, 0, 1) + (h(8) % 12) * 30 * DAY_MS),
-    countyName: location.county.name,
-    countyCode: location.county.code,
-    removedOn: removed ? formatIsoDate(latest.time) : undefined,
-    placedOn: firstSeen,
+  const facts: SignFacts = {
+    seed,
+    sign,
+    h: (k) => hash(seed, sign, 0x77, k),
+    payload,
+    location: payload['location'] as SignFacts['location'],
+    details,
+    texts: Array.isArray(payload['text_signs'])
+      ? (payload['text_signs'] as unknown[]).filter((t): t is string => typeof t === 'string')
+      : [],
+    externalId: String(world.payloads.signId(sign)),
+    firstSeen: day(details['first_seen']),
+    lastEventTime: latest.time,
+    removed: latest.type === 'deleted',
   };
-  const properties =
-    api === 'v4'
-      ? {
-          externalId,
-          validated: payload['validated'],
-          ...common,
-          status: removed ? 'REMOVED' : 'PLACED',
-          textSigns: texts.map((text, i) =>
-            present({
-              type: `OB${String(100 + ((h(9) + i) % 20)).padStart(3, '0')}`,
-              text,
-              openingHours: OPENING_HOURS[text],
-            }),
-          ),
-          placement: location.placement ?? undefined,
-          side: location.side ?? undefined,
-          nenTurningDirection: h(10) % 5 === 0 ? 'R' : undefined,
-          roadName: location.road.name,
-          roadType: location.road.type,
-          roadNumber: num(location.road.number)?.toString(),
-          townName: location.county.townname,
-          bgtCode: h(11) % 4 === 0 ? `G${String(h(12) % 100000).padStart(5, '0')}` : undefined,
-          imageUrl: details['image'],
-          firstSeenOn: firstSeen,
-          lastSeenOn: day(details['last_seen']),
-          trafficOrderUrl:
-            h(13) % 7 === 0
-              ? `https://zoek.officielebekendmakingen.nl/gmb-2024-${h(14) % 99999}.html`
-              : undefined,
-        }
-      : {
-          externalReferences: [{ system: 'NDW-V1', id: externalId }],
-          ...common,
-          supplementarySigns: texts.map((text, i) =>
-            present({
-              signCode: `OB${String(100 + ((h(9) + i) % 20)).padStart(3, '0')}`,
-              text,
-              openingHours: OPENING_HOURS[text],
-              externalReferences: [],
-              index: i,
-            }),
-          ),
-          placement:
-            location.placement === 'B' ? 'ABOVE' : location.placement ? 'ALONG' : undefined,
-          privateProperty: h(15) % 50 === 0,
-          missingRoadSection: common.roadSectionId === undefined,
-          conditions: {
-            // Every vehicle type of NDW's enum, now and then two, and rarely one it may add
-            // later (clients are told to expect them); the opening hours of the text sign as
-            // OSM time validity; a category and a maximum now and then.
-            restrictions: present({
-              vehicleType: [
-                choose(VEHICLES, seed, sign, 16),
-                ...(h(18) % 6 === 0 ? [choose(VEHICLES, seed, sign, 19)] : []),
-                ...(h(20) % 40 === 0 ? ['hoverboard'] : []),
-              ].filter((v, i, all) => all.indexOf(v) === i),
-              category: h(21) % 9 === 0 ? ['loading'] : undefined,
-              timeValidity: texts.map((t) => OPENING_HOURS[t]).find((v) => v !== undefined),
-              weight: h(22) % 11 === 0 ? 3.5 : undefined,
-              height: h(23) % 13 === 0 ? 2.4 : undefined,
-            }),
-            exemptions: [
-              ...(texts.includes('Uitgezonderd fietsers') ? [{ vehicleType: ['bicycle'] }] : []),
-              ...(h(24) % 10 === 0
-                ? [
-                    {
-                      vehicleType: ['deliveryVan', 'truck'],
-                      category: ['permit'],
-                      timeValidity: 'Mo-Sa 06:00-11:00',
-                    },
-                  ]
-                : []),
-            ],
-          },
-          comments: h(17) % 30 === 0 ? ['Bord scheef; controleren'] : undefined,
-          registeredOn: firstSeen,
-          lastModifiedOn: formatIsoDate(latest.time),
-          trafficOrderId: h(13) % 7 === 0 ? `gmb-2024-${h(14) % 99999}` : undefined,
-          ownerType: 'MUNICIPALITY',
-          ownerCode: location.county.code,
-        };
+  const { wgs84 } = facts.location;
   return {
     type: 'Feature',
     id: signUuid(seed, sign),
-    geometry: {
-      type: 'Point',
-      coordinates: [num(location.wgs84.longitude)!, num(location.wgs84.latitude)!],
-    },
-    properties: present(properties),
+    geometry: { type: 'Point', coordinates: [num(wgs84.longitude)!, num(wgs84.latitude)!] },
+    properties: present(api === 'v4' ? v4Properties(facts) : v5Properties(facts)),
   };
 }
 
@@ -255,63 +293,3 @@ export function* liveState(
 }
 
 /** The columns of the v4 CSV download, as NDW's bulk file has them. */
-export const LIVE_CSV_COLUMNS = [
-  'id',
-  'externalId',
-  'validated',
-  'validatedOn',
-  'rvvCode',
-  'blackCode',
-  'zoneCode',
-  'status',
-  'textSigns',
-  'latitude',
-  'longitude',
-  'rdX',
-  'rdY',
-  'placement',
-  'side',
-  'bearing',
-  'nenTurningDirection',
-  'fraction',
-  'drivingDirection',
-  'roadName',
-  'roadType',
-  'roadNumber',
-  'roadSectionId',
-  'nwbVersion',
-  'countyName',
-  'countyCode',
-  'townName',
-  'bgtCode',
-  'imageUrl',
-  'firstSeenOn',
-  'lastSeenOn',
-  'removedOn',
-  'placedOn',
-  'expectedPlacedOn',
-  'expectedRemovedOn',
-  'trafficOrderUrl',
-] as const;
-
-/** A v4 feature as a CSV line: textSigns as TYPE(text)(openingHours) joined by ";". */
-export function liveCsvLine(
-  feature: LiveFeature,
-  rd: (lat: number, lon: number) => { x: number; y: number },
-): string {
-  const p = feature.properties;
-  const [longitude, latitude] = feature.geometry.coordinates;
-  const { x, y } = rd(latitude, longitude);
-  const texts =
-    (p['textSigns'] as { type: string; text?: string; openingHours?: string }[] | undefined) ?? [];
-  const row: Record<string, unknown> = {
-    ...p,
-    id: feature.id,
-    latitude,
-    longitude,
-    rdX: Math.round(x * 1000) / 1000,
-    rdY: Math.round(y * 1000) / 1000,
-    textSigns: texts.map((t) => `${t.type}(${t.text ?? ''})(${t.openingHours ?? ''})`).join(';'),
-  };
-  return LIVE_CSV_COLUMNS.map((c) => csvField(row[c])).join(',') + '\r\n';
-}

@@ -4,15 +4,8 @@ import { wgs84ToRd } from '../../util/geo.js';
 import { parseMilliTimestamp } from '../../util/time.js';
 import { jsonArray, notModified, refuse, sendJson, startDownload, stream } from '../http.js';
 import type { RouteRequest } from '../routes.js';
-import {
-  LIVE_CSV_COLUMNS,
-  LIVE_STATUSES,
-  liveCsvLine,
-  liveMoment,
-  liveState,
-  type LiveApi,
-  type LiveStatus,
-} from './live.js';
+import { LIVE_STATUSES, liveMoment, liveState, type LiveApi, type LiveStatus } from './live.js';
+import { LIVE_CSV_COLUMNS, liveCsvLine } from './live-csv.js';
 import { CSV_HEADER, toCsvLine } from './payload.js';
 
 /** A current-state request for CSV: content-type=csv, or an Accept of text/csv. */
