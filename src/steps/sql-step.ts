@@ -9,96 +9,15 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER, datasetLayout, readDatasetSql } from '../duckdb/datasets.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
-import { planBuild } from './sql-build.js';
+import { planBuild, type SqlBuild } from './sql-build.js';
 import { defineStepKind, type StepContext, type StepOutcome } from './step-kind.js';
 import { insideFolder } from './paths.js';
-
-const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-
-const sqlStepOptions = z
-  .strictObject({
-    file: z
-      .string()
-      .regex(/\.sql$/, 'must name a .sql file')
-      .describe('SQL file, relative to the sql folder'),
-    params: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), scalar)
-      .default({})
-      .describe('Values bound to $name in the SQL'),
-    outputs: z
-      .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case'))
-      .min(1, 'name at least one table the file creates')
-      .describe(
-        'Tables (or views) the file creates that are kept (as derived/<name>/data.parquet)',
-      ),
-    partition_by: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]*$/, 'must be a lower snake_case column name')
-      .optional()
-      .describe(
-        'Keep each output as partitions of this column (derived/<name>/<column>=<value>/data.parquet)',
-      ),
-    incremental: z
-      .strictObject({
-        from: z
-          .string()
-          .regex(/^[a-z][a-z0-9_]*$/, 'must be a dataset name')
-          .describe('The partitioned dataset whose new or rewritten partitions are built upon'),
-        touches: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            "SQL over a partition of `from` (its partition column): the list of output partitions it feeds, e.g. '[date, date + 1]' (with partition_by)",
-          ),
-        fold: z
-          .string()
-          .regex(/\.sql$/, 'must name a .sql file')
-          .optional()
-          .describe(
-            "SQL file (in the sql folder) that makes the outputs from their previous selves (views previous_<name>) and the partitions of `from` added or rewritten since, at or after the last one built on (getvariable('partitions')); for outputs kept whole (without partition_by). Any other change builds with `file`",
-          ),
-        rebuild_on: z
-          .array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a dataset name'))
-          .default([])
-          .describe('Datasets whose any change builds everything with `file`'),
-      })
-      .optional()
-      .describe(
-        "Build only what changed partitions of `from` touch: with partition_by and touches, the output partitions they feed (the file reads them as getvariable('partitions'); unset: build all); without partition_by, with fold",
-      ),
-  })
-  .superRefine((o, ctx) => {
-    const incremental = o.incremental;
-    if (!incremental) return;
-    if (o.partition_by !== undefined && incremental.touches === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        message:
-          'with partition_by, incremental needs touches: the output partitions a changed partition feeds',
-        path: ['incremental', 'touches'],
-      });
-    if (o.partition_by === undefined && incremental.fold === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        message: 'incremental needs partition_by (and touches) or, for outputs kept whole, fold',
-        path: ['incremental'],
-      });
-    if (o.partition_by !== undefined && incremental.fold !== undefined)
-      ctx.addIssue({
-        code: 'custom',
-        message: 'fold is for outputs kept whole: not with partition_by',
-        path: ['incremental', 'fold'],
-      });
-  });
-
-export type SqlStepOptions = z.output<typeof sqlStepOptions>;
+import { sqlStepOptions, type SqlStepOptions } from './sql-options.js';
 
 export const sqlStep = defineStepKind<SqlStepOptions>({
   kind: 'sql',
@@ -172,31 +91,9 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
         await context.state.save(build.checkpoint);
         return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
       }
-      if (options.incremental)
-        context.log.log(
-          'info',
-          'sql.build',
-          build.mode === 'partial'
-            ? `${context.stepId}: ${build.changed.length} partition(s) of ${options.incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${options.outputs.join(', ')}`
-            : build.mode === 'fold'
-              ? `${context.stepId}: folding ${build.changed.length} new or rewritten partition(s) of ${options.incremental.from} into ${options.outputs.join(', ')}`
-              : `${context.stepId}: building everything (${build.reason ?? 'first build'})`,
-          {
-            step: context.stepId,
-            mode: build.mode,
-            changed: build.changed.length,
-            partitions: build.keys?.length ?? null,
-          },
-        );
-      if (build.mode === 'fold') {
-        // The outputs as they are, for the fold file: read before they are replaced.
-        for (const table of options.outputs) {
-          const folder = join(context.output, DERIVED_FOLDER, table);
-          await db.run(
-            `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
-          );
-        }
-      }
+      logBuild(build, options, context);
+      // The outputs as they are, for the fold file: read before they are replaced.
+      if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
       const outcome = await runFile(
         db,
         build.mode === 'fold' ? foldText! : text,
@@ -234,21 +131,8 @@ async function runFile(
     // An earlier run's result is a view of the same name: make room for the new table.
     await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(table)}`);
   }
-  let rowsIn = 0;
   // The rows of the datasets the file names (an incremental build reads only some of them).
-  if (keys === undefined) {
-    for (const dataset of await context.datasets()) {
-      if (
-        new RegExp(`\\b${dataset.name}\\b`).test(text) &&
-        !options.outputs.includes(dataset.name)
-      ) {
-        rowsIn += Number(
-          (await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`))[0]?.['n'] ??
-            0,
-        );
-      }
-    }
-  }
+  const rowsIn = keys === undefined ? await inputRows(db, text, options.outputs, context) : 0;
   try {
     await runSqlScript(db, text, options.params);
   } catch (error) {
@@ -259,19 +143,7 @@ async function runFile(
     }
     throw error;
   }
-  // An output may be a table or a view: a view is streamed into Parquet, never held in memory.
-  const created = new Map<string, 'TABLE' | 'VIEW'>();
-  for (const row of await db.all(
-    `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
-  )) {
-    created.set(String(row['name']), 'TABLE');
-  }
-  for (const row of await db.all(
-    `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
-  )) {
-    if (options.outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
-  }
-
+  const created = await createdOutputs(db, options.outputs);
   const missing = options.outputs.filter((t) => !created.has(t));
   if (missing.length > 0) {
     throw new RunError(
@@ -303,4 +175,81 @@ async function runFile(
     );
   }
   return { rowsIn, rowsOut };
+}
+
+function logBuild(
+  build: Exclude<SqlBuild, { mode: 'unchanged' }>,
+  options: SqlStepOptions,
+  context: StepContext,
+): void {
+  const incremental = options.incremental;
+  if (!incremental) return;
+  const outputs = options.outputs.join(', ');
+  context.log.log(
+    'info',
+    'sql.build',
+    build.mode === 'partial'
+      ? `${context.stepId}: ${build.changed.length} partition(s) of ${incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${outputs}`
+      : build.mode === 'fold'
+        ? `${context.stepId}: folding ${build.changed.length} new or rewritten partition(s) of ${incremental.from} into ${outputs}`
+        : `${context.stepId}: building everything (${build.reason ?? 'first build'})`,
+    {
+      step: context.stepId,
+      mode: build.mode,
+      changed: build.changed.length,
+      partitions: build.keys?.length ?? null,
+    },
+  );
+}
+
+/** Views `previous_<output>` of the outputs as they are, for a fold file. */
+async function previousViews(
+  db: Database,
+  outputs: readonly string[],
+  output: string,
+): Promise<void> {
+  for (const table of outputs) {
+    const folder = join(output, DERIVED_FOLDER, table);
+    await db.run(
+      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
+    );
+  }
+}
+
+/** The rows of the datasets a SQL text names (its outputs aside). */
+async function inputRows(
+  db: Database,
+  text: string,
+  outputs: readonly string[],
+  context: StepContext,
+): Promise<number> {
+  let rows = 0;
+  for (const dataset of await context.datasets()) {
+    if (!new RegExp(`\\b${dataset.name}\\b`).test(text) || outputs.includes(dataset.name)) continue;
+    const [count] = await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`);
+    rows += Number(count?.['n'] ?? 0);
+  }
+  return rows;
+}
+
+/**
+ * The outputs the file made, each a table or a view (a view is streamed into
+ * Parquet, never held in memory).
+ */
+async function createdOutputs(
+  db: Database,
+  outputs: readonly string[],
+): Promise<Map<string, 'TABLE' | 'VIEW'>> {
+  const created = new Map<string, 'TABLE' | 'VIEW'>();
+  for (const row of await db.all(
+    `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
+  )) {
+    created.set(String(row['name']), 'TABLE');
+  }
+  for (const row of await db.all(
+    `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
+  )) {
+    if (outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
+  }
+  return created;
 }
