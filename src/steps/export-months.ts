@@ -8,7 +8,7 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { quotedIdentifier, quotedString } from '../duckdb/database.js';
+import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import type { ExportSource } from '../sinks/exports.js';
 import { syncFolder } from '../util/fs.js';
 import { exportFile } from './export-file.js';
@@ -61,24 +61,7 @@ export async function exportMonths(
   }
 
   const ref = quotedIdentifier(column);
-  let months: string[];
-  const partial =
-    changes?.mode === 'partial' && changes.input.column === column
-      ? changes.changed.map(monthOf)
-      : undefined;
-  if (partial && partial.every((m) => m !== undefined)) {
-    months = [...new Set(partial as string[])].sort();
-  } else {
-    const found = await db.all(
-      `SELECT DISTINCT strftime(${ref}, '%Y-%m') AS month FROM ${source.sql} WHERE ${ref} IS NOT NULL ORDER BY 1`,
-      source.params,
-    );
-    months = found.map((r) => String(r['month']));
-    // Every month is written: the files of months that no longer have rows go.
-    for (const month of await monthsOnDisk(pattern))
-      if (!months.includes(month)) months.push(month);
-    months.sort();
-  }
+  const months = await monthsToWrite(db, column, source, pattern, changes);
 
   const exports: ExportRecord[] = [];
   const removed: string[] = [];
@@ -121,4 +104,32 @@ export async function exportMonths(
       ...(withoutGeometry > 0 ? { features_without_geometry: withoutGeometry } : {}),
     },
   };
+}
+
+/**
+ * The months to write: those of the input partitions that changed, when the
+ * input is partitioned by the same column; otherwise every month with rows, and
+ * every month on disk (whose file goes when the month has none left).
+ */
+async function monthsToWrite(
+  db: Database,
+  column: string,
+  source: ExportSource,
+  pattern: string,
+  changes: Awaited<ReturnType<typeof inputChanges>> | undefined,
+): Promise<string[]> {
+  const partial =
+    changes?.mode === 'partial' && changes.input.column === column
+      ? changes.changed.map(monthOf)
+      : undefined;
+  if (partial && partial.every((m) => m !== undefined))
+    return [...new Set(partial as string[])].sort();
+  const ref = quotedIdentifier(column);
+  const found = await db.all(
+    `SELECT DISTINCT strftime(${ref}, '%Y-%m') AS month FROM ${source.sql} WHERE ${ref} IS NOT NULL ORDER BY 1`,
+    source.params,
+  );
+  const months = found.map((r) => String(r['month']));
+  for (const month of await monthsOnDisk(pattern)) if (!months.includes(month)) months.push(month);
+  return months.sort();
 }

@@ -93,25 +93,23 @@ async function removeStepFiles(output: string, stepId: string): Promise<void> {
   }
 }
 
-/** Reads the feed from the checkpoint (or plans the first run's ranges) and lands what is new. */
-async function readFeed(
+/**
+ * Where this run starts: the checkpoint (what an interrupted run landed without
+ * recording it removed), or, the first time, the ranges planned over the feed.
+ */
+async function startingCheckpoint(
   options: SignsEventsOptions,
   context: StepContext,
-  db: Database,
   client: SignsClient,
-  http: { requests: number },
-): Promise<StepOutcome> {
-  const compaction = compactionPaths(context);
-  // A merge a killed run left half done is finished (or dropped) before anything else.
-  await recoverCompaction(compaction);
-  let checkpoint = readEventsCheckpoint(context);
+): Promise<EventsCheckpoint> {
+  const checkpoint = readEventsCheckpoint(context);
   if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
     throw new RunError(
       `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
     );
   }
   if (!checkpoint) {
-    checkpoint = {
+    return {
       version: 1,
       town_code: options.town_code ?? null,
       ranges: await firstRanges(client, options, context.signal),
@@ -120,30 +118,31 @@ async function readFeed(
       events: 0,
       quarantined: 0,
     };
-  } else {
-    const removed = await removeUncommitted(
-      context.output,
-      context.stepId,
-      checkpoint.ranges.map((r) => ({
-        committed: position(r.cursor),
-        endMs: r.end === null ? undefined : offsetMs(r.end),
-      })),
-    );
-    if (removed > 0)
-      context.log.log(
-        'info',
-        'signs.cleanup',
-        `Removed ${removed} file(s) of units an interrupted run had not recorded`,
-        { files: removed },
-      );
   }
-  // Units an interrupted run was reading or landing: read again from the checkpoint.
-  await rm(context.staging, { recursive: true, force: true });
-  const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
-  await run.save();
-  await run.run();
-  await rm(context.staging, { recursive: true, force: true });
-  // Every unit is landed and recorded: the partitions' small files are merged.
+  const removed = await removeUncommitted(
+    context.output,
+    context.stepId,
+    checkpoint.ranges.map((r) => ({
+      committed: position(r.cursor),
+      endMs: r.end === null ? undefined : offsetMs(r.end),
+    })),
+  );
+  if (removed > 0)
+    context.log.log(
+      'info',
+      'signs.cleanup',
+      `Removed ${removed} file(s) of units an interrupted run had not recorded`,
+      { files: removed },
+    );
+  return checkpoint;
+}
+
+/** Merges the small files of the event partitions, and records the merged ones. */
+async function compact(
+  db: Database,
+  compaction: ReturnType<typeof compactionPaths>,
+  context: StepContext,
+): Promise<void> {
   const compacted = await compactEvents(db, compaction, context.stepId, context.signal);
   for (const file of compacted.merged) await context.recordFile(file);
   if (compacted.replaced > 0)
@@ -157,6 +156,28 @@ async function readFeed(
         partitions: compacted.partitions,
       },
     );
+}
+
+/** Reads the feed from the checkpoint (or plans the first run's ranges) and lands what is new. */
+async function readFeed(
+  options: SignsEventsOptions,
+  context: StepContext,
+  db: Database,
+  client: SignsClient,
+  http: { requests: number },
+): Promise<StepOutcome> {
+  const compaction = compactionPaths(context);
+  // A merge a killed run left half done is finished (or dropped) before anything else.
+  await recoverCompaction(compaction);
+  const checkpoint = await startingCheckpoint(options, context, client);
+  // Units an interrupted run was reading or landing: read again from the checkpoint.
+  await rm(context.staging, { recursive: true, force: true });
+  const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
+  await run.save();
+  await run.run();
+  await rm(context.staging, { recursive: true, force: true });
+  // Every unit is landed and recorded: the partitions' small files are merged.
+  await compact(db, compaction, context);
   const { stats } = run;
   context.log.log(
     'info',

@@ -14,7 +14,12 @@ import { quotedIdentifier, quotedString, type Database } from '../duckdb/databas
 import { DERIVED_FOLDER } from '../duckdb/datasets.js';
 import { partitionKeySql } from '../duckdb/partitions.js';
 import { RunError } from '../errors.js';
-import { definitionHash, inputChanges, type BuildCheckpoint } from './input-changes.js';
+import {
+  definitionHash,
+  inputChanges,
+  type InputChanges,
+  type BuildCheckpoint,
+} from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
 
 /** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
@@ -131,31 +136,48 @@ export async function planBuild(
     };
   }
 
-  if (incremental.fold !== undefined) {
-    // A fold adds to what was built: only partitions from the last one built on may have changed.
-    const last = changes.previous.at(-1);
-    const now = new Set(changes.input.current);
-    const earlier = changes.changed.find((v) => !now.has(v) || (last !== undefined && v < last));
-    const type = await setInputs(db, changes.input);
-    if (earlier !== undefined)
-      return {
-        mode: 'full',
-        keys: undefined,
-        changed: [],
-        checkpoint: changes.checkpoint,
-        reason: `partition ${earlier} of ${incremental.from}, before the last one built on, changed or went`,
-      };
-    await db.run(
-      `SET VARIABLE ${PARTITIONS_VARIABLE} = CAST([${changes.changed.map(quotedString).join(', ')}] AS ${type}[])`,
-    );
-    return {
-      mode: 'fold',
-      keys: undefined,
-      changed: changes.changed,
-      checkpoint: changes.checkpoint,
-    };
-  }
+  return incremental.fold !== undefined
+    ? planFold(db, changes, incremental)
+    : planPartial(db, changes, incremental);
+}
 
+type PartialChanges = Extract<InputChanges, { mode: 'partial' }>;
+
+/** A fold adds to what was built: only partitions from the last one built on may have changed. */
+async function planFold(
+  db: Database,
+  changes: PartialChanges,
+  incremental: IncrementalOptions,
+): Promise<SqlBuild> {
+  const last = changes.previous.at(-1);
+  const now = new Set(changes.input.current);
+  const earlier = changes.changed.find((v) => !now.has(v) || (last !== undefined && v < last));
+  const type = await setInputs(db, changes.input);
+  if (earlier !== undefined)
+    return {
+      mode: 'full',
+      keys: undefined,
+      changed: [],
+      checkpoint: changes.checkpoint,
+      reason: `partition ${earlier} of ${incremental.from}, before the last one built on, changed or went`,
+    };
+  await db.run(
+    `SET VARIABLE ${PARTITIONS_VARIABLE} = CAST([${changes.changed.map(quotedString).join(', ')}] AS ${type}[])`,
+  );
+  return {
+    mode: 'fold',
+    keys: undefined,
+    changed: changes.changed,
+    checkpoint: changes.checkpoint,
+  };
+}
+
+/** The output partitions that `touches` says the changed input partitions feed. */
+async function planPartial(
+  db: Database,
+  changes: PartialChanges,
+  incremental: IncrementalOptions,
+): Promise<SqlBuild> {
   const { column } = changes.input;
   const type = await setInputs(db, changes.input);
   // Every partition known before or now, so that `touches` may look at its neighbours (lead, lag).
