@@ -6,7 +6,14 @@
  */
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
-import { formatPath, loadDefinition, problemAt, type Locate, type Path } from '../config/load.js';
+import {
+  formatPath,
+  loadDefinition,
+  problemAt,
+  type LoadedDefinition,
+  type Locate,
+  type Path,
+} from '../config/load.js';
 import type { ParamValue } from '../config/params.js';
 import {
   reportSchema,
@@ -47,7 +54,6 @@ export interface Pipeline {
   upstream: Upstream;
   /** For validate: environment variables the upstream needs that are not set (a run refuses without them). */
   missingEnv: string[];
-  locate: Locate;
 }
 
 export interface BuildOptions {
@@ -167,7 +173,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
   const env = options.env ?? process.env;
   const { loaded, problems } = await loadDefinition(file, options.params ?? {});
   if (!loaded) throw new InputError(problems);
-  const { definition, params, locate, broken } = loaded;
+  const { definition, params, locate } = loaded;
   const sqlDir = resolve(dirname(file), definition.sql_dir);
 
   problems.push(...RULES.flatMap((rule) => rule(loaded)));
@@ -175,62 +181,15 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
   const built = new Map<string, PipelineStep>();
   const needed = new Map<'bicycle' | 'signs', string>();
   for (const [i, step] of definition.steps.entries()) {
-    const kind = STEP_KINDS.get(step.kind);
-    if (!kind) {
-      problems.push(
-        problemAt(
-          locate,
-          ['steps', i, 'kind'],
-          `unknown step kind "${step.kind}" (known: ${[...STEP_KINDS.keys()].join(', ')})`,
-        ),
-      );
-      continue;
-    }
-    const base = ['steps', i, 'options'];
-    for (const name of kind.sqlOptions ?? []) {
-      if (hasReference(step.options[name])) {
-        problems.push(
-          problemAt(
-            locate,
-            [...base, name],
-            'SQL text takes no ${...}: write $name in the SQL and give the value under params',
-          ),
-        );
-      }
-    }
-    // Options fed by a param that has a problem would only repeat it: that param's problem is reported alone.
-    if (
-      [...Object.keys(definition.params), ...broken.params].some(
-        (name) => !(name in params) && referencesParam(step.options, name),
-      )
-    )
-      continue;
-    const found: { path: (string | number)[]; message: string }[] = [];
-    const substituted = substitute(step.options, { params, env }, base, found);
-    for (const p of found) problems.push(problemAt(locate, p.path, p.message));
-    const given = dropUndefined(substituted);
-    const parsed = kind.options.safeParse(given);
-    if (!parsed.success) {
-      problems.push(...issuesOf(parsed.error, locate, base, given));
-      continue;
-    }
-    const context = {
-      stepId: step.id,
-      output: options.output,
-      sqlDir,
-      checkpoint: (await options.state?.read(step.id).catch(() => undefined))?.checkpoint,
-    };
-    for (const [path, message] of (await kind.check?.(parsed.data, context)) ?? []) {
-      problems.push(problemAt(locate, [...base, ...path], message));
-    }
-    if (kind.source && !needed.has(kind.source)) needed.set(kind.source, step.id);
-    built.set(step.id, {
-      id: step.id,
-      kind,
-      options: parsed.data,
-      needs: step.needs,
-      description: step.description,
-    });
+    const one = await buildStep(
+      loaded,
+      i,
+      { env, output: options.output, state: options.state, sqlDir },
+      problems,
+    );
+    if (!one) continue;
+    if (one.kind.source && !needed.has(one.kind.source)) needed.set(one.kind.source, step.id);
+    built.set(step.id, one);
   }
   const ids = stepOrder(definition.steps);
   const missingEnv: string[] = [];
@@ -263,7 +222,77 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
     simulator: simulator === 'embedded' ? { seed: 1, scale: 'default' } : simulator,
     upstream,
     missingEnv: [...new Set(missingEnv)],
-    locate,
+  };
+}
+
+/** One step of the definition, its options substituted and checked; undefined (and problems) when it cannot be. */
+async function buildStep(
+  loaded: LoadedDefinition,
+  i: number,
+  scope: {
+    env: Record<string, string | undefined>;
+    output: string;
+    state: StateStore | undefined;
+    sqlDir: string;
+  },
+  problems: string[],
+): Promise<PipelineStep | undefined> {
+  const { definition, params, locate, broken } = loaded;
+  const step = definition.steps[i]!;
+  const kind = STEP_KINDS.get(step.kind);
+  if (!kind) {
+    problems.push(
+      problemAt(
+        locate,
+        ['steps', i, 'kind'],
+        `unknown step kind "${step.kind}" (known: ${[...STEP_KINDS.keys()].join(', ')})`,
+      ),
+    );
+    return undefined;
+  }
+  const base = ['steps', i, 'options'];
+  for (const name of kind.sqlOptions ?? []) {
+    if (hasReference(step.options[name])) {
+      problems.push(
+        problemAt(
+          locate,
+          [...base, name],
+          'SQL text takes no ${...}: write $name in the SQL and give the value under params',
+        ),
+      );
+    }
+  }
+  // Options fed by a param that has a problem would only repeat it: that param's problem is reported alone.
+  if (
+    [...Object.keys(definition.params), ...broken.params].some(
+      (name) => !(name in params) && referencesParam(step.options, name),
+    )
+  )
+    return undefined;
+  const found: { path: (string | number)[]; message: string }[] = [];
+  const substituted = substitute(step.options, { params, env: scope.env }, base, found);
+  for (const p of found) problems.push(problemAt(locate, p.path, p.message));
+  const given = dropUndefined(substituted);
+  const parsed = kind.options.safeParse(given);
+  if (!parsed.success) {
+    problems.push(...issuesOf(parsed.error, locate, base, given));
+    return undefined;
+  }
+  const context = {
+    stepId: step.id,
+    output: scope.output,
+    sqlDir: scope.sqlDir,
+    checkpoint: (await scope.state?.read(step.id).catch(() => undefined))?.checkpoint,
+  };
+  for (const [path, message] of (await kind.check?.(parsed.data, context)) ?? []) {
+    problems.push(problemAt(locate, [...base, ...path], message));
+  }
+  return {
+    id: step.id,
+    kind,
+    options: parsed.data,
+    needs: step.needs,
+    description: step.description,
   };
 }
 
