@@ -77,21 +77,7 @@ export async function writePartitionedDataset(
   if (typeof type !== 'string')
     throw new RunError(`the rows have no column ${column} to partition by`);
   const key = partitionKeySql(quotedIdentifier(column), type);
-  if (keys !== undefined) {
-    const [stray] = await db.all(
-      `SELECT ${key} AS key FROM ${write.source} WHERE ${key} IS NULL OR ${key} NOT IN (SELECT unnest(${listSql(keys)})) LIMIT 1`,
-    );
-    if (stray)
-      throw new RunError(
-        `the query gives rows of ${column} ${(stray['key'] as string | null) ?? 'NULL'}, a partition it was not asked to build (${keys.length > 0 ? keys.join(', ') : 'none'})`,
-      );
-  } else {
-    const [nulls] = await db.all(
-      `SELECT count(*) AS n FROM ${write.source} WHERE ${quotedIdentifier(column)} IS NULL`,
-    );
-    if (Number(nulls?.['n'] ?? 0) > 0)
-      throw new RunError(`${String(nulls?.['n'])} rows have no ${column} to partition by`);
-  }
+  await checkPartitionValues(db, write, key);
 
   const staging = join(
     write.scratch,
@@ -103,16 +89,7 @@ export async function writePartitionedDataset(
       `COPY (SELECT * EXCLUDE (${quotedIdentifier(column)}), ${key} AS __partition FROM ${write.source})
        TO ${quotedString(staging)} (${PARQUET_FORMAT}, PARTITION_BY (__partition))`,
     );
-    const written = new Map<string, string[]>();
-    for (const entry of await readdir(staging, { withFileTypes: true }).catch(() => [])) {
-      if (!entry.isDirectory() || !entry.name.startsWith('__partition=')) continue;
-      const value = unescapePartitionValue(entry.name.slice('__partition='.length));
-      const files = (await readdir(join(staging, entry.name)))
-        .filter((name) => name.endsWith('.parquet'))
-        .sort()
-        .map((name) => join(staging, entry.name, name));
-      written.set(value, files);
-    }
+    const written = await stagedPartitions(staging);
     const files: string[] = [];
     for (const [value, parts] of written) {
       const target = join(folder, partitionFolder(column, value));
@@ -149,6 +126,47 @@ export async function writePartitionedDataset(
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * Refuses rows that belong to no partition asked for (`keys`), or, for the
+ * whole dataset, rows without a value to partition by.
+ */
+async function checkPartitionValues(
+  db: Database,
+  { source, column, keys }: { source: string; column: string; keys: readonly string[] | undefined },
+  key: string,
+): Promise<void> {
+  if (keys !== undefined) {
+    const [stray] = await db.all(
+      `SELECT ${key} AS key FROM ${source} WHERE ${key} IS NULL OR ${key} NOT IN (SELECT unnest(${listSql(keys)})) LIMIT 1`,
+    );
+    if (stray)
+      throw new RunError(
+        `the query gives rows of ${column} ${(stray['key'] as string | null) ?? 'NULL'}, a partition it was not asked to build (${keys.length > 0 ? keys.join(', ') : 'none'})`,
+      );
+    return;
+  }
+  const [nulls] = await db.all(
+    `SELECT count(*) AS n FROM ${source} WHERE ${quotedIdentifier(column)} IS NULL`,
+  );
+  if (Number(nulls?.['n'] ?? 0) > 0)
+    throw new RunError(`${String(nulls?.['n'])} rows have no ${column} to partition by`);
+}
+
+/** The files DuckDB wrote into `staging`, by partition value. */
+async function stagedPartitions(staging: string): Promise<Map<string, string[]>> {
+  const written = new Map<string, string[]>();
+  for (const entry of await readdir(staging, { withFileTypes: true }).catch(() => [])) {
+    if (!entry.isDirectory() || !entry.name.startsWith('__partition=')) continue;
+    const value = unescapePartitionValue(entry.name.slice('__partition='.length));
+    const files = (await readdir(join(staging, entry.name)))
+      .filter((name) => name.endsWith('.parquet'))
+      .sort()
+      .map((name) => join(staging, entry.name, name));
+    written.set(value, files);
+  }
+  return written;
 }
 
 /** A list of text values as a SQL literal. */
