@@ -5,84 +5,22 @@
  * data, embedded as JSON. Scripts and styles are inlined: the file needs
  * nothing beside it and no network.
  */
-import type { Count, PageManifest, PageRun, ReportData, SignState } from './data.js';
+import type { PageManifest, PageRun, ReportData } from './data.js';
 import type { PageAssets } from './assets.js';
+import {
+  absent,
+  bytes,
+  duration,
+  escapeHtml,
+  figure,
+  fmt,
+  paramText,
+  scriptJson,
+} from './html-format.js';
+import { bicycleSection, datasetsSection, qualitySection, signsSection } from './sections.js';
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
+export { escapeHtml, scriptJson } from './html-format.js';
 
-/** Text made safe for HTML content and attribute values. */
-export function escapeHtml(value: string | number | boolean | null | undefined): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
-
-/** JSON made safe inside <script>: no "</script", no "<!--", and the JS line separators escaped. */
-export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-}
-
-const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const fmt = (n: number): string => integer.format(n);
-const percent = (n: number): string =>
-  `${new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 }).format(n * 100)}%`;
-
-/** A number the page states, in the DOM with its exact value for readers and checks. */
-function figure(id: string, value: number, label: string): string {
-  return `<div class="figure"><span class="value" id="figure-${escapeHtml(id)}" data-value="${value}">${fmt(value)}</span><span class="label">${escapeHtml(label)}</span></div>`;
-}
-
-function duration(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  const s = ms / 1000;
-  if (s < 90) return `${s.toFixed(1)} s`;
-  const m = Math.floor(s / 60);
-  return m < 90 ? `${m} min ${Math.round(s - m * 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]!}`;
-}
-
-/** A ranking as a table, each count with a bar relative to the largest. */
-function countTable(caption: string, head: string, counts: readonly Count[], id: string): string {
-  if (counts.length === 0) return `<p class="muted">${escapeHtml(caption)}: none.</p>`;
-  const max = Math.max(...counts.map(([, n]) => n), 1);
-  const rows = counts
-    .map(
-      ([label, n]) =>
-        `<tr><td>${escapeHtml(label)}</td><td class="num">${fmt(n)}</td><td class="bar"><span style="width:${((100 * n) / max).toFixed(1)}%"></span></td></tr>`,
-    )
-    .join('');
-  return `<table class="counts" id="${escapeHtml(id)}"><caption>${escapeHtml(caption)}</caption><thead><tr><th>${escapeHtml(head)}</th><th class="num">Count</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
-}
-
-function absent(what: string, why: string): string {
-  return `<p class="absent">${escapeHtml(what)} ${escapeHtml(why)}</p>`;
-}
-
-function paramText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (Array.isArray(value)) return value.map(paramText).join(', ');
-  return typeof value === 'object' ? JSON.stringify(value) : String(value as string | number);
-}
-
-/** One pipeline's last run: its figures (ids suffixed after the first run), params and steps. */
 function runBlock(run: PageRun, index: number): string {
   const id = (name: string): string => (index === 0 ? name : `${name}-${index + 1}`);
   const params = Object.entries(run.params)
@@ -138,156 +76,6 @@ function runSection(manifest: PageManifest | null, problem: string | null): stri
 ${manifest.runs.map(runBlock).join('\n')}
 ${exports ? `<table id="run-exports"><caption>Extracts in the folder</caption><thead><tr><th>File</th><th>Format</th><th class="num">Rows</th><th class="num">Size</th></tr></thead><tbody>${exports}</tbody></table>` : ''}
 </section>`;
-}
-
-function legend(colors: Record<string, string>, state: SignState): string {
-  return state.byCategory
-    .map(
-      ([category, n]) =>
-        `<span class="key"><i style="background:${escapeHtml(colors[category] ?? colors['other'] ?? '#333')}"></i>${escapeHtml(category)} <span class="muted">${fmt(n)}</span></span>`,
-    )
-    .join('');
-}
-
-function signsSection(data: ReportData, colors: Record<string, string>): string {
-  const signs = data.signs;
-  if (!signs)
-    return `<section id="signs"><h2>Traffic signs</h2>${absent('No traffic-sign datasets in this output', '(signs/events, signs/snapshot, signs/live_snapshots, or the current state derived from them): run a traffic-signs pipeline to see them here.')}</section>`;
-  const figures = [
-    ...signs.states.map((s) => figure(`signs-${s.view}`, s.signs, `signs in ${s.view}`)),
-    ...(signs.events
-      ? [figure('signs-events', signs.events.events, 'events in signs_events')]
-      : []),
-    ...(signs.live
-      ? [figure('signs-snapshots', signs.live.snapshots, "snapshots of today's API")]
-      : []),
-  ].join('');
-  const states = signs.states
-    .map((state, i) => {
-      const sample =
-        state.points.shown < state.points.total
-          ? `A random sample of ${fmt(state.points.shown)} of the ${fmt(state.points.total)} signs with a position is drawn (report.map_signs sets how many).`
-          : `All ${fmt(state.points.total)} signs with a position are drawn.`;
-      return `<div class="state" data-state="${i}"${i === 0 ? '' : ' hidden'}>
-<p class="muted sample" id="sample-${escapeHtml(state.view)}">${escapeHtml(state.title)}: ${escapeHtml(sample)} Colour by RVV category; click a sign for its fields.</p>
-<div class="legend">${legend(colors, state)}</div>
-<div class="columns">${countTable(`Signs by RVV code (${state.view})`, 'RVV code', state.byCode, `codes-${state.view}`)}${countTable(`Signs by town (${state.view})`, 'Town', state.byTown, `towns-${state.view}`)}</div>
-</div>`;
-    })
-    .join('');
-  const chooser =
-    signs.states.length > 1
-      ? `<div class="chooser" role="radiogroup">${signs.states
-          .map(
-            (s, i) =>
-              `<label><input type="radio" name="sign-state" value="${i}"${i === 0 ? ' checked' : ''}> ${escapeHtml(s.title)}</label>`,
-          )
-          .join('')}</div>`
-      : '';
-  const map =
-    signs.states.length > 0
-      ? `${chooser}<div class="map" id="signs-map"></div>${states}`
-      : absent(
-          'No current state of the signs:',
-          'run the signs_current_state SQL step or signs.live.',
-        );
-  const events = signs.events
-    ? `<h3>Events per week</h3><p class="muted">${fmt(signs.events.events)} events of ${fmt(signs.events.signs)} signs, published from ${escapeHtml(signs.events.first)} to ${escapeHtml(signs.events.last)} (weeks from Monday, UTC; the first and last week, which the events read so far cover in part, are hollow points on a grey band).</p><div class="chart" id="chart-events"></div>`
-    : absent('No event feed (signs_events):', 'the signs.events step has not run here.');
-  const reconcile = signs.reconcile
-    ? `<h3>Reconciliation of events and snapshot</h3>${
-        signs.reconcile.differences === 0
-          ? `<p id="reconcile-none">The current state from the events and the snapshot agree on every sign.</p>`
-          : `<p>${figure('signs-reconcile', signs.reconcile.differences, 'signs differ between the current state from the events and the snapshot')}</p><div class="columns">${countTable('Differences by kind', 'Difference', signs.reconcile.byDifference, 'reconcile-kinds')}${countTable('Differing fields', 'Field', signs.reconcile.byField, 'reconcile-fields')}</div><table><caption>First differences</caption><thead><tr><th>Sign</th><th>Difference</th><th>Fields</th></tr></thead><tbody>${signs.reconcile.examples.map((e) => `<tr><td>${escapeHtml(e.id)}</td><td>${escapeHtml(e.difference)}</td><td>${escapeHtml(e.fields)}</td></tr>`).join('')}</tbody></table>`
-      }`
-    : '';
-  let live = '';
-  if (signs.live) {
-    const changes = signs.live.changes;
-    const total = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-    live = `<h3>Today's API, day to day</h3><p class="muted">${fmt(signs.live.snapshots)} snapshot${signs.live.snapshots === 1 ? '' : 's'}${signs.live.first ? `, from ${escapeHtml(signs.live.first)} to ${escapeHtml(signs.live.latest)}` : ''}.</p>${
-      changes.moment.length === 0
-        ? `<p id="live-changes-none">No changes yet: they appear once a second day's snapshot has been downloaded${signs.live.snapshots > 1 ? ' (and the signs_live_changes step has run)' : ''}.</p>`
-        : `<div class="figures">${figure('live-added', total(changes.added), 'signs added')}${figure('live-removed', total(changes.removed), 'removed')}${figure('live-changed', total(changes.changed), 'changed')}</div><div class="chart" id="chart-live"></div>${countTable('Changed fields', 'Field', signs.live.byField, 'live-fields')}`
-    }`;
-  }
-  return `<section id="signs"><h2>Traffic signs</h2><div class="figures">${figures}</div>${map}${events}${reconcile}${live}</section>`;
-}
-
-function bicycleSection(data: ReportData): string {
-  const b = data.bicycle;
-  if (!b)
-    return `<section id="bicycle"><h2>Bicycle counts</h2>${absent('No bicycle datasets in this output', '(bicycle/locations, bicycle/measurements, or the hourly counts derived from them): run a bicycle pipeline to see them here.')}</section>`;
-  const figures = `<div class="figures">${figure('bicycle-locations', b.locations, 'locations in the catalog')}${figure('bicycle-measured', b.measuredLocations, 'locations with counts')}${figure('bicycle-cyclists', b.cyclists, 'cyclists counted')}${figure('bicycle-hours', b.locationHours, 'location-hours measured')}</div>`;
-  const period = b.firstHour
-    ? `<p class="muted">Hours from ${escapeHtml(b.firstHour)} to ${escapeHtml(b.lastHour)} (UTC). A location's count of an hour is the largest of its categories' sums: every category divides the same cyclists (by direction, vehicle, speed or length), and one its equipment does not measure is empty.</p>`
-    : '';
-  if (b.missing)
-    return `<section id="bicycle"><h2>Bicycle counts</h2>${figures}${b.points.length ? '<div class="map" id="bicycle-map"></div>' : ''}${absent('', b.missing)}</section>`;
-  const irregular = b.days.date
-    .map((date, i) => [date, b.days.hours[i]!] as const)
-    .filter(([, hours]) => hours !== 24);
-  const dst = irregular.length
-    ? `<p id="irregular-days">Local days of other than 24 hours: ${irregular.map(([d, h]) => `<b>${escapeHtml(d)}</b> (${h} hours${h === 23 ? ', summer time starts' : ', summer time ends'})`).join(', ')}. They are shaded in the chart; a 25-hour day counts an hour more.</p>`
-    : '<p class="muted">Every local day of the period has 24 hours.</p>';
-  const partial = b.days.date.filter((_, i) => b.days.partial[i]);
-  const cut = partial.length
-    ? `<p class="muted" id="partial-days">Partial days, drawn as hollow points on a grey band apart from the line (the counts landed so far cover only part of them: a period given in UTC cuts its first and last local day, made whole when the neighbouring period lands): ${partial.map((d) => escapeHtml(d)).join(', ')}.</p>`
-    : '';
-  const options = b.perLocation
-    .map(
-      (l) =>
-        `<option value="${escapeHtml(l.id)}">${escapeHtml(l.id)}${l.name ? ` ${escapeHtml(l.name)}` : ''}</option>`,
-    )
-    .join('');
-  const least = b.leastComplete.length
-    ? `<table id="least-complete"><caption>Least complete locations</caption><thead><tr><th>Location</th><th>Name</th><th class="num">Completeness</th></tr></thead><tbody>${b.leastComplete.map((l) => `<tr><td>${escapeHtml(l.id)}</td><td>${escapeHtml(l.name)}</td><td class="num">${percent(l.completeness)}</td></tr>`).join('')}</tbody></table>`
-    : '';
-  return `<section id="bicycle"><h2>Bicycle counts</h2>${figures}${period}
-<p class="muted">Locations sized by the cyclists counted over the period; grey: no counts in it. Click one for its numbers.</p>
-<div class="map" id="bicycle-map"></div>
-<h3>Cyclists per local day</h3>
-<p class="muted">Dates in Dutch local time (Europe/Amsterdam). <label>Location: <select id="daily-location"><option value="">all locations</option>${options}</select></label></p>
-${dst}${cut}
-<div class="chart" id="chart-daily"></div>
-<h3>Hour of the day</h3>
-<p class="muted">Mean cyclists per location and hour, by local hour, on weekdays and at weekends.</p>
-<div class="chart" id="chart-profile"></div>
-<h3>Completeness</h3>
-<p class="muted">Hours with a count out of the hours from the first to the last hour measured.</p>
-<div class="columns">${countTable('Locations by completeness', 'Completeness', b.completeness, 'completeness')}${least}</div>
-</section>`;
-}
-
-function qualitySection(data: ReportData): string {
-  const q = data.quality;
-  const quarantine = q.quarantine.length
-    ? q.quarantine
-        .map(
-          (d) =>
-            `<div class="quality">${figure(`quarantine-${d.dataset}`, d.rows, `rows in ${d.dataset}`)}${countTable(`${d.dataset} by reason`, 'Reason', d.byReason, `reasons-${d.dataset}`)}${d.example ? `<p class="muted">For example: <code>${escapeHtml(d.example)}</code></p>` : ''}</div>`,
-        )
-        .join('')
-    : `<p id="quarantine-none">Nothing quarantined: every record received could be kept.</p>`;
-  const typing = q.typing.length
-    ? `<table id="typing"><thead><tr><th>Dataset</th><th class="num">Rows</th><th class="num">Rows with an issue</th><th>Fields (issues)</th></tr></thead><tbody>${q.typing
-        .map(
-          (d) =>
-            `<tr><td><code>${escapeHtml(d.dataset)}</code></td><td class="num">${fmt(d.rows)}</td><td class="num" id="typing-${escapeHtml(d.dataset)}" data-value="${d.rowsWithIssues}">${fmt(d.rowsWithIssues)}</td><td>${d.byField.map(([field, n]) => `${escapeHtml(field)} (${fmt(n)})`).join(', ')}</td></tr>`,
-        )
-        .join('')}</tbody></table>`
-    : '<p class="muted">No dataset records typing issues.</p>';
-  return `<section id="quality"><h2>Data quality</h2><h3>Quarantine</h3><p class="muted">Records that could not be kept at all (an id that is no number, an hour with minutes, a feature without a point), with the reason.</p>${quarantine}<h3>Typing issues</h3><p class="muted">Values kept as NULL because they could not be typed; the record is kept whole beside them.</p>${typing}</section>`;
-}
-
-function datasetsSection(data: ReportData): string {
-  const rows = data.datasets
-    .map(
-      (d) =>
-        `<tr><td><code>${escapeHtml(d.name)}</code></td><td>${escapeHtml(d.path)}</td><td class="num">${fmt(d.rows)}</td></tr>`,
-    )
-    .join('');
-  return `<section id="datasets"><h2>Datasets</h2><p class="muted">Each is a view in <code>road-etl query</code> (and read_parquet over its folder in DuckDB).</p>${rows ? `<table id="datasets-table"><thead><tr><th>View</th><th>Folder</th><th class="num">Rows</th></tr></thead><tbody>${rows}</tbody></table>` : absent('No datasets', 'in this folder yet.')}</section>`;
 }
 
 /** The CSP source of a tile URL template: its scheme and host, a {s} subdomain as *. */
