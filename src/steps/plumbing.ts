@@ -1,13 +1,12 @@
 /**
  * What step kinds share: their checkpoint read against a schema and written
- * one save at a time, "write a Parquet file under a temporary name, put it
- * in place, record it", and the start and end of a conditional download.
+ * one save at a time, and "write a Parquet file under a temporary name, put it
+ * in place, record it".
  */
-import { rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { PARQUET_FORMAT, quotedString, type Database } from '../duckdb/database.js';
 import { StateError } from '../errors.js';
-import { makeFolder, writeThrough } from '../util/fs.js';
+import { writeThrough } from '../util/fs.js';
 import type { PlanContext, StepCheckpoint, StepContext } from './step-kind.js';
 
 /**
@@ -71,41 +70,4 @@ export async function writeParquet(
   );
   await context.recordFile(target);
   return rows;
-}
-
-/**
- * What a download step's data was taken with: its request (the options that
- * shape the answer) and the service's Last-Modified. A value that is not text
- * is as good as absent: the next run downloads again.
- */
-const downloadCheckpoint = z.object({
-  request: z.string().optional().catch(undefined),
-  last_modified: z.string().optional().catch(undefined),
-});
-
-export type DownloadCheckpoint = z.output<typeof downloadCheckpoint>;
-
-/** The start of a download step: an empty staging folder, and what the last download was taken with. */
-export async function startDownload(context: StepContext): Promise<DownloadCheckpoint> {
-  await rm(context.staging, { recursive: true, force: true });
-  await makeFolder(context.staging);
-  return readCheckpoint(context, downloadCheckpoint, () => ({}));
-}
-
-/** The If-Modified-Since a download may send: only the same request may skip the download. */
-export function modifiedSince(previous: DownloadCheckpoint, request: string): string | undefined {
-  return previous.request === request ? previous.last_modified : undefined;
-}
-
-/** Saves what a download was taken with, once its data has landed. */
-export async function saveDownload(
-  context: StepContext,
-  request: string,
-  headers: Readonly<Record<string, unknown>>,
-): Promise<void> {
-  const lastModified = headers['last-modified'];
-  await context.state.save({
-    request,
-    ...(typeof lastModified === 'string' ? { last_modified: lastModified } : {}),
-  } satisfies DownloadCheckpoint);
 }

@@ -9,23 +9,19 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { quotedString } from '../duckdb/database.js';
-import { DataError, RunError, explainDataError } from '../errors.js';
+import { RunError } from '../errors.js';
 import { TOWN_CODE, TOWN_CODE_HELP, downloadLive } from '../sources/signs/client.js';
 import {
   LIVE_COLUMNS,
   LIVE_DATASET,
   LIVE_QUARANTINE_DATASET,
-  csvFeatures,
-  featureLines,
-  liveTypingSelect,
   renameOldSnapshots,
 } from '../sources/signs/live.js';
-import { partitionFolder } from '../duckdb/partitions.js';
-import { arrayMemberToLines } from '../util/json-lines.js';
+import { landLive } from '../sources/signs/live-landing.js';
 import { httpClientFor, requestOptions, textList } from './http-options.js';
-import { modifiedSince, saveDownload, startDownload, writeParquet } from './plumbing.js';
-import { defineStepKind, type Upstream } from './step-kind.js';
+import type { HttpClient } from '../http/client.js';
+import { runDownload, type Fetched } from './download.js';
+import { defineStepKind, type StepContext, type Upstream } from './step-kind.js';
 import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
 import { fetchBulkFile } from '../sources/signs/bulk.js';
@@ -85,20 +81,6 @@ const signsLiveOptions = z
 
 export type SignsLiveOptions = z.output<typeof signsLiveOptions>;
 
-/**
- * The partition value of a snapshot: its moment in ISO 8601 UTC to the
- * millisecond (fixed width, so that folder names sort as the moments do); the
- * folder name escapes its colons as Hive does (snapshot=2026-11-15T00%3A00%3A00.123Z).
- */
-function snapshotKey(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** A moment as a DuckDB TIMESTAMPTZ literal. */
-function timestampLiteral(ms: number): string {
-  return `TIMESTAMPTZ ${quotedString(new Date(ms).toISOString())}`;
-}
-
 /** What a download asks for, in words: the snapshots of one history are all taken so. */
 function liveRequest(options: SignsLiveOptions): string {
   const filters = [
@@ -116,6 +98,40 @@ function liveBase(options: SignsLiveOptions, upstream: Upstream['signs']): strin
   // A bulk file is not the API: there is no upstream to identify.
   if (options.file) return undefined;
   return upstream && (options.api === 'v5' ? upstream.v5Url : upstream.url);
+}
+
+/** The current state from the API (v4 or v5) or from NDW's daily file, into `file`. */
+async function fetchCurrentState(
+  options: SignsLiveOptions,
+  context: StepContext,
+  upstream: Upstream['signs'],
+  { http, file, since }: { http: HttpClient; file: string; since: string | undefined },
+): Promise<Fetched> {
+  if (options.file) {
+    const bulk = await fetchBulkFile(http, options.file, file, {
+      ifModifiedSince: since,
+      signal: context.signal,
+    });
+    return {
+      headers: bulk.lastModified ? { 'last-modified': bulk.lastModified } : {},
+      notModified: bulk.notModified,
+    };
+  }
+  return downloadLive(
+    http,
+    {
+      api: options.api,
+      base: liveBase(options, upstream)!,
+      format: options.format,
+      countyCode: options.county_code ?? undefined,
+      rvvCodes: options.rvv_codes ?? undefined,
+      roadSectionIds: options.road_section_ids ?? undefined,
+      status: options.status ?? undefined,
+      ifModifiedSince: since,
+      signal: context.signal,
+    },
+    file,
+  );
 }
 
 export const signsLiveStep = defineStepKind<SignsLiveOptions>({
@@ -174,13 +190,9 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         `${renamed} snapshot folder(s) of an earlier version renamed to ISO 8601 moments`,
         { renamed },
       );
-    const previous = await startDownload(context);
-    const staging = context.staging;
-    const http = httpClientFor(options, context);
-    try {
-      const download = join(staging, `current-state.${options.format}`);
-      // What the latest snapshot was taken with: only the same request may skip the download.
-      const request = JSON.stringify([
+    let downloadedAt = 0;
+    return runDownload(options, context, {
+      request: [
         options.api,
         options.format,
         ...(options.file ? [options.file] : []),
@@ -188,118 +200,46 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         options.rvv_codes,
         options.road_section_ids,
         options.status,
-      ]);
-      const downloadedAt = Date.now();
-      const { headers, notModified } = options.file
-        ? await fetchBulkFile(http, options.file, download, {
-            ifModifiedSince: modifiedSince(previous, request),
-            signal: context.signal,
-          }).then(({ lastModified, notModified: same }) => ({
-            headers: lastModified ? { 'last-modified': lastModified } : {},
-            notModified: same,
-          }))
-        : await downloadLive(
-            http,
-            {
-              api: options.api,
-              base: liveBase(options, upstream)!,
-              format: options.format,
-              countyCode: options.county_code ?? undefined,
-              rvvCodes: options.rvv_codes ?? undefined,
-              roadSectionIds: options.road_section_ids ?? undefined,
-              status: options.status ?? undefined,
-              ifModifiedSince: modifiedSince(previous, request),
-              signal: context.signal,
-            },
-            download,
-          );
-      context.progress.add({ requests: http.requests });
-      if (notModified) {
+      ],
+      file: `current-state.${options.format}`,
+      fetch(http, file, since) {
+        downloadedAt = Date.now();
+        return fetchCurrentState(options, context, upstream, { http, file, since });
+      },
+      unchanged(lastModified) {
         context.log.log(
           'info',
           'signs.live',
-          `The current state of ${previous.last_modified ?? '?'} is still the service's: no new snapshot`,
-          { last_modified: previous.last_modified },
+          `The current state of ${lastModified ?? '?'} is still the service's: no new snapshot`,
+          { last_modified: lastModified },
         );
         return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
-      }
-      const db = await context.database();
-      // A download DuckDB cannot read or type as a whole is a data error, not a bug.
-      const read = (sql: string): Promise<void> =>
-        db.run(sql).catch((error: unknown) => {
-          throw explainDataError(error, `signs.live: the ${options.api} download`);
+      },
+      async land(file) {
+        const landed = await landLive(await context.database(), {
+          file,
+          format: options.format,
+          api: options.api,
+          downloadedAt,
+          staging: context.staging,
+          output: context.output,
+          scratch: context.scratch,
+          stepId: context.stepId,
         });
-      let features: string;
-      if (options.format === 'csv') {
-        // The rows are made into features in a pass of their own: typed in the same
-        // statement, DuckDB held far more of a national file than the budget allows.
-        const made = join(staging, 'features.parquet');
-        await read(
-          `COPY (SELECT f FROM ${csvFeatures(download)}) TO ${quotedString(made)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
-        );
-        await rm(download, { force: true });
-        features = `(SELECT f FROM read_parquet(${quotedString(made)}))`;
-      } else {
-        // One object of a gigabyte cannot be read a piece at a time: its features become lines.
-        const lines = join(staging, 'features.jsonl');
-        const split = await arrayMemberToLines(download, lines, 'features');
-        if (!split.found)
-          throw new DataError(
-            `signs.live: the ${options.api} answer is not a FeatureCollection (no features array)`,
+        for (const path of landed.files) await context.recordFile(path);
+        if (landed.quarantined > 0)
+          context.log.log(
+            'warn',
+            'signs.live.quarantine',
+            `${landed.quarantined} feature(s) could not be typed; see ${LIVE_QUARANTINE_DATASET} for each with its reason`,
+            { quarantined: landed.quarantined },
           );
-        await rm(download, { force: true });
-        features = featureLines(lines);
-      }
-      const key = snapshotKey(downloadedAt);
-      const typed = `(${liveTypingSelect(features, options.api, timestampLiteral(downloadedAt))})`;
-      // The typed rows are set apart once, then written as the snapshot and the quarantine.
-      const kept = join(staging, 'typed.parquet');
-      await read(
-        `COPY ${typed} TO ${quotedString(kept)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
-      );
-      const quarantineFile = join(
-        context.output,
-        LIVE_QUARANTINE_DATASET,
-        `${context.stepId}-${key.replace(/[-:.]/g, '')}.parquet`,
-      );
-      const [counted] = await db.all(
-        `SELECT count(*) FILTER (WHERE _problem IS NOT NULL) AS n FROM read_parquet(${quotedString(kept)})`,
-      );
-      const quarantined = Number(counted?.['n'] ?? 0);
-      if (quarantined > 0)
-        await writeParquet(
-          context,
-          db,
-          `(SELECT _problem AS reason, raw_feature, api, downloaded_at FROM read_parquet(${quotedString(kept)}) WHERE _problem IS NOT NULL)`,
-          quarantineFile,
-        );
-      const rows = await writeParquet(
-        context,
-        db,
-        `(SELECT * EXCLUDE (_problem, raw_feature) FROM read_parquet(${quotedString(kept)}) WHERE _problem IS NULL)`,
-        join(
-          context.output,
-          LIVE_DATASET,
-          partitionFolder('snapshot', key),
-          `${context.stepId}.parquet`,
-        ),
-      );
-      await saveDownload(context, request, headers);
-      if (quarantined > 0)
-        context.log.log(
-          'warn',
-          'signs.live.quarantine',
-          `${quarantined} feature(s) could not be typed; see ${LIVE_QUARANTINE_DATASET} for each with its reason`,
-          { quarantined },
-        );
-      return {
-        rowsIn: rows + quarantined,
-        rowsOut: rows,
-        notes: { api: options.api, snapshot: key, quarantined },
-      };
-    } finally {
-      await http.close();
-      await rm(staging, { recursive: true, force: true });
-    }
+        return {
+          rowsIn: landed.rows + landed.quarantined,
+          rowsOut: landed.rows,
+          notes: { api: options.api, snapshot: landed.snapshot, quarantined: landed.quarantined },
+        };
+      },
+    });
   },
 });
