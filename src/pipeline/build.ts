@@ -21,12 +21,12 @@ import {
   type ReportSpec,
   type SimulatorSource,
 } from '../config/schema.js';
-import { hasReference, substitute, type SubstitutionProblem } from '../config/substitute.js';
+import { hasReference, substitute } from '../config/substitute.js';
 import { InputError } from '../errors.js';
-import { redactor } from '../log.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import type { StepKind, Upstream } from '../steps/step-kind.js';
 import { RULES, stepOrder } from './rules.js';
+import { resolveUpstream } from './source-upstream.js';
 import type { StateStore } from './state.js';
 
 export interface PipelineStep {
@@ -92,80 +92,6 @@ function valueAt(value: unknown, path: Path): unknown {
         : undefined,
     value,
   );
-}
-
-function resolveUpstream(
-  definition: Definition,
-  needed: Map<'bicycle' | 'signs', string>,
-  env: Record<string, string | undefined>,
-  missingEnv: string[] | undefined,
-  params: Record<string, ParamValue>,
-  locate: Locate,
-  problems: string[],
-): Upstream {
-  const upstream: Upstream = { bicycle: undefined, signs: undefined };
-  const simulator = definition.source.simulator;
-  for (const [group, step] of needed) {
-    if (simulator !== undefined) continue;
-    const spec = definition.source[group];
-    if (!spec) {
-      problems.push(
-        problemAt(
-          locate,
-          ['source'],
-          `source.${group} is missing: step ${step} reads the ${group} API`,
-        ),
-      );
-      continue;
-    }
-    const found: SubstitutionProblem[] = [];
-    const unset: string[] = [];
-    const values = substitute(
-      spec,
-      { params, env },
-      ['source', group],
-      found,
-      missingEnv ? unset : undefined,
-    ) as Record<string, string | undefined>;
-    for (const p of found) problems.push(problemAt(locate, p.path, p.message));
-    if (found.length > 0) continue;
-    if (unset.length > 0) {
-      // validate: what is not set is what a run will need
-      missingEnv?.push(...unset);
-      Object.assign(upstream, upstreamOf(group, values, env));
-      continue;
-    }
-    for (const key of ['url', 'auth_url', 'v5_url'] as const) {
-      const value = values[key];
-      if (value !== undefined && !/^https?:\/\/[^\s]+$/.test(value)) {
-        problems.push(
-          problemAt(locate, ['source', group, key], `must be an http(s) URL, got "${value}"`),
-        );
-      }
-    }
-    Object.assign(upstream, upstreamOf(group, values, env));
-    if (upstream.bicycle) redactor.add(upstream.bicycle.password);
-  }
-  return upstream;
-}
-
-/** One upstream from its substituted source values (a value not set is empty: validate only). */
-function upstreamOf(
-  group: 'bicycle' | 'signs',
-  values: Record<string, string | undefined>,
-  env: Record<string, string | undefined>,
-): Partial<Upstream> {
-  if (group === 'signs')
-    return { signs: { url: values['url'] ?? '', v5Url: values['v5_url'] ?? values['url'] ?? '' } };
-  return {
-    bicycle: {
-      url: values['url'] ?? '',
-      authUrl: values['auth_url'] ?? '',
-      username: values['username'] ?? '',
-      password: values['password'] ?? '',
-      clientId: values['client_id'] ?? (env['ROAD_ETL_CLIENT_ID'] || 'dexter'),
-    },
-  };
 }
 
 /** Loads, checks and orders a pipeline; throws InputError listing every problem. */

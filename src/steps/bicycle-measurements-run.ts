@@ -14,21 +14,20 @@ import { WorkPlan, type Batch } from '../sources/bicycle/batches.js';
 import {
   emptyMeasurementsCheckpoint,
   measurementsCheckpoint,
-  resumeStaged,
+  resumeRun,
   type MeasurementsCheckpoint,
-  type StagedRecord,
 } from '../sources/bicycle/checkpoint.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { DateCommits } from '../sources/bicycle/date-commits.js';
 import { fetchBatch } from '../sources/bicycle/fetch-batch.js';
-import { BICYCLE_QUARANTINE_DATASET, quarantinedRows } from '../sources/bicycle/landing.js';
+import { BICYCLE_QUARANTINE_DATASET, writeQuarantine } from '../sources/bicycle/landing.js';
 import { requestsLeft, runKey } from '../sources/bicycle/plan.js';
 import { requestSelection, type SelectionSpec } from '../sources/bicycle/selection.js';
 import { Sizing, type Probes } from '../sources/bicycle/sizing.js';
 import { HOUR_MS, formatSecondTimestamp } from '../util/time.js';
 import { drain } from '../util/work-queue.js';
 import { sizeGuesses, type BicycleMeasurementsOptions } from './bicycle-measurements-options.js';
-import { CheckpointWriter, readCheckpoint, writeParquet } from './plumbing.js';
+import { CheckpointWriter, readCheckpoint } from './plumbing.js';
 
 export function readMeasurementsCheckpoint(context: PlanContext): MeasurementsCheckpoint {
   return readCheckpoint(context, measurementsCheckpoint, emptyMeasurementsCheckpoint);
@@ -39,6 +38,21 @@ export interface RunScope {
   ids: string[];
   from: number;
   to: number;
+}
+
+/** What the fetching of one run shares. */
+interface Session {
+  client: BicycleClient;
+  db: Database;
+  /** Staging runs one batch at a time on the run's connection. */
+  land: ReturnType<typeof pLimit>;
+  work: WorkPlan;
+  sizing: Sizing;
+  current: MeasurementsCheckpoint;
+  commits: DateCommits;
+  /** Requests still expected, for the progress display. */
+  expected: () => number;
+  stats: { boundary: number; refusals: number; rowsIn: number; requests: number };
 }
 
 export class MeasurementsRun {
@@ -54,37 +68,6 @@ export class MeasurementsRun {
     this.#checkpoints = new CheckpointWriter(context.state);
   }
 
-  /**
-   * The checkpoint this run starts from: the learned limits, and the batches an
-   * unfinished run with the same key (period and selection) staged.
-   */
-  async #resume(key: string): Promise<{ current: MeasurementsCheckpoint; staged: StagedRecord[] }> {
-    const context = this.#context;
-    const checkpoint = readMeasurementsCheckpoint(context);
-    const { staged, setAside } = await resumeStaged(context.staging, checkpoint.run, key);
-    if (setAside)
-      context.log.log(
-        'warn',
-        'bicycle.abandoned',
-        `An unfinished run for ${setAside.start} .. ${setAside.end} is set aside: this run's period or selection differs (the dates it had completed keep its rows; its other staged batches are dropped)`,
-        { staged_batches: setAside.batches.length },
-      );
-    if (staged.length > 0)
-      context.log.log(
-        'info',
-        'bicycle.resume',
-        `Resuming: ${staged.length} batch(es) of an unfinished run are already staged`,
-        { staged_batches: staged.length },
-      );
-    const current: MeasurementsCheckpoint = {
-      version: 1,
-      limits: checkpoint.limits,
-      run: { key, start: this.#options.start, end: this.#options.end, batches: staged },
-    };
-    await this.#checkpoints.save(current);
-    return { current, staged };
-  }
-
   async fetchAndCommit(
     client: BicycleClient,
     http: { requests: number },
@@ -95,7 +78,12 @@ export class MeasurementsRun {
     const context = this.#context;
     const { spec, ids, from, to } = this.#scope;
     const key = runKey(spec, options.server_side, ids, from, to);
-    const { current, staged } = await this.#resume(key);
+    const { current, staged } = await resumeRun(
+      readMeasurementsCheckpoint(context),
+      { staging: context.staging, key, start: options.start, end: options.end },
+      context.log,
+    );
+    await this.#checkpoints.save(current);
     const limits = current.limits;
     const batches = current.run!.batches;
     const guesses = sizeGuesses(options);
@@ -104,10 +92,6 @@ export class MeasurementsRun {
     const expected = (): number =>
       requestsLeft(work, limits, guesses, sizing.serverSide, ids.length);
     context.progress.setTotal(staged.length + expected());
-    const stats = { boundary: 0, refusals: 0, rowsIn: 0, requests: 0 };
-    // Batches are staged one at a time on the run's connection.
-    const land = pLimit(1);
-
     // A date is rewritten (on `committer`) as soon as the staged batches cover every
     // location of the run over its hours of that date.
     const stagedFiles = (): { file: string; from: number; to: number }[] =>
@@ -118,92 +102,40 @@ export class MeasurementsRun {
       stagedFiles,
       staged,
     );
-
-    const fetchOne = async (batch: Batch, probes: Probes): Promise<void> => {
-      const sentServerSide = sizing.serverSide;
-      const selection = requestSelection(spec, batch, sentServerSide);
-      const answer = await fetchBatch(
-        { batch, selection },
-        {
-          client,
-          staging: context.staging,
-          stage: (work) =>
-            land(async () => {
-              const result = await work(db);
-              // What the staging freed goes back to the system before the next batch.
-              await db.releaseMemory();
-              return result;
-            }),
-          retries: options.retries,
-          signal: context.signal,
-          onRequest: () => {
-            stats.requests++;
-            context.progress.add({ requests: 1 });
-          },
-          onOk: () => sizing.onOk(batch, probes, sentServerSide),
-          onFailed: () => sizing.onError(batch, probes),
-          onRetry: (message, attempt) =>
-            context.log.log(
-              'warn',
-              'http.retry',
-              `${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${message.slice(0, 300)}; asking again (attempt ${attempt} of ${options.retries + 1})`,
-            ),
-        },
-      );
-      if (!answer.ok) {
-        stats.refusals++;
-        const { learned, fallback } = sizing.onRefusal(
-          answer.message,
-          batch,
-          probes,
-          sentServerSide,
-        );
-        if (fallback)
-          this.#log(
-            'fallback',
-            `The service refused the ${spec.mode} as too many locations (${answer.message}); asking for the ${ids.length} matching locations in batches instead`,
-          );
-        this.#log('limit', learned);
-        work.requeue([batch]);
-        return;
-      }
-      stats.boundary += answer.staged.boundary;
-      stats.rowsIn += answer.staged.rows + answer.staged.quarantined + answer.staged.boundary;
-      const { rows, quarantined } = answer.staged;
-      batches.push({ ...batch, file: answer.file, rows, quarantined });
-      await this.#checkpoints.save(current);
-      commits.add(batch);
-      context.progress.add({ rows: answer.staged.rows, done: 1 });
+    const session: Session = {
+      client,
+      db,
+      // Batches are staged one at a time on the run's connection.
+      land: pLimit(1),
+      work,
+      sizing,
+      current,
+      commits,
+      expected,
+      stats: { boundary: 0, refusals: 0, rowsIn: 0, requests: 0 },
     };
-
-    const totalHours = (to - from) / HOUR_MS;
     let failure: unknown;
     try {
-      await drain({
-        concurrency: options.concurrency,
-        signal: context.signal,
-        next: (running) => {
-          const sizes = sizing.next(ids.length, totalHours);
-          const batch =
-            sizes.locations === undefined || sizes.hours === undefined
-              ? undefined
-              : work.next(sizes.locations, sizes.hours);
-          if (!batch) {
-            if (running === 0 && (sizes.locations === undefined || sizes.hours === undefined))
-              throw new RunError('bicycle.measurements: no request size left to try');
-            return undefined;
-          }
-          context.progress.setTotal(batches.length + running + 1 + expected());
-          return { batch, probes: sizing.sent(batch) };
-        },
-        run: ({ batch, probes }) => fetchOne(batch, probes),
-      });
+      await this.#fetchAll(session);
     } catch (error) {
       failure = error;
     }
     await this.#checkpoints.settled();
     await commits.settle().catch((error: unknown) => (failure ??= error));
     if (failure !== undefined) throw failure as Error;
+    return this.#commit(session, key, stagedFiles(), http.requests);
+  }
+
+  /** Once every batch is staged: the dates' files recorded, the quarantine written, the run closed. */
+  async #commit(
+    session: Session,
+    key: string,
+    staged: readonly { file: string }[],
+    httpRequests: number,
+  ): Promise<StepOutcome> {
+    const context = this.#context;
+    const { commits, current } = session;
+    const batches = current.run!.batches;
     context.signal.throwIfAborted();
     if (commits.uncovered > 0)
       throw new RunError(
@@ -215,60 +147,132 @@ export class MeasurementsRun {
     );
     for (const file of commits.files) await context.recordFile(file);
     const quarantined = batches.reduce((sum, b) => sum + b.quarantined, 0);
-    await this.#writeQuarantine(
-      db,
-      key,
-      quarantined,
-      stagedFiles().map((f) => f.file),
+    const quarantine = await writeQuarantine(
+      session.db,
+      { ...context, key, quarantined },
+      staged.map((f) => f.file),
     );
-    const rowsOut = batches.reduce((sum, b) => sum + b.rows, 0);
-    await this.#checkpoints.save({ version: 1, limits, run: null });
+    if (quarantine) {
+      await context.recordFile(quarantine);
+      context.log.log(
+        'warn',
+        'bicycle.quarantine',
+        `${quarantined} row(s) could not be kept; see ${BICYCLE_QUARANTINE_DATASET} for each with its reason`,
+        { quarantined },
+      );
+    }
+    await this.#checkpoints.save({ version: 1, limits: current.limits, run: null });
     await rm(context.staging, { recursive: true, force: true });
+    return this.#outcome(session, httpRequests, quarantined);
+  }
+
+  /** Fetches batches, `concurrency` at a time, at the sizes the service allows, until the work is done. */
+  async #fetchAll(session: Session): Promise<void> {
+    const { ids, from, to } = this.#scope;
+    const { sizing, work, current, expected } = session;
+    const context = this.#context;
+    const totalHours = (to - from) / HOUR_MS;
+    await drain({
+      concurrency: this.#options.concurrency,
+      signal: context.signal,
+      next: (running) => {
+        const sizes = sizing.next(ids.length, totalHours);
+        const batch =
+          sizes.locations === undefined || sizes.hours === undefined
+            ? undefined
+            : work.next(sizes.locations, sizes.hours);
+        if (!batch) {
+          if (running === 0 && (sizes.locations === undefined || sizes.hours === undefined))
+            throw new RunError('bicycle.measurements: no request size left to try');
+          return undefined;
+        }
+        context.progress.setTotal(current.run!.batches.length + running + 1 + expected());
+        return { batch, probes: sizing.sent(batch) };
+      },
+      run: ({ batch, probes }) => this.#fetchOne(session, batch, probes),
+    });
+  }
+
+  /** One batch: fetched and staged, or refused and put back for a size the service takes. */
+  async #fetchOne(session: Session, batch: Batch, probes: Probes): Promise<void> {
+    const options = this.#options;
+    const context = this.#context;
+    const { spec, ids } = this.#scope;
+    const { sizing, stats } = session;
+    const sentServerSide = sizing.serverSide;
+    const selection = requestSelection(spec, batch, sentServerSide);
+    const answer = await fetchBatch(
+      { batch, selection },
+      {
+        client: session.client,
+        staging: context.staging,
+        stage: (work) =>
+          session.land(async () => {
+            const result = await work(session.db);
+            // What the staging freed goes back to the system before the next batch.
+            await session.db.releaseMemory();
+            return result;
+          }),
+        retries: options.retries,
+        signal: context.signal,
+        onRequest: () => {
+          stats.requests++;
+          context.progress.add({ requests: 1 });
+        },
+        onOk: () => sizing.onOk(batch, probes, sentServerSide),
+        onFailed: () => sizing.onError(batch, probes),
+        onRetry: (message, attempt) =>
+          context.log.log(
+            'warn',
+            'http.retry',
+            `${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${message.slice(0, 300)}; asking again (attempt ${attempt} of ${options.retries + 1})`,
+          ),
+      },
+    );
+    if (!answer.ok) {
+      stats.refusals++;
+      const { learned, fallback } = sizing.onRefusal(answer.message, batch, probes, sentServerSide);
+      if (fallback)
+        this.#log(
+          'fallback',
+          `The service refused the ${spec.mode} as too many locations (${answer.message}); asking for the ${ids.length} matching locations in batches instead`,
+        );
+      this.#log('limit', learned);
+      session.work.requeue([batch]);
+      return;
+    }
+    stats.boundary += answer.staged.boundary;
+    stats.rowsIn += answer.staged.rows + answer.staged.quarantined + answer.staged.boundary;
+    const { rows, quarantined } = answer.staged;
+    session.current.run!.batches.push({ ...batch, file: answer.file, rows, quarantined });
+    await this.#checkpoints.save(session.current);
+    session.commits.add(batch);
+    context.progress.add({ rows: answer.staged.rows, done: 1 });
+  }
+
+  /** The step's outcome, with what the manifest notes of the run. */
+  #outcome(session: Session, httpRequests: number, quarantined: number): StepOutcome {
+    const { stats, commits, current } = session;
+    const batches = current.run!.batches;
     return {
       rowsIn: stats.rowsIn,
-      rowsOut,
+      rowsOut: batches.reduce((sum, b) => sum + b.rows, 0),
       notes: {
-        locations: ids.length,
+        locations: this.#scope.ids.length,
         batches: batches.length,
         requests: stats.requests,
-        http_requests: http.requests,
+        http_requests: httpRequests,
         refusals: stats.refusals,
         quarantined,
         partitions_written: commits.files.length,
         partitions_removed: commits.removed,
         rows_at_period_end_left_to_next_window: stats.boundary,
         learned_limits: {
-          locations_per_request: limits.locations,
-          hours_per_request: limits.period_hours,
+          locations_per_request: current.limits.locations,
+          hours_per_request: current.limits.period_hours,
         },
       },
     };
-  }
-
-  /** Writes the run's quarantined rows (or removes an old quarantine file of the same run). */
-  async #writeQuarantine(
-    db: Database,
-    key: string,
-    quarantined: number,
-    files: string[],
-  ): Promise<void> {
-    const context = this.#context;
-    const quarantineFile = join(
-      context.output,
-      BICYCLE_QUARANTINE_DATASET,
-      `${context.stepId}-${key}.parquet`,
-    );
-    if (quarantined === 0) {
-      await rm(quarantineFile, { force: true });
-      return;
-    }
-    await writeParquet(context, db, quarantinedRows(files), quarantineFile);
-    context.log.log(
-      'warn',
-      'bicycle.quarantine',
-      `${quarantined} row(s) could not be kept; see ${BICYCLE_QUARANTINE_DATASET} for each with its reason`,
-      { quarantined },
-    );
   }
 
   #log(event: string, message: string): void {

@@ -5,6 +5,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { Logger } from '../../log.js';
 import { exists, makeFolder } from '../../util/fs.js';
 import type { Batch } from './batches.js';
 import { emptyLimits } from './sizing.js';
@@ -68,4 +69,37 @@ export async function resumeStaged(
     if (!keep.has(name)) await rm(join(staging, name), { recursive: true, force: true });
   }
   return { staged, setAside: resumed ? null : run };
+}
+
+/**
+ * The checkpoint a run starts from: the learned limits, and the batches an
+ * unfinished run with the same key (period and selection) staged; says so in
+ * the log when it resumes one or sets another aside.
+ */
+export async function resumeRun(
+  checkpoint: MeasurementsCheckpoint,
+  run: { staging: string; key: string; start: string; end: string },
+  log: Logger,
+): Promise<{ current: MeasurementsCheckpoint; staged: StagedRecord[] }> {
+  const { staged, setAside } = await resumeStaged(run.staging, checkpoint.run, run.key);
+  if (setAside)
+    log.log(
+      'warn',
+      'bicycle.abandoned',
+      `An unfinished run for ${setAside.start} .. ${setAside.end} is set aside: this run's period or selection differs (the dates it had completed keep its rows; its other staged batches are dropped)`,
+      { staged_batches: setAside.batches.length },
+    );
+  if (staged.length > 0)
+    log.log(
+      'info',
+      'bicycle.resume',
+      `Resuming: ${staged.length} batch(es) of an unfinished run are already staged`,
+      { staged_batches: staged.length },
+    );
+  const current: MeasurementsCheckpoint = {
+    version: 1,
+    limits: checkpoint.limits,
+    run: { key: run.key, start: run.start, end: run.end, batches: staged },
+  };
+  return { current, staged };
 }

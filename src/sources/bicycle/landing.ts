@@ -7,9 +7,9 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quotedString, type Database } from '../../duckdb/database.js';
+import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
 import { explainDataError } from '../../errors.js';
-import { commitFile, temporaryPath } from '../../util/fs.js';
+import { commitFile, temporaryPath, writeThrough } from '../../util/fs.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
@@ -190,7 +190,28 @@ const STAGED_COLUMNS = [
 ];
 
 /** Rows of staged files that go to the quarantine. */
-export function quarantinedRows(files: readonly string[]): string {
+function quarantinedRows(files: readonly string[]): string {
   return `(SELECT _problem AS reason, raw_row, location_id, measurement_hour_text FROM read_parquet([${files.map(quotedString).join(', ')}])
     WHERE _problem IS NOT NULL)`;
+}
+
+/**
+ * Writes a run's quarantined rows from its staged batches to
+ * bicycle/quarantine/<step>-<run key>.parquet, whole; without any, removes an
+ * old file of the same run. Resolves to the file written, if any.
+ */
+export async function writeQuarantine(
+  db: Database,
+  run: { output: string; scratch: string; stepId: string; key: string; quarantined: number },
+  staged: readonly string[],
+): Promise<string | undefined> {
+  const file = join(run.output, BICYCLE_QUARANTINE_DATASET, `${run.stepId}-${run.key}.parquet`);
+  if (run.quarantined === 0) {
+    await rm(file, { force: true });
+    return undefined;
+  }
+  await writeThrough(file, run.scratch, (temporary) =>
+    db.copy(`COPY ${quarantinedRows(staged)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+  );
+  return file;
 }
