@@ -1,6 +1,6 @@
 /** The run's DuckDB over the output folder, and the upgrade of what earlier versions wrote there. */
 import { join } from 'node:path';
-import type { Database } from '../duckdb/database.js';
+import type { Database, DatabaseOptions } from '../duckdb/database.js';
 import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
@@ -10,27 +10,29 @@ import { STEP_KINDS } from '../steps/registry.js';
 import { makeFolder } from '../util/fs.js';
 import type { Pipeline } from './build.js';
 
+/** The DuckDB of a run (and its report): the definition's budget and threads, spilling under .state/. */
+export function runDatabaseOptions(pipeline: Pipeline, output: string): DatabaseOptions {
+  const { memory_limit: limit, threads } = pipeline.duckdb;
+  return {
+    budget: limit === undefined ? undefined : parseSize(limit),
+    threads,
+    tempDirectory: join(output, STATE_FOLDER, 'duckdb-tmp'),
+  };
+}
+
 /** The run's DuckDB over the output folder, within the definition's budget, spilling under .state/. */
 export async function openRunFolder(
   pipeline: Pipeline,
   output: string,
   logger: Logger,
 ): Promise<OutputFolder> {
-  const tempDirectory = join(output, STATE_FOLDER, 'duckdb-tmp');
-  await makeFolder(tempDirectory);
+  await makeFolder(join(output, STATE_FOLDER, 'duckdb-tmp'));
   // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
   const placeholders: PlaceholderViews = Object.fromEntries(
     [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
   );
   const folder = await openOutputFolder(output, {
-    database: {
-      budget:
-        pipeline.duckdb.memory_limit === undefined
-          ? undefined
-          : parseSize(pipeline.duckdb.memory_limit),
-      threads: pipeline.duckdb.threads,
-      tempDirectory,
-    },
+    database: runDatabaseOptions(pipeline, output),
     derived: DATASET_VIEWS,
     placeholders,
     views: false,

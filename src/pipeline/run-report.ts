@@ -1,13 +1,13 @@
 /** The report a run writes at its end when its definition asks for one (`report:`). */
 import { join } from 'node:path';
 import type { ReportSpec } from '../config/schema.js';
-import { explainOutOfMemory, parseSize } from '../duckdb/memory.js';
+import { explainOutOfMemory } from '../duckdb/memory.js';
 import { explainIoError } from '../errors.js';
-import { STATE_FOLDER } from '../layout.js';
 import type { Logger } from '../log.js';
 import { REPORT_PATH, writeReport } from '../report/index.js';
 import type { Pipeline } from './build.js';
 import type { Manifest } from './manifest.js';
+import { runDatabaseOptions } from './run-folder.js';
 
 /** The plan's line for the report. */
 export function describeRunReport(spec: ReportSpec, output: string): string {
@@ -35,14 +35,7 @@ export async function writeRunReport(
         spec.tiles === undefined
           ? undefined
           : { url: spec.tiles, attribution: spec.tiles_attribution },
-      database: {
-        budget:
-          pipeline.duckdb.memory_limit === undefined
-            ? undefined
-            : parseSize(pipeline.duckdb.memory_limit),
-        threads: pipeline.duckdb.threads,
-        tempDirectory: join(output, STATE_FOLDER, 'duckdb-tmp'),
-      },
+      database: runDatabaseOptions(pipeline, output),
     });
     logger.log('info', 'report.written', `Report written to ${written.path}`, {
       path: written.path,
