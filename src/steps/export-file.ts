@@ -27,16 +27,14 @@ export async function exportFile(
   try {
     if (format === 'csv') result = await exportCsv(db, source, path, scratch);
     else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
-    else if (format === 'flatgeobuf')
-      result = await exportFlatGeobuf(db, source, path, scratch, {
+    else {
+      // Points: GeoJSON, or FlatGeobuf with its spatial index.
+      const points = format === 'flatgeobuf' ? exportFlatGeobuf : exportGeoJson;
+      result = await points(db, source, path, scratch, {
         ...options.geometry,
         id: options.geometry.id,
       });
-    else
-      result = await exportGeoJson(db, source, path, scratch, {
-        ...options.geometry,
-        id: options.geometry.id,
-      });
+    }
   } catch (error) {
     const message = (error as Error).message;
     if ((error as NodeJS.ErrnoException).code) throw error; // I/O trouble: reported as such by the engine

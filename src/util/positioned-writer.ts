@@ -6,21 +6,24 @@ const WRITE_BUFFER = 4 * 1024 * 1024;
 export class PositionedWriter {
   readonly #buffer = new Uint8Array(WRITE_BUFFER);
   #used = 0;
-  constructor(
-    private readonly file: FileHandle,
-    public position: number,
-  ) {}
+  #position: number;
+  readonly #file: FileHandle;
+
+  constructor(file: FileHandle, position: number) {
+    this.#file = file;
+    this.#position = position;
+  }
 
   /** Where the next byte written goes. */
   get at(): number {
-    return this.position + this.#used;
+    return this.#position + this.#used;
   }
 
   async write(bytes: Uint8Array): Promise<void> {
     if (this.#used + bytes.length > this.#buffer.length) await this.flush();
     if (bytes.length > this.#buffer.length) {
-      await this.file.write(bytes, 0, bytes.length, this.position);
-      this.position += bytes.length;
+      await this.#file.write(bytes, 0, bytes.length, this.#position);
+      this.#position += bytes.length;
       return;
     }
     this.#buffer.set(bytes, this.#used);
@@ -29,8 +32,8 @@ export class PositionedWriter {
 
   async flush(): Promise<void> {
     if (this.#used === 0) return;
-    await this.file.write(this.#buffer, 0, this.#used, this.position);
-    this.position += this.#used;
+    await this.#file.write(this.#buffer, 0, this.#used, this.#position);
+    this.#position += this.#used;
     this.#used = 0;
   }
 }
