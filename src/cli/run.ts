@@ -2,7 +2,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { resolve } from 'node:path';
 import type { Pipeline } from '../pipeline/build.js';
-import { describePlan } from '../pipeline/plan.js';
+import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
 import { createProgress } from '../progress.js';
@@ -103,8 +103,13 @@ async function runCommandFor(
   const logger = loggerFor(args, io);
   const select = commaList(args.select);
   if (args['dry-run']) {
-    const lines = await describePlan(pipeline, output, select);
-    await writeOut(io.stdout, lines.join('\n') + '\n');
+    const plan = await planRun(
+      pipeline,
+      output,
+      selectSteps(pipeline, select),
+      new Set(commaList(args.reset)),
+    );
+    await writeOut(io.stdout, planLines(plan).join('\n') + '\n');
     printSummary(io, plannedSummary(pipeline, output, select));
     return;
   }

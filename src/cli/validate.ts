@@ -1,6 +1,10 @@
-/** `road-etl validate PIPELINE.yaml`: check a definition and print the plan; touch nothing. */
+/**
+ * `road-etl validate PIPELINE.yaml`: check a definition and print the plan
+ * (as text, or with --format json as one line of JSON for CI and schedulers);
+ * touch nothing.
+ */
 import type { Argv, CommandModule } from 'yargs';
-import { describePlan } from '../pipeline/plan.js';
+import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import {
   commaList,
   outputFolder,
@@ -14,21 +18,30 @@ interface ValidateArgs extends CommonArgs {
   pipeline: string;
   param: string[];
   select: string[] | undefined;
+  format: 'text' | 'json';
 }
 
 export const validateCommand = (io: CliIo): CommandModule<object, ValidateArgs> => ({
   command: 'validate <pipeline>',
   describe: 'Check a pipeline definition and print the plan (touches nothing)',
   builder: (yargs: Argv) =>
-    withPipelineArguments(yargs).option('select', {
-      type: 'string',
-      array: true,
-      describe: 'Plan only these steps',
-    }) as unknown as Argv<ValidateArgs>,
+    withPipelineArguments(yargs)
+      .option('select', {
+        type: 'string',
+        array: true,
+        describe: 'Plan only these steps',
+      })
+      .option('format', {
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe:
+          'text: the plan in words; json: the plan as one line of JSON (each step with its own plan: requests, ranges, downloads)',
+      }) as unknown as Argv<ValidateArgs>,
   handler: async (args) => {
     const output = outputFolder(args);
     const pipeline = await pipelineFromArgs(args, output, io, 'validate');
-    const lines = await describePlan(pipeline, output, commaList(args.select));
-    await writeOut(io.stdout, `${lines.join('\n')}\nThe definition is valid.\n`);
+    const plan = await planRun(pipeline, output, selectSteps(pipeline, commaList(args.select)));
+    if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(plan)}\n`);
+    else await writeOut(io.stdout, `${planLines(plan).join('\n')}\nThe definition is valid.\n`);
   },
 });

@@ -1,18 +1,52 @@
 /**
- * What a run would do: the steps selected (and the earlier outputs they reuse),
- * each described by its kind. validate and --dry-run print it; nothing is touched.
+ * What a run will do, as data: the steps selected (and the earlier outputs they
+ * reuse), the upstreams, and each step's own plan (the bicycle batches, the
+ * feed's ranges, the downloads). `validate` prints it (as text, or as JSON for
+ * CI and schedulers), --dry-run too, and a run carries out the same object.
+ * Nothing is touched.
  */
 import { InputError } from '../errors.js';
-import { describeRunReport } from './run-report.js';
+import type { KindPlan, PlanContext } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
+import { describeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
-import type { PlanContext } from '../steps/step-kind.js';
 
 export interface Selection {
   /** Steps that run, in order. */
   selected: PipelineStep[];
   /** Needs of selected steps that do not run: their earlier output is read. */
   reused: { step: string; need: string }[];
+}
+
+/** One step of the plan: the kind's own plan object, and the same in words. */
+export interface StepPlan {
+  id: string;
+  kind: string;
+  needs: string[];
+  /** Whether the run starts the step over (--reset): its checkpoint is not read. */
+  reset: boolean;
+  plan: KindPlan;
+  description: string[];
+}
+
+export interface Plan {
+  pipeline: string;
+  definition: string;
+  output: string;
+  params: Record<string, unknown>;
+  upstreams: {
+    /** The simulator the run starts in-process (its address is known once it listens). */
+    simulator: { seed: number } | null;
+    signs: { url: string; v5_url: string } | null;
+    bicycle: { url: string; auth_url: string; client_id: string } | null;
+  };
+  /** Environment variables a run needs that are not set now (a run refuses without them). */
+  missing_env: string[];
+  steps: StepPlan[];
+  /** Needs of selected steps that do not run: the output of an earlier run is read. */
+  reuses: { step: string; need: string }[];
+  /** The report written at the end, in words; null without one. */
+  report: string | null;
 }
 
 /** Resolves --select; unknown names are bad input. */
@@ -33,50 +67,109 @@ export function selectSteps(pipeline: Pipeline, select: readonly string[] | unde
   return { selected, reused };
 }
 
-/** What a run would do, step by step: for validate and --dry-run. Touches nothing. */
+function upstreamsOf(pipeline: Pipeline): Plan['upstreams'] {
+  const { signs, bicycle } = pipeline.upstream;
+  return {
+    simulator: pipeline.simulator ? { seed: pipeline.simulator.seed } : null,
+    signs: signs?.url ? { url: signs.url, v5_url: signs.v5Url } : null,
+    bicycle: bicycle
+      ? { url: bicycle.url, auth_url: bicycle.authUrl, client_id: bicycle.clientId }
+      : null,
+  };
+}
+
+/** Plans one step (what it reads of the folder is as it is now). Touches nothing. */
+export async function planStep(step: PipelineStep, context: PlanContext): Promise<StepPlan> {
+  const plan = await step.kind.plan(step.options, context);
+  return {
+    id: step.id,
+    kind: step.kind.kind,
+    needs: step.needs,
+    reset: false,
+    plan,
+    description: step.kind.describe(plan, step.options),
+  };
+}
+
+/**
+ * What a run of `selection` would do now, step by step. Steps in `resets` are
+ * planned as if they had never run. Touches nothing.
+ */
+export async function planRun(
+  pipeline: Pipeline,
+  output: string,
+  { selected, reused }: Selection,
+  resets: ReadonlySet<string> = new Set(),
+): Promise<Plan> {
+  const store = new StateStore(output);
+  const steps: StepPlan[] = [];
+  for (const step of selected) {
+    const reset = resets.has(step.id);
+    const checkpoint = reset
+      ? undefined
+      : (await store.read(step.id).catch(() => undefined))?.checkpoint;
+    const planned = await planStep(step, {
+      stepId: step.id,
+      output,
+      sqlDir: pipeline.sqlDir,
+      checkpoint,
+    });
+    steps.push({ ...planned, reset });
+  }
+  return {
+    pipeline: pipeline.name,
+    definition: pipeline.file,
+    output,
+    params: pipeline.params,
+    upstreams: upstreamsOf(pipeline),
+    missing_env: pipeline.missingEnv,
+    steps,
+    reuses: reused,
+    report: pipeline.report ? describeRunReport(pipeline.report, output) : null,
+  };
+}
+
+/** What a run would do, in words, from the pipeline (the plan of `select`). */
 export async function describePlan(
   pipeline: Pipeline,
   output: string,
   select?: readonly string[],
 ): Promise<string[]> {
-  const { selected, reused } = selectSteps(pipeline, select);
-  const store = new StateStore(output);
-  const lines = [`Pipeline ${pipeline.name} (${pipeline.file})`];
-  const params = Object.entries(pipeline.params).map(
+  return planLines(await planRun(pipeline, output, selectSteps(pipeline, select)));
+}
+
+/** The plan in words: for validate and --dry-run. */
+export function planLines(plan: Plan): string[] {
+  const lines = [`Pipeline ${plan.pipeline} (${plan.definition})`];
+  const params = Object.entries(plan.params).map(
     ([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`,
   );
   if (params.length > 0) lines.push(`Params: ${params.join(' ')}`);
-  lines.push(`Output: ${output}`);
-  if (pipeline.simulator)
-    lines.push(`Upstream: embedded simulator (seed ${pipeline.simulator.seed})`);
-  const { signs, bicycle } = pipeline.upstream;
-  if (signs?.url)
+  lines.push(`Output: ${plan.output}`);
+  const { simulator, signs, bicycle } = plan.upstreams;
+  if (simulator) lines.push(`Upstream: embedded simulator (seed ${simulator.seed})`);
+  if (signs)
     lines.push(
-      `Upstream: traffic signs at ${signs.url}${signs.v5Url && signs.v5Url !== signs.url ? ` (v5 current state at ${signs.v5Url})` : ''}`,
+      `Upstream: traffic signs at ${signs.url}${signs.v5_url && signs.v5_url !== signs.url ? ` (v5 current state at ${signs.v5_url})` : ''}`,
     );
   if (bicycle)
     lines.push(
-      `Upstream: bicycle data at ${bicycle.url}, token from ${bicycle.authUrl} (client ${bicycle.clientId})`,
+      `Upstream: bicycle data at ${bicycle.url}, token from ${bicycle.auth_url} (client ${bicycle.client_id})`,
     );
-  if (pipeline.missingEnv.length > 0)
+  if (plan.missing_env.length > 0)
     lines.push(
-      `A run needs ${pipeline.missingEnv.join(', ')} in the environment (not set now; a run refuses without them).`,
+      `A run needs ${plan.missing_env.join(', ')} in the environment (not set now; a run refuses without them).`,
     );
   lines.push('Steps, in order:');
-  for (const [i, step] of selected.entries()) {
-    const context: PlanContext = {
-      stepId: step.id,
-      output,
-      sqlDir: pipeline.sqlDir,
-      checkpoint: (await store.read(step.id).catch(() => undefined))?.checkpoint,
-    };
+  for (const [i, step] of plan.steps.entries()) {
     const needs = step.needs.length > 0 ? ` (after ${step.needs.join(', ')})` : '';
-    lines.push(`  ${i + 1}. ${step.id} [${step.kind.kind}]${needs}`);
-    for (const line of await step.kind.describe(step.options, context))
-      lines.push(`       ${line}`);
+    lines.push(`  ${i + 1}. ${step.id} [${step.kind}]${needs}`);
+    if (step.reset)
+      lines.push('       starts over (--reset): its checkpoint and data are forgotten');
+    for (const line of step.description) lines.push(`       ${line}`);
   }
-  for (const { step, need } of reused)
+  for (const { step, need } of plan.reuses)
     lines.push(`Reuses the output of ${need} from an earlier run (needed by ${step}).`);
-  if (pipeline.report) lines.push(describeRunReport(pipeline.report, output));
+  if (plan.report) lines.push(plan.report);
   return lines;
 }

@@ -17,6 +17,7 @@ import type { Progress } from '../progress.js';
 import type { StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
+import { planStep } from './plan.js';
 import { StepMeter } from './resources.js';
 import { openRunFolder, upgradeDatasets } from './run-folder.js';
 import type { StateStore, StepState } from './state.js';
@@ -109,8 +110,13 @@ export class StepRunner {
     let failure: Error | undefined;
     try {
       if (reset) state = await this.#reset(step, context);
+      // Planned now, as validate plans it: the folder as the steps before left it.
+      const planned = await planStep(step, context);
+      logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
+        step: step.id,
+      });
       progress.start(step.id);
-      const outcome = await step.kind.run(step.options, context);
+      const outcome = await step.kind.run(step.options, context, planned.plan);
       progress.finish();
       await identifyUpstream(step, context, state, logger);
       await state.finish('succeeded');

@@ -44,6 +44,7 @@ type Route = (typeof ROUTES)[keyof typeof ROUTES];
 export type RouteName = Route['name'];
 
 const MAX_RECORDS = 100_000;
+const RECORDED_BODY_BYTES = 4096;
 
 /** The environment lines that point road-etl at a running simulator. */
 export interface SimulatorEnv {
@@ -59,6 +60,9 @@ export interface SimulatorEnv {
 export interface RequestRecord {
   route: RouteName | 'unknown';
   method: string;
+  /** The query string (with its ?), and the first 4 KB of a POST's body: what was asked. */
+  query: string;
+  body: string;
   status: number;
   fault: FaultKind | undefined;
 }
@@ -167,6 +171,7 @@ export class Simulator {
       refuse(res, url, { status: 413, message: 'Request body too large' });
       return;
     }
+    record.body = body.subarray(0, RECORDED_BODY_BYTES).toString('utf8');
 
     const latency = this.faults.options.latencyMs;
     if (latency > 0) await sleep(latency);
@@ -194,6 +199,8 @@ export class Simulator {
     const record: RequestRecord = {
       route: route?.name ?? 'unknown',
       method: req.method ?? '',
+      query: new URL(req.url ?? '/', 'http://simulator').search,
+      body: '',
       status: 0,
       fault: undefined,
     };

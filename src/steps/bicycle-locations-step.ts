@@ -29,15 +29,21 @@ const bicycleLocationsOptions = z.strictObject({
 
 export type BicycleLocationsOptions = z.output<typeof bicycleLocationsOptions>;
 
-export const bicycleLocationsStep = defineStepKind<BicycleLocationsOptions>({
+export const bicycleLocationsStep = defineStepKind<
+  BicycleLocationsOptions,
+  { download: string; into: string }
+>({
   kind: 'bicycle.locations',
   upgrade: geometryUpgrade(LOCATIONS_DATASET, LOCATION_GEOMETRY),
   description: 'Download the bicycle location catalog into bicycle/locations',
   options: bicycleLocationsOptions,
   source: 'bicycle',
   views: { bicycle_locations: LOCATIONS_VIEW_COLUMNS },
-  describe() {
-    return [`downloads the location catalog (GeoJSON) into ${LOCATIONS_DATASET}`];
+  plan() {
+    return { download: 'the location catalog (GeoJSON)', into: LOCATIONS_DATASET };
+  },
+  describe(plan) {
+    return [`downloads ${plan.download} into ${plan.into}`];
   },
   async reset(_options, context) {
     await rm(join(context.output, LOCATIONS_DATASET), { recursive: true, force: true });

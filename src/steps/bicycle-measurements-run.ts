@@ -38,6 +38,11 @@ export interface RunScope {
   ids: string[];
   from: number;
   to: number;
+  /**
+   * The plan's requests, made in order when the plan still holds (the same
+   * staged batches); otherwise the work is cut as the run goes.
+   */
+  planned: { batches: Batch[]; staged: number } | undefined;
 }
 
 /** What the fetching of one run shares. */
@@ -87,7 +92,11 @@ export class MeasurementsRun {
     const limits = current.limits;
     const batches = current.run!.batches;
     const guesses = sizeGuesses(options);
-    const work = new WorkPlan(ids, [from, to], staged);
+    const planned = this.#scope.planned;
+    const work =
+      planned && planned.staged === staged.length
+        ? WorkPlan.of(planned.batches)
+        : new WorkPlan(ids, [from, to], staged);
     const sizing = new Sizing(limits, guesses, options.server_side && spec.mode !== 'locations');
     const expected = (): number =>
       requestsLeft(work, limits, guesses, sizing.serverSide, ids.length);

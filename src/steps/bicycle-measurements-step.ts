@@ -11,12 +11,10 @@
  */
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Database } from '../duckdb/database.js';
-import { MIN_BUDGET } from '../duckdb/memory.js';
 import { InputError, RunError } from '../errors.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
-import { catalogFile, readCatalog, storedCatalog } from '../sources/bicycle/catalog.js';
+import { readCatalog, storedCatalog } from '../sources/bicycle/catalog.js';
 import {
   BICYCLE_QUARANTINE_DATASET,
   MEASUREMENTS_DATASET,
@@ -27,22 +25,20 @@ import {
   catalogIdentity,
   type CatalogIdentity,
 } from '../sources/bicycle/identity.js';
-import { planMeasurements, runKey } from '../sources/bicycle/plan.js';
-import {
-  describeSelection,
-  readPolygon,
-  resolveSelection,
-  type CatalogLocation,
-} from '../sources/bicycle/selection.js';
-import { exists } from '../util/fs.js';
+import { describeSelection, readPolygon, resolveSelection } from '../sources/bicycle/selection.js';
 import { parseSecondTimestamp } from '../util/time.js';
 import {
   bicycleMeasurementsOptions,
   selectionSpec,
-  sizeGuesses,
   type BicycleMeasurementsOptions,
 } from './bicycle-measurements-options.js';
-import { MeasurementsRun, readMeasurementsCheckpoint } from './bicycle-measurements-run.js';
+import { MeasurementsRun, type RunScope } from './bicycle-measurements-run.js';
+import {
+  batchesOf,
+  describeMeasurementsPlan,
+  planMeasurementsStep,
+  type MeasurementsStepPlan,
+} from './bicycle-measurements-plan.js';
 import { httpClientFor } from './http-options.js';
 import {
   defineStepKind,
@@ -53,21 +49,31 @@ import {
 
 export { bicycleMeasurementsOptions, type BicycleMeasurementsOptions };
 
-/** The catalog a plan can use without the network: the dataset of an earlier run, if any. */
-async function catalogForPlan(output: string): Promise<CatalogLocation[] | undefined> {
-  if (!(await exists(catalogFile(output)))) return undefined;
-  const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
-  try {
-    return await storedCatalog(db, output);
-  } finally {
-    db.close();
+/** The plan's requests, when the run's locations are those the plan knew. */
+function plannedWork(
+  plan: MeasurementsStepPlan,
+  ids: readonly string[],
+  context: StepContext,
+): RunScope['planned'] {
+  const batches = batchesOf(plan);
+  if (!batches) return undefined;
+  const same =
+    plan.locations?.length === ids.length && plan.locations.every((id, i) => id === ids[i]);
+  if (!same) {
+    context.log.log(
+      'info',
+      'bicycle.replanned',
+      `The catalog now gives ${ids.length} location(s) for the selection, the plan had ${plan.locations?.length ?? 0}: the requests are cut anew`,
+    );
+    return undefined;
   }
+  return { batches, staged: plan.unfinished?.resumed ? plan.unfinished.staged : 0 };
 }
 
 async function runMeasurements(
   options: BicycleMeasurementsOptions,
   context: StepContext,
-  upstream: BicycleUpstream,
+  { upstream, plan }: { upstream: BicycleUpstream; plan: MeasurementsStepPlan },
 ): Promise<StepOutcome> {
   const from = parseSecondTimestamp(options.start)!;
   const to = parseSecondTimestamp(options.end)!;
@@ -102,7 +108,8 @@ async function runMeasurements(
       // Dates are rewritten on a connection of their own while later batches are fetched.
       const committer = await db.fork();
       try {
-        const run = new MeasurementsRun(options, context, { spec, ids, from, to });
+        const planned = plannedWork(plan, ids, context);
+        const run = new MeasurementsRun(options, context, { spec, ids, from, to, planned });
         return await run.fetchAndCommit(client, http, db, committer);
       } finally {
         committer.close();
@@ -113,7 +120,10 @@ async function runMeasurements(
   }
 }
 
-export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions>({
+export const bicycleMeasurementsStep = defineStepKind<
+  BicycleMeasurementsOptions,
+  MeasurementsStepPlan
+>({
   kind: 'bicycle.measurements',
   description:
     'Download hourly bicycle counts of a selection over a period into bicycle/measurements',
@@ -125,60 +135,8 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
     const read = await readPolygon(resolve(options.polygon));
     return 'problems' in read ? read.problems.map((p): [string[], string] => [['polygon'], p]) : [];
   },
-  async describe(options, context) {
-    const from = parseSecondTimestamp(options.start)!;
-    const to = parseSecondTimestamp(options.end)!;
-    const spec = await selectionSpec(options);
-    const checkpoint = readMeasurementsCheckpoint(context);
-    const catalog =
-      spec.mode === 'locations' && !options.server_side
-        ? undefined
-        : await catalogForPlan(context.output);
-    const ids =
-      spec.mode === 'locations' ? spec.ids : catalog ? resolveSelection(spec, catalog) : undefined;
-    const serverSide = options.server_side && spec.mode !== 'locations';
-    // An unfinished run is resumed only by a run of the same period and selection.
-    const resumed =
-      ids !== undefined && checkpoint.run?.key === runKey(spec, options.server_side, ids, from, to)
-        ? checkpoint.run.batches
-        : [];
-    const plan = planMeasurements({
-      ids,
-      from,
-      to,
-      limits: checkpoint.limits,
-      staged: resumed,
-      guesses: sizeGuesses(options),
-      serverSide,
-    });
-    const empty =
-      spec.mode === 'polygon' && catalog !== undefined && ids !== undefined && ids.length === 0
-        ? [
-            `warning: ${spec.file} contains none of the ${catalog.length.toLocaleString('en')} locations of the catalog in ${context.output}: is it the area meant, in WGS 84 or RD New with its crs?`,
-          ]
-        : [];
-    const lines = [
-      ...empty,
-      `measurements of ${describeSelection(spec)} for ${options.start} <= hour < ${options.end} (${plan.hours.toLocaleString('en')} hours) into ${MEASUREMENTS_DATASET}`,
-      `requests of up to ${plan.sizes.locations} locations x ${plan.sizes.hours} hours (${plan.learned ? 'learned by earlier runs' : 'first guesses; refusals adjust them'})`,
-    ];
-    if (ids === undefined || plan.perWindow === undefined) {
-      lines.push(
-        `${plan.windows} window(s); the locations are resolved against the catalog at run time`,
-      );
-      return lines;
-    }
-    lines.push(
-      `${ids.length} location(s): ${plan.windows} window(s) x ${plan.perWindow} batch(es) = ${(plan.windows * plan.perWindow).toLocaleString('en')} request(s) expected`,
-    );
-    if (checkpoint.run)
-      lines.push(
-        resumed.length > 0
-          ? `an unfinished run of the same period and selection has ${resumed.length} batch(es) staged: about ${plan.requests!.toLocaleString('en')} request(s) are left`
-          : `an unfinished run has ${checkpoint.run.batches.length} batch(es) staged: a run with the same period and selection resumes from there`,
-      );
-    return lines;
-  },
+  plan: planMeasurementsStep,
+  describe: describeMeasurementsPlan,
   upstreamIdentity: {
     // Measurements are worth what their locations are: the catalog identifies the service.
     async identify(_options, context) {
@@ -217,9 +175,9 @@ export const bicycleMeasurementsStep = defineStepKind<BicycleMeasurementsOptions
     await rm(join(context.output, MEASUREMENTS_DATASET), { recursive: true, force: true });
     await rm(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true, force: true });
   },
-  async run(options, context) {
+  async run(options, context, plan) {
     const upstream = context.upstream.bicycle;
     if (!upstream) throw new RunError('bicycle.measurements: no bicycle upstream configured');
-    return runMeasurements(options, context, upstream);
+    return runMeasurements(options, context, { upstream, plan });
   },
 });

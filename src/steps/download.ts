@@ -11,7 +11,7 @@ import type { HttpClient } from '../http/client.js';
 import { makeFolder } from '../util/fs.js';
 import { httpClientFor, type RequestOptions } from './http-options.js';
 import { readCheckpoint } from './plumbing.js';
-import type { StepContext, StepOutcome } from './step-kind.js';
+import type { PlanContext, StepContext, StepOutcome } from './step-kind.js';
 
 /**
  * What a download step's data was taken with: its request (the options that
@@ -25,16 +25,34 @@ const downloadCheckpoint = z.object({
 
 export type DownloadCheckpoint = z.output<typeof downloadCheckpoint>;
 
-/** The start of a download step: an empty staging folder, and what the last download was taken with. */
-async function startDownload(context: StepContext): Promise<DownloadCheckpoint> {
-  await rm(context.staging, { recursive: true, force: true });
-  await makeFolder(context.staging);
-  return readCheckpoint(context, downloadCheckpoint, () => ({}));
+/** What a download step will ask: its request, and the If-Modified-Since it sends (null: none). */
+export interface DownloadPlan {
+  /** The options that shape the answer (JSON): only the same request may skip the download. */
+  request: string;
+  /** The Last-Modified of the data landed by the same request, while that data is there. */
+  if_modified_since: string | null;
 }
 
-/** The If-Modified-Since a download may send: only the same request may skip the download. */
-function modifiedSince(previous: DownloadCheckpoint, request: string): string | undefined {
-  return previous.request === request ? previous.last_modified : undefined;
+/**
+ * Plans a download: If-Modified-Since only when the last download was the same
+ * request and what it landed may be kept (`mayKeep`, default yes).
+ */
+export function planDownload(
+  context: PlanContext,
+  request: readonly unknown[],
+  mayKeep = true,
+): DownloadPlan {
+  const previous = readCheckpoint<DownloadCheckpoint>(context, downloadCheckpoint, () => ({}));
+  const key = JSON.stringify(request);
+  const since = previous.request === key ? previous.last_modified : undefined;
+  return { request: key, if_modified_since: mayKeep ? (since ?? null) : null };
+}
+
+/** The download in words. */
+export function describeDownload(plan: DownloadPlan): string {
+  return plan.if_modified_since
+    ? `asks If-Modified-Since ${plan.if_modified_since}: kept as it is when the service has nothing newer`
+    : 'downloads whatever the service has';
 }
 
 /** Saves what a download was taken with, once its data has landed. */
@@ -57,12 +75,8 @@ export interface Fetched {
 }
 
 export interface DownloadStep {
-  /** The options that shape the answer: only the same request may skip the download. */
-  request: readonly unknown[];
   /** The file's name in the staging folder. */
   file: string;
-  /** Whether a download may be skipped at all (what it would keep is there). Default: yes. */
-  mayKeep?: () => Promise<boolean>;
   /** Downloads into `file`, asking If-Modified-Since `since` when given. */
   fetch(http: HttpClient, file: string, since: string | undefined): Promise<Fetched>;
   /** The outcome when the service has nothing newer (the previous download's Last-Modified). */
@@ -77,24 +91,24 @@ export function lastModifiedMs(headers: Fetched['headers']): number {
   return typeof value === 'string' ? Date.parse(value) : NaN;
 }
 
-/** Runs a download step: staging, conditional download, landing, then the checkpoint. */
+/** Runs a planned download: an empty staging folder, the download, landing, then the checkpoint. */
 export async function runDownload(
   options: RequestOptions,
   context: StepContext,
+  plan: DownloadPlan,
   step: DownloadStep,
 ): Promise<StepOutcome> {
-  const previous = await startDownload(context);
+  await rm(context.staging, { recursive: true, force: true });
+  await makeFolder(context.staging);
   const http = httpClientFor(options, context);
   try {
-    const request = JSON.stringify(step.request);
-    const since = modifiedSince(previous, request);
-    const mayKeep = since !== undefined && (step.mayKeep ? await step.mayKeep() : true);
+    const since = plan.if_modified_since ?? undefined;
     const file = join(context.staging, step.file);
-    const { headers, notModified } = await step.fetch(http, file, mayKeep ? since : undefined);
+    const { headers, notModified } = await step.fetch(http, file, since);
     context.progress.add({ requests: http.requests });
-    if (notModified) return step.unchanged(previous.last_modified);
+    if (notModified) return step.unchanged(since);
     const outcome = await step.land(file, headers);
-    await saveDownload(context, request, headers);
+    await saveDownload(context, plan.request, headers);
     return outcome;
   } finally {
     await http.close();

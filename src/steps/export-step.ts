@@ -64,7 +64,16 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     }
     return problems;
   },
-  describe(options) {
+  plan(options) {
+    // The months to write again are known once the steps before have run.
+    return {
+      from: options.table ?? 'a query',
+      path: options.path,
+      format: formatOf(options) ?? null,
+      per_month: options.per_month ?? null,
+    };
+  },
+  describe(_plan, options) {
     const what = options.table ?? 'a query';
     const lines = [`writes ${what} to ${options.path} (${formatOf(options) ?? '?'})`];
     if (options.per_month)

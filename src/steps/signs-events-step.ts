@@ -100,9 +100,10 @@ async function removeStepFiles(output: string, stepId: string): Promise<void> {
 async function startingCheckpoint(
   options: SignsEventsOptions,
   context: StepContext,
-  client: SignsClient,
+  { client, plan }: { client: SignsClient; plan: EventsPlan },
 ): Promise<EventsCheckpoint> {
-  const checkpoint = readEventsCheckpoint(context);
+  const read = readEventsCheckpoint(context);
+  const checkpoint = read && { ...read, ranges: plan.ranges ?? read.ranges };
   if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
     throw new RunError(
       `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
@@ -162,14 +163,17 @@ async function compact(
 async function readFeed(
   options: SignsEventsOptions,
   context: StepContext,
-  db: Database,
-  client: SignsClient,
-  http: { requests: number },
+  {
+    db,
+    client,
+    http,
+    plan,
+  }: { db: Database; client: SignsClient; http: { requests: number }; plan: EventsPlan },
 ): Promise<StepOutcome> {
   const compaction = compactionPaths(context);
   // A merge a killed run left half done is finished (or dropped) before anything else.
   await recoverCompaction(compaction);
-  const checkpoint = await startingCheckpoint(options, context, client);
+  const checkpoint = await startingCheckpoint(options, context, { client, plan });
   // Units an interrupted run was reading or landing: read again from the checkpoint.
   await rm(context.staging, { recursive: true, force: true });
   const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
@@ -198,14 +202,28 @@ async function readFeed(
   };
 }
 
-export const signsEventsStep = defineStepKind<SignsEventsOptions>({
+/**
+ * What a run of the feed starts from: the ranges of the checkpoint with their
+ * committed cursors, or, the first time, the ranges planned at run time from
+ * the feed's first event.
+ */
+export interface EventsPlan {
+  limit: number;
+  town_code: string | null;
+  first_run: { start: string; readers: number } | null;
+  ranges: RangeState[] | null;
+  events_landed: number | null;
+}
+
+export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   kind: 'signs.events',
   upgrade: geometryUpgrade(EVENTS_DATASET, SIGN_GEOMETRY),
   description: 'Read the traffic-sign event feed into signs/events (exactly once, resumable)',
   options: signsEventsOptions,
   source: 'signs',
   views: { signs_events: EVENTS_VIEW_COLUMNS },
-  describe(options, context) {
+  plan(options, context) {
+    // A damaged checkpoint is the run's to report (it fails the step): the plan says a first run.
     const checkpoint = (() => {
       try {
         return readEventsCheckpoint(context);
@@ -213,21 +231,32 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
         return undefined;
       }
     })();
-    const filter = options.town_code ? `, town-code ${options.town_code}` : '';
-    if (!checkpoint) {
+    return {
+      limit: options.limit,
+      town_code: options.town_code ?? null,
+      first_run: checkpoint
+        ? null
+        : { start: rangeStart(options.start), readers: options.concurrency },
+      ranges: checkpoint ? checkpoint.ranges : null,
+      events_landed: checkpoint ? checkpoint.events : null,
+    };
+  },
+  describe(plan, options) {
+    const filter = plan.town_code ? `, town-code ${plan.town_code}` : '';
+    if (!plan.ranges) {
       return [
-        `reads the event feed from ${options.start ?? 'its beginning'} (limit ${options.limit}${filter})`,
-        options.concurrency > 1
-          ? `first run: backfills the history in ${options.concurrency} parallel time ranges, then follows the feed`
+        `reads the event feed from ${options.start ?? 'its beginning'} (limit ${plan.limit}${filter})`,
+        plan.first_run && plan.first_run.readers > 1
+          ? `first run: backfills the history in ${plan.first_run.readers} parallel time ranges, then follows the feed`
           : 'first run: reads the history with one reader',
       ];
     }
-    const lines = checkpoint.ranges.map(
+    const lines = plan.ranges.map(
       (r) =>
         `${r.end === null ? 'continues' : 'backfill range'} from ${r.cursor.offset}${r.end ? ` to ${r.end}` : ''}`,
     );
     return [
-      `reads the event feed (limit ${options.limit}${filter}); ${checkpoint.events.toLocaleString('en')} events landed so far`,
+      `reads the event feed (limit ${plan.limit}${filter}); ${(plan.events_landed ?? 0).toLocaleString('en')} events landed so far`,
       ...lines,
     ];
   },
@@ -236,7 +265,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     await rm(compactionPaths(context).journal, { force: true });
     await removeStepFiles(context.output, context.stepId);
   },
-  async run(options, context) {
+  async run(options, context, plan) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.events: no signs upstream configured');
     const http = httpClientFor(options, context);
@@ -244,7 +273,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions>({
     // One DuckDB thread per statement: units land on connections of their own, beside the readers.
     const db = await context.database();
     try {
-      return await db.withThreads(1, () => readFeed(options, context, db, client, http));
+      return await db.withThreads(1, () => readFeed(options, context, { db, client, http, plan }));
     } finally {
       await http.close();
     }

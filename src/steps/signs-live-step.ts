@@ -20,7 +20,13 @@ import {
 import { landLive } from '../sources/signs/live-landing.js';
 import { httpClientFor, requestOptions, textList } from './http-options.js';
 import type { HttpClient } from '../http/client.js';
-import { runDownload, type Fetched } from './download.js';
+import {
+  describeDownload,
+  planDownload,
+  runDownload,
+  type DownloadPlan,
+  type Fetched,
+} from './download.js';
 import { defineStepKind, type StepContext, type Upstream } from './step-kind.js';
 import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
@@ -134,7 +140,7 @@ async function fetchCurrentState(
   );
 }
 
-export const signsLiveStep = defineStepKind<SignsLiveOptions>({
+export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   kind: 'signs.live',
   upgrade: geometryUpgrade(LIVE_DATASET, LIVE_GEOMETRY),
   description:
@@ -146,9 +152,21 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
     signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ']],
     signs_live: LIVE_COLUMNS,
   },
-  describe(options) {
+  plan(options, context) {
+    return planDownload(context, [
+      options.api,
+      options.format,
+      ...(options.file ? [options.file] : []),
+      options.county_code,
+      options.rvv_codes,
+      options.road_section_ids,
+      options.status,
+    ]);
+  },
+  describe(plan, options) {
     return [
       `downloads ${liveRequest(options)} as ${options.format} into ${LIVE_DATASET} (a snapshot per download; signs_live is the latest)`,
+      describeDownload(plan),
     ];
   },
   upstreamIdentity: {
@@ -179,7 +197,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
   async reset(_options, context) {
     await rm(join(context.output, LIVE_DATASET), { recursive: true, force: true });
   },
-  async run(options, context) {
+  async run(options, context, plan) {
     const upstream = context.upstream.signs;
     if (!upstream && !options.file) throw new RunError('signs.live: no signs upstream configured');
     const renamed = await renameOldSnapshots(context.output);
@@ -191,16 +209,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions>({
         { renamed },
       );
     let downloadedAt = 0;
-    return runDownload(options, context, {
-      request: [
-        options.api,
-        options.format,
-        ...(options.file ? [options.file] : []),
-        options.county_code,
-        options.rvv_codes,
-        options.road_section_ids,
-        options.status,
-      ],
+    return runDownload(options, context, plan, {
       file: `current-state.${options.format}`,
       fetch(http, file, since) {
         downloadedAt = Date.now();

@@ -11,7 +11,13 @@ import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.
 import { SIGN_GEOMETRY, SNAPSHOT_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { SNAPSHOT_DATASET, landSnapshot } from '../sources/signs/snapshot-landing.js';
 import { exists } from '../util/fs.js';
-import { lastModifiedMs, runDownload } from './download.js';
+import {
+  describeDownload,
+  lastModifiedMs,
+  planDownload,
+  runDownload,
+  type DownloadPlan,
+} from './download.js';
 import { feedIdentityHooks } from './feed-identity.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
 import { defineStepKind } from './step-kind.js';
@@ -43,14 +49,22 @@ const signsSnapshotOptions = z.strictObject({
 
 export type SignsSnapshotOptions = z.output<typeof signsSnapshotOptions>;
 
-export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
+export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPlan>({
   kind: 'signs.snapshot',
   upgrade: geometryUpgrade(SNAPSHOT_DATASET, SIGN_GEOMETRY),
   description: 'Download the traffic-sign current state into signs/snapshot',
   options: signsSnapshotOptions,
   source: 'signs',
   views: { signs_snapshot: SNAPSHOT_VIEW_COLUMNS },
-  describe(options) {
+  async plan(options, context) {
+    const kept = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
+    return planDownload(
+      context,
+      [options.format, options.town_code, options.rvv_code, options.road_section_ids],
+      options.refresh === 'if-modified' && (await exists(kept)),
+    );
+  },
+  describe(plan, options) {
     const filters = [
       options.town_code && `town-code ${options.town_code}`,
       options.rvv_code && `rvv-code ${options.rvv_code}`,
@@ -58,21 +72,18 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions>({
     ].filter(Boolean);
     return [
       `downloads the current state as ${options.format}${filters.length ? ` (${filters.join(', ')})` : ''} into ${SNAPSHOT_DATASET}`,
+      describeDownload(plan),
     ];
   },
   upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
     await rm(join(context.output, SNAPSHOT_DATASET), { recursive: true, force: true });
   },
-  async run(options, context) {
+  async run(options, context, plan) {
     const upstream = context.upstream.signs;
     if (!upstream) throw new RunError('signs.snapshot: no signs upstream configured');
-    return runDownload(options, context, {
-      request: [options.format, options.town_code, options.rvv_code, options.road_section_ids],
+    return runDownload(options, context, plan, {
       file: `current-state.${options.format}`,
-      mayKeep: async () =>
-        options.refresh === 'if-modified' &&
-        (await exists(join(context.output, SNAPSHOT_DATASET, 'data.parquet'))),
       fetch: (http, file, since) =>
         new SignsClient(http, upstream.url).downloadCurrentState(
           {

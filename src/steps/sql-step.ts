@@ -39,7 +39,18 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
     }
     return problems;
   },
-  describe(options) {
+  plan(options) {
+    // What the inputs hold is known only once the steps before have run: the
+    // build decides then which partitions to build again.
+    return {
+      file: options.file,
+      params: Object.keys(options.params),
+      outputs: options.outputs,
+      partition_by: options.partition_by ?? null,
+      incremental: options.incremental ?? null,
+    };
+  },
+  describe(_plan, options) {
     const params = Object.keys(options.params);
     const lines = [
       `runs sql/${options.file}${params.length ? ` with ${params.map((p) => `$${p}`).join(', ')}` : ''}`,

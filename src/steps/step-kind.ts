@@ -115,7 +115,13 @@ export interface StepOutcome {
   notes?: Record<string, unknown>;
 }
 
-export interface StepKind<Options = unknown> {
+/**
+ * What a step will do, as data (JSON): what it will request and from where it
+ * starts. `validate` prints it, and a run carries out the very same object.
+ */
+export type KindPlan = object;
+
+export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
   kind: string;
   description: string;
   options: z.ZodType<Options>;
@@ -135,9 +141,12 @@ export interface StepKind<Options = unknown> {
     options: Options,
     context: PlanContext,
   ): Promise<[string[], string][]> | [string[], string][];
-  /** Lines that say what the step would do. */
-  describe(options: Options, context: PlanContext): Promise<string[]> | string[];
-  run(options: Options, context: StepContext): Promise<StepOutcome>;
+  /** What the step would do now, from its options and the folder's state; touches nothing. */
+  plan(options: Options, context: PlanContext): Promise<Plan> | Plan;
+  /** The plan in words. */
+  describe(plan: Plan, options: Options): string[];
+  /** Carries out the plan. */
+  run(options: Options, context: StepContext, plan: Plan): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */
   upstreamIdentity?: UpstreamIdentityHooks<Options>;
   /**
@@ -151,6 +160,8 @@ export interface StepKind<Options = unknown> {
 }
 
 /** Identity helper that types a step kind's declaration. */
-export function defineStepKind<Options>(kind: StepKind<Options>): StepKind<Options> {
+export function defineStepKind<Options, Plan extends KindPlan = KindPlan>(
+  kind: StepKind<Options, Plan>,
+): StepKind<Options, Plan> {
   return kind;
 }

@@ -11,6 +11,7 @@ import {
   measurementsPipeline,
   truthMeasurements,
 } from '../helpers/bicycle.js';
+import { runCli } from '../helpers/cli.js';
 import { runDefinition, readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir, writeFiles } from '../helpers/tmp.js';
@@ -410,6 +411,65 @@ describe('bicycle.measurements: reruns', () => {
         `warning: .*sea\\.geojson contains none of the ${simulator.world.bicycle.locations.length} locations of the catalog`,
       ),
     );
+  });
+});
+
+describe('bicycle.measurements: the plan as data', () => {
+  it('makes exactly the requests that validate --format json listed', async () => {
+    const dir = await testDir();
+    const ids = idsWithPrefix(simulator, 'GAL', 'UTR').slice(0, 14);
+    // A first run over every location, one request at a time, settles both limits
+    // (7 locations, 72 hours): what works and what fails are one apart.
+    const first = await run(dir, {
+      start: START,
+      end: '2026-04-01T00:00:00Z',
+      prefixes: ALL_PREFIXES,
+      concurrency: 1,
+    });
+    expect((await checkpoint(first.output))['limits']).toEqual({
+      locations: { max_ok: 7, min_fail: 8 },
+      period_hours: { max_ok: 72, min_fail: 73 },
+    });
+    const options = { start: '2026-04-10T00:00:00Z', end: '2026-04-20T00:00:00Z', locations: ids };
+    await writeFiles(dir, { 'pipelines/p.yaml': measurementsPipeline(options) });
+    const file = join(dir, 'pipelines', 'p.yaml');
+    const validate = await runCli(
+      ['validate', file, '--output', first.output, '--format', 'json'],
+      { env },
+    );
+    expect(validate.code, validate.stderr).toBe(0);
+    const lines = validate.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const plan = JSON.parse(lines[0]!) as {
+      steps: {
+        id: string;
+        plan: { batches: { from: string; to: string; locations: string[] }[] | null };
+      }[];
+    };
+    const batches = plan.steps.find((s) => s.id === 'measurements')!.plan.batches;
+    // 14 locations in batches of 7 x 240 hours in windows of 72 hours (4): 8 requests.
+    expect(batches).toHaveLength(8);
+    for (const batch of batches!) {
+      expect(batch.locations.length).toBeLessThanOrEqual(7);
+      expect(Date.parse(batch.to) - Date.parse(batch.from)).toBeLessThanOrEqual(72 * 3_600_000);
+    }
+    const before = simulator.requests.length;
+    const result = await runCli(['run', file, '--output', first.output], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const asked = simulator.requests
+      .slice(before)
+      .filter((r) => r.route === 'bicycle-data')
+      .map((r) => {
+        const body = JSON.parse(r.body) as {
+          startTime: string;
+          endTime: string;
+          locations: string[];
+        };
+        return { from: body.startTime, to: body.endTime, locations: body.locations };
+      });
+    const key = (b: { from: string; to: string; locations: string[] }) =>
+      `${b.from} ${b.to} ${b.locations.join(',')}`;
+    expect(asked.map(key).sort()).toEqual(batches!.map(key).sort());
   });
 });
 

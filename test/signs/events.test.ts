@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { runCli } from '../helpers/cli.js';
 import { runDefinition, readManifest } from '../helpers/pipeline.js';
 import {
   landedEventHashes,
@@ -97,6 +99,55 @@ describe('signs.events against the simulator', () => {
     const { failure, output } = await runAgainst(slow, { concurrency: 16, unit_rows: 500 });
     expect(failure).toBeUndefined();
     expect(await landedEventHashes(output)).toEqual(truthEventHashes(slow));
+  });
+
+  it('reads from exactly the ranges that validate --format json listed', async () => {
+    const slow = await useSimulator({
+      seed: 19,
+      signs: { signs: 3000 },
+      faults: { latencyMs: 2 },
+    });
+    const env = { ROAD_ETL_SIGNS_URL: slow.env.ROAD_ETL_SIGNS_URL };
+    const options = { limit: 20, concurrency: 4, unit_rows: 200, retries: 1, backoff_ms: 1 };
+    const dir = await testDir();
+    // A first run that fails part way leaves its ranges in the checkpoint, each at its cursor.
+    const first = new Date(slow.world.feed.start).toISOString().slice(0, 7);
+    slow.inject({ kind: 'error', status: 500, contains: `offset=${first}`, count: 100_000 });
+    const failed = await runAgainst(slow, options, dir);
+    slow.faults.clearQueue();
+    expect(failed.failure?.message).toMatch(/500/);
+
+    const file = join(dir, 'pipelines', 'p.yaml');
+    const validate = await runCli(
+      ['validate', file, '--output', failed.output, '--format', 'json'],
+      { env },
+    );
+    expect(validate.code, validate.stderr).toBe(0);
+    const plan = JSON.parse(validate.stdout) as {
+      steps: {
+        plan: { ranges: { end: string | null; cursor: { offset: string } }[] | null };
+      }[];
+    };
+    const ranges = plan.steps[0]!.plan.ranges!;
+    expect(ranges.length).toBeGreaterThan(1);
+    const before = slow.requests.length;
+    const rerun = await runCli(['run', file, '--output', failed.output], { env });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await landedEventHashes(failed.output)).toEqual(truthEventHashes(slow));
+    // The feed's pages asked (not the one-event question that identifies the feed).
+    const asked = slow.requests
+      .slice(before)
+      .filter((r) => r.route === 'events')
+      .map((r) => new URLSearchParams(r.query))
+      .filter((q) => q.get('limit') !== '1')
+      .map((q) => Date.parse(q.get('offset')!));
+    const bounds = ranges.map((r) => ({
+      from: Date.parse(r.cursor.offset),
+      to: r.end === null ? Infinity : Date.parse(r.end),
+    }));
+    // Each range unfinished is read from its cursor, and nothing outside the ranges is asked.
+    for (const range of bounds.filter((b) => b.from < b.to)) expect(asked).toContain(range.from);
+    expect(asked.filter((at) => !bounds.some((b) => at >= b.from && at < b.to))).toEqual([]);
   });
 
   it('reads one town with town_code', async () => {

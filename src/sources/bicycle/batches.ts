@@ -62,6 +62,13 @@ export class WorkPlan {
     this.#groups = [...byKey.values()];
   }
 
+  /** The work of these batches, taken in this order (cut again only if the sizes come down). */
+  static of(batches: readonly Batch[]): WorkPlan {
+    const work = new WorkPlan([], [0, 0], []);
+    work.requeue(batches);
+    return work;
+  }
+
   /** Location-hours left to request (an upper bound of the rows). */
   get hoursLeft(): number {
     return this.#groups.reduce(

@@ -84,3 +84,19 @@ export function runKey(
     .digest('hex')
     .slice(0, 16);
 }
+
+/** Every batch of the work left, in the order a run takes them, at fixed sizes. */
+export function plannedBatches(
+  ids: readonly string[],
+  period: [number, number],
+  staged: readonly Batch[],
+  sizes: { locations: number; hours: number },
+): Batch[] {
+  const work = new WorkPlan(ids, period, staged);
+  const batches: Batch[] = [];
+  for (;;) {
+    const batch = work.next(sizes.locations, sizes.hours);
+    if (!batch) return batches;
+    batches.push(batch);
+  }
+}

@@ -212,3 +212,25 @@ export class Sizing {
     throw new UpstreamRefusalError(text);
   }
 }
+
+/**
+ * The sizes every request of a run has when no size is still being searched
+ * for: each is what is known to work (or less, capped by the run's locations
+ * and hours), so that no request probes. Undefined while a size would probe.
+ */
+export function settledSizes(
+  limits: LearnedLimits,
+  guesses: SizeGuesses,
+  caps: { locations: number; hours: number },
+  serverSide: boolean,
+): { locations: number; hours: number } | undefined {
+  const settled = (limit: Limit, guess: number, cap: number): number | undefined => {
+    const size = nextSize(limit, guess, cap);
+    return limit.max_ok !== null && size <= limit.max_ok ? size : undefined;
+  };
+  const locations = serverSide
+    ? caps.locations
+    : settled(limits.locations, guesses.locations, caps.locations);
+  const hours = settled(limits.period_hours, guesses.hours, caps.hours);
+  return locations === undefined || hours === undefined ? undefined : { locations, hours };
+}
