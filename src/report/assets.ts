@@ -1,6 +1,6 @@
 /**
  * What the page inlines: Leaflet (maps) and uPlot (charts) as npm ships them,
- * their styles, and the page's own script (page/main.ts, compiled by
+ * their styles, and the page's own scripts (page/*.ts, compiled by
  * `npm run build` into dist/report-page/) and styles.
  */
 import { readFile } from 'node:fs/promises';
@@ -16,8 +16,10 @@ export interface PageAssets {
 
 const require = createRequire(import.meta.url);
 
-/** The page's own script, compiled from src/report/page/main.ts. */
-const PAGE_SCRIPT = fileURLToPath(new URL('../../dist/report-page/page/main.js', import.meta.url));
+/** The page's own scripts, compiled from src/report/page/, in the order they run. */
+const PAGE_SCRIPTS = ['common', 'maps', 'charts', 'main'].map((name) =>
+  fileURLToPath(new URL(`../../dist/report-page/page/${name}.js`, import.meta.url)),
+);
 
 async function read(path: string, what: string): Promise<string> {
   try {
@@ -40,19 +42,19 @@ let cached: Promise<PageAssets> | undefined;
 
 export function pageAssets(): Promise<PageAssets> {
   cached ??= (async () => {
-    const [leafletCss, uplotCss, leaflet, uplot, page] = await Promise.all([
+    const [leafletCss, uplotCss, leaflet, uplot, ...page] = await Promise.all([
       read(require.resolve('leaflet/dist/leaflet.css'), "Leaflet's styles"),
       read(require.resolve('uplot/dist/uPlot.min.css'), "uPlot's styles"),
       read(require.resolve('leaflet/dist/leaflet.js'), 'Leaflet'),
       read(require.resolve('uplot/dist/uPlot.iife.min.js'), 'uPlot'),
-      read(PAGE_SCRIPT, "the page's script"),
+      ...PAGE_SCRIPTS.map((path) => read(path, "the page's scripts")),
     ]);
     return {
       // Leaflet's marker and layer-control images are not used; nothing may be fetched.
       styles: [leafletCss.replace(/url\(images\/[^)]*\)/g, 'none'), uplotCss, PAGE_STYLES].join(
         '\n',
       ),
-      scripts: [leaflet, uplot, page].map(inlineScript),
+      scripts: [leaflet, uplot, ...page].map(inlineScript),
     };
   })();
   cached.catch(() => (cached = undefined));

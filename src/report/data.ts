@@ -3,7 +3,7 @@ import type { FeatureCollection } from 'geojson';
 /**
  * What the report shows, as the page receives it: aggregates of the output's
  * datasets (queries.ts), never the datasets themselves, so that the page stays
- * small at any scale. The page's script (page/main.ts) reads the same types.
+ * small at any scale. The page's scripts (page/*.ts) read the same types.
  */
 
 /** A value and how often it occurs, most frequent first. */

@@ -35,6 +35,106 @@ export interface JsonLines {
   found: boolean;
 }
 
+/**
+ * The scan of the object, a chunk at a time: only strings, nesting and the
+ * top-level keys are tracked; the member's elements come out as lines.
+ */
+class MemberScanner {
+  readonly result: JsonLines = { elements: 0, found: false };
+  readonly #wanted: Buffer;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  #phase: Phase = 'key';
+  /** The top-level key being read, and whether it is the member. */
+  #key: number[] = [];
+  #isMember = false;
+  /** Where the element being copied starts in this chunk (0: in an earlier one; -1: none). */
+  #copyFrom = -1;
+
+  constructor(member: string) {
+    this.#wanted = Buffer.from(member);
+  }
+
+  /** The lines the chunk ends, and the start of an element it does not end. */
+  scan(bytes: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    for (let at = 0; at < bytes.length; at++) {
+      const byte = bytes[at]!;
+      if (this.#inString) this.#stringByte(byte);
+      else if (byte === QUOTE) this.#quote(at);
+      else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) this.#open(byte, at);
+      else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) this.#close(bytes, at, out);
+      else this.#other(bytes, at, out);
+    }
+    if (this.#copyFrom >= 0) {
+      // The element goes on in the next chunk: what is here is written now.
+      out.push(blanked(bytes.subarray(this.#copyFrom)));
+      this.#copyFrom = 0;
+    }
+    return out;
+  }
+
+  #stringByte(byte: number): void {
+    const topKey = this.#depth === 1 && this.#phase === 'key';
+    if (this.#escaped) this.#escaped = false;
+    else if (byte === BACKSLASH) this.#escaped = true;
+    else if (byte === QUOTE) this.#inString = false;
+    else if (topKey) this.#key.push(byte);
+    if (!this.#inString && topKey) {
+      this.#isMember = Buffer.from(this.#key).equals(this.#wanted);
+      this.#phase = 'colon';
+    }
+  }
+
+  #quote(at: number): void {
+    this.#inString = true;
+    if (this.#depth === 1 && this.#phase === 'key') this.#key = [];
+    if (this.#depth === 2 && this.#phase === 'elements' && this.#copyFrom < 0) this.#copyFrom = at;
+  }
+
+  #open(byte: number, at: number): void {
+    this.#depth++;
+    if (this.#depth === 2 && this.#phase === 'value')
+      this.#phase = this.#isMember && byte === OPEN_ARRAY ? 'elements' : 'after';
+    else if (this.#depth === 3 && this.#phase === 'elements' && this.#copyFrom < 0)
+      this.#copyFrom = at;
+  }
+
+  #close(bytes: Buffer, at: number, out: Buffer[]): void {
+    this.#depth--;
+    if (this.#depth === 2 && this.#phase === 'elements' && this.#copyFrom >= 0) {
+      // An element ends: copy it, its line breaks made spaces, and end its line.
+      this.#line(bytes, at + 1, out);
+    } else if (this.#depth === 1 && (this.#phase === 'elements' || this.#phase === 'after')) {
+      if (this.#phase === 'elements') this.result.found = true;
+      this.#phase = 'key';
+    }
+  }
+
+  #other(bytes: Buffer, at: number, out: Buffer[]): void {
+    const byte = bytes[at]!;
+    const depth = this.#depth;
+    const phase = this.#phase;
+    if (depth === 1 && phase === 'colon' && byte === COLON) this.#phase = 'value';
+    else if (depth === 1 && phase === 'value' && byte > 0x20 && byte !== COLON) {
+      // a scalar value at the top level: skip it up to the next key
+      this.#phase = 'key';
+    } else if (depth === 2 && phase === 'elements') {
+      // a scalar element ends at a comma, and starts at anything else but space
+      if (this.#copyFrom >= 0 && byte === COMMA) this.#line(bytes, at, out);
+      else if (this.#copyFrom < 0 && byte > 0x20 && byte !== COMMA) this.#copyFrom = at;
+    }
+  }
+
+  /** The element being copied ends before `to`: its line. */
+  #line(bytes: Buffer, to: number, out: Buffer[]): void {
+    out.push(lineOf(bytes, this.#copyFrom, to));
+    this.#copyFrom = -1;
+    this.result.elements++;
+  }
+}
+
 /** Writes the elements of `member` of the JSON object in `source` to `target`, a line each. */
 export async function arrayMemberToLines(
   source: string,
@@ -43,87 +143,11 @@ export async function arrayMemberToLines(
 ): Promise<JsonLines> {
   const out = createWriteStream(target, { highWaterMark: 1 << 20 });
   out.on('error', () => undefined); // surfaces in the write, the drain or finished()
-  const wanted = Buffer.from(member);
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let phase: Phase = 'key';
-  /** The top-level key being read, and whether it is the member. */
-  let key: number[] = [];
-  let isMember = false;
-  /** Inside an element of the member (depth >= 2 below the array). */
-  let elementStart = -1;
-  const result: JsonLines = { elements: 0, found: false };
-  const write = async (bytes: Buffer): Promise<void> => {
-    if (!out.write(bytes)) await once(out, 'drain');
-  };
+  const scanner = new MemberScanner(member);
   try {
     for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
-      const bytes = chunk as Buffer;
-      let copyFrom = elementStart >= 0 ? 0 : -1;
-      for (let at = 0; at < bytes.length; at++) {
-        const byte = bytes[at]!;
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (byte === BACKSLASH) escaped = true;
-          else if (byte === QUOTE) inString = false;
-          else if (depth === 1 && phase === 'key') key.push(byte);
-          if (!inString && depth === 1 && phase === 'key') {
-            isMember = Buffer.from(key).equals(wanted);
-            phase = 'colon';
-          }
-          continue;
-        }
-        if (byte === QUOTE) {
-          inString = true;
-          if (depth === 1 && phase === 'key') key = [];
-          if (depth === 2 && phase === 'elements' && copyFrom < 0) copyFrom = at;
-          continue;
-        }
-        if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-          depth++;
-          if (depth === 2 && phase === 'value')
-            phase = isMember && byte === OPEN_ARRAY ? 'elements' : 'after';
-          else if (depth === 3 && phase === 'elements' && copyFrom < 0) copyFrom = at;
-          continue;
-        }
-        if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-          depth--;
-          if (depth === 2 && phase === 'elements' && copyFrom >= 0) {
-            // An element ends: copy it, its line breaks made spaces, and end its line.
-            await write(lineOf(bytes, copyFrom, at + 1));
-            copyFrom = -1;
-            result.elements++;
-          } else if (depth === 1 && (phase === 'elements' || phase === 'after')) {
-            if (phase === 'elements') result.found = true;
-            phase = 'key';
-          }
-          continue;
-        }
-        if (depth === 1 && phase === 'colon' && byte === COLON) phase = 'value';
-        else if (depth === 1 && phase === 'value' && byte > 0x20 && byte !== COLON) {
-          // a scalar value at the top level: skip it up to the next key
-          phase = 'key';
-        } else if (depth === 2 && phase === 'elements' && copyFrom >= 0 && byte === COMMA) {
-          // a scalar element ends at a comma
-          await write(lineOf(bytes, copyFrom, at));
-          copyFrom = -1;
-          result.elements++;
-        } else if (
-          depth === 2 &&
-          phase === 'elements' &&
-          copyFrom < 0 &&
-          byte > 0x20 &&
-          byte !== COMMA
-        ) {
-          copyFrom = at;
-        }
-      }
-      elementStart = copyFrom;
-      if (copyFrom >= 0) {
-        // The element goes on in the next chunk: what is here is written now.
-        await write(blanked(bytes.subarray(copyFrom)));
-      }
+      for (const line of scanner.scan(chunk as Buffer))
+        if (!out.write(line)) await once(out, 'drain');
     }
     out.end();
     await finished(out);
@@ -131,7 +155,7 @@ export async function arrayMemberToLines(
     out.destroy();
     throw error;
   }
-  return result;
+  return scanner.result;
 }
 
 /** A copy of the bytes with line breaks made spaces, and a line break after them when `line`. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReportData } from '../../src/report/data.js';
 import { escapeHtml, renderPage, scriptJson, tileSource } from '../../src/report/html.js';
-import { snapshotMoment } from '../../src/report/queries.js';
+import { snapshotMoment } from '../../src/report/signs-queries.js';
 
 const HOSTILE = `</script><script>alert(1)</script><img src=x onerror=alert(2)> "' & \u2028`;
 

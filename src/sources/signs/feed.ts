@@ -82,6 +82,88 @@ function record(item: unknown): Record<string, unknown> {
 }
 
 /**
+ * Each event's instant, up to `end` (ms, exclusive); whether the end was
+ * reached, and whether every event is at the cursor's offset.
+ */
+function instantsOf(
+  page: readonly unknown[],
+  cursor: Cursor,
+  end: number | undefined,
+): { instants: string[]; reachedEnd: boolean; allAtOffset: boolean } {
+  const instants: string[] = [];
+  let allAtOffset = true;
+  let last: string | undefined;
+  for (const item of page) {
+    // A record without a usable timestamp keeps the place of the one before it
+    // (it is landed and quarantined by the typing, never used as an offset).
+    const stamped = toOffset(record(item)['publication_timestamp']);
+    if (stamped !== cursor.offset) allAtOffset = false;
+    const at = stamped ?? last ?? cursor.offset;
+    if (end !== undefined && offsetMs(at) >= end)
+      return { instants, reachedEnd: true, allAtOffset };
+    instants.push(at);
+    last = at;
+  }
+  return { instants, reachedEnd: false, allAtOffset };
+}
+
+/** The events of a page taken so far, the towns they name, and their hashes once computed. */
+class PageTaker {
+  readonly taken: TakenPage;
+  readonly towns = new Set<string>();
+  readonly #page: readonly unknown[];
+  readonly #hashes = new Map<number, string>();
+
+  constructor(page: readonly unknown[], body: Buffer) {
+    this.#page = page;
+    this.taken = { body, positions: [], indexes: [] };
+  }
+
+  #take(position: number, index: number): void {
+    this.taken.positions.push(position);
+    this.taken.indexes.push(index);
+    const town = townOf(record(this.#page[position]));
+    if (town) this.towns.add(town);
+  }
+
+  #hashOf(position: number): string {
+    let hash = this.#hashes.get(position);
+    if (hash === undefined) {
+      hash = contentHash(JSON.stringify(this.#page[position]));
+      this.#hashes.set(position, hash);
+    }
+    return hash;
+  }
+
+  /** Takes the events of one instant, [start, stop), not in `seen` (by content), adding them to it. */
+  takeUnseen(start: number, stop: number, seen: Set<string>): void {
+    for (let at = start; at < stop; at++) {
+      const hash = this.#hashOf(at);
+      if (seen.has(hash)) continue;
+      seen.add(hash);
+      this.#take(at, at - start);
+    }
+  }
+
+  /** Takes the events of an instant inside the page: identical events share id and type, only those are compared. */
+  takeDistinct(start: number, stop: number): void {
+    const byKey = new Map<string, number[]>();
+    for (let at = start; at < stop; at++) {
+      const event = record(this.#page[at]);
+      const key = `${String(event['id'])}\u0000${String(event['type'])}`;
+      const same = byKey.get(key);
+      if (same) {
+        if (same.some((other) => this.#hashOf(other) === this.#hashOf(at))) continue;
+        same.push(at);
+      } else {
+        byKey.set(key, [at]);
+      }
+      this.#take(at, at - start);
+    }
+  }
+}
+
+/**
  * Takes what is new in one page requested at cursor.offset with `limit`.
  * `end` (ms, exclusive) stops a range reader at the next range's start.
  *
@@ -97,40 +179,8 @@ export function processPage(
   limit: number,
   end?: number,
 ): PageOutcome {
-  const instants: string[] = [];
-  let reachedEnd = false;
-  let allAtOffset = true;
-  let last: string | undefined;
-  for (const item of page) {
-    // A record without a usable timestamp keeps the place of the one before it
-    // (it is landed and quarantined by the typing, never used as an offset).
-    const stamped = toOffset(record(item)['publication_timestamp']);
-    if (stamped !== cursor.offset) allAtOffset = false;
-    const at = stamped ?? last ?? cursor.offset;
-    if (end !== undefined && offsetMs(at) >= end) {
-      reachedEnd = true;
-      break;
-    }
-    instants.push(at);
-    last = at;
-  }
-  const taken: TakenPage = { body, positions: [], indexes: [] };
-  const towns = new Set<string>();
-  const take = (position: number, index: number): void => {
-    taken.positions.push(position);
-    taken.indexes.push(index);
-    const town = townOf(record(page[position]));
-    if (town) towns.add(town);
-  };
-  const hashes = new Map<number, string>();
-  const hashOf = (position: number): string => {
-    let hash = hashes.get(position);
-    if (hash === undefined) {
-      hash = contentHash(JSON.stringify(page[position]));
-      hashes.set(position, hash);
-    }
-    return hash;
-  };
+  const { instants, reachedEnd, allAtOffset } = instantsOf(page, cursor, end);
+  const taker = new PageTaker(page, body);
   let next: Cursor = cursor;
   for (let start = 0; start < instants.length;) {
     const instant = instants[start]!;
@@ -140,31 +190,14 @@ export function processPage(
     const isLast = stop === instants.length;
     if (continued || isLast) {
       const seen = new Set(continued ? cursor.seen : []);
-      for (let at = start; at < stop; at++) {
-        const hash = hashOf(at);
-        if (seen.has(hash)) continue;
-        seen.add(hash);
-        take(at, at - start);
-      }
+      taker.takeUnseen(start, stop, seen);
       if (isLast) next = { offset: instant, seen: [...seen] };
     } else {
-      // Identical events share id and type: only those are hashed and compared.
-      const byKey = new Map<string, number[]>();
-      for (let at = start; at < stop; at++) {
-        const event = record(page[at]);
-        const key = `${String(event['id'])}\u0000${String(event['type'])}`;
-        const same = byKey.get(key);
-        if (same) {
-          if (same.some((other) => hashOf(other) === hashOf(at))) continue;
-          same.push(at);
-        } else {
-          byKey.set(key, [at]);
-        }
-        take(at, at - start);
-      }
+      taker.takeDistinct(start, stop);
     }
     start = stop;
   }
+  const { taken, towns } = taker;
   const full = page.length >= limit;
   // A full page of nothing but the offset instant: offset paging cannot get past it.
   const oneInstant = full && allAtOffset;

@@ -1,0 +1,22 @@
+/**
+ * Engine SQL kept as files beside the code that runs it (src/<folder>/sql/*.sql):
+ * readable and runnable on their own (`duckdb` with the output's views), with
+ * values bound as $name, never pasted. Read from the source tree whether the
+ * code runs from src/ or from dist/, once per process.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+const SOURCE_ROOT = new URL('../../src/', import.meta.url);
+const read = new Map<string, Promise<string>>();
+
+/** The text of src/<folder>/sql/<name>.sql. */
+export function engineSql(folder: string, name: string): Promise<string> {
+  const path = fileURLToPath(new URL(`${folder}/sql/${name}.sql`, SOURCE_ROOT));
+  let text = read.get(path);
+  if (!text) {
+    text = readFile(path, 'utf8');
+    read.set(path, text);
+  }
+  return text;
+}

@@ -1,0 +1,189 @@
+/**
+ * The report's bicycle numbers: the cyclists per location and hour (sql/
+ * location_hours.sql) summed per day, per location and per hour of the day,
+ * and each location's completeness over the span measured. The SQL is in sql/.
+ */
+import type { BicycleSection } from './data.js';
+import { num, text, type Views } from './views.js';
+
+/** A location with its position (where the catalog has it) and its numbers over the period. */
+type Located = Omit<BicycleSection['points'][number], 'longitude' | 'latitude'> & {
+  longitude: number | null;
+  latitude: number | null;
+};
+
+function emptySection(): BicycleSection {
+  return {
+    locations: 0,
+    measuredLocations: 0,
+    firstHour: null,
+    lastHour: null,
+    cyclists: 0,
+    locationHours: 0,
+    points: [],
+    days: { date: [], hours: [], measuredHours: [], total: [], partial: [] },
+    perLocation: [],
+    profile: { weekday: [], weekend: [] },
+    completeness: [],
+    leastComplete: [],
+  };
+}
+
+/**
+ * Every location, the catalog's (else the measured ones), with the cyclists
+ * it counted and its completeness over the `spanHours` measured; both null
+ * where it has no count.
+ */
+async function locations(views: Views, catalog: boolean, spanHours: number): Promise<Located[]> {
+  const rows = await views.query(
+    catalog ? 'bicycle_catalog_locations' : 'bicycle_measured_locations',
+    { span_hours: spanHours },
+  );
+  const orNull = (value: unknown): number | null => (value === null ? null : num(value));
+  return rows.map((r) => ({
+    id: String(r['location_id']),
+    name: text(r['name']),
+    authority: text(r['authority']),
+    longitude: orNull(r['longitude']),
+    latitude: orNull(r['latitude']),
+    cyclists: orNull(r['cyclists']),
+    completeness: orNull(r['completeness']),
+  }));
+}
+
+/** The locations that have a position, to draw. */
+function points(located: readonly Located[]): BicycleSection['points'] {
+  return located.filter(
+    (l): l is Located & { longitude: number; latitude: number } =>
+      l.longitude !== null && l.latitude !== null,
+  );
+}
+
+async function days(views: Views): Promise<BicycleSection['days']> {
+  const rows = await views.query('bicycle_days');
+  return {
+    date: rows.map((r) => String(r['date'])),
+    hours: rows.map((r) => num(r['hours'])),
+    measuredHours: rows.map((r) => num(r['measured'])),
+    total: rows.map((r) => num(r['total'])),
+    partial: rows.map((r) => num(r['measured']) < num(r['hours'])),
+  };
+}
+
+/** Each location's cyclists per day of `dates` (null where it has none). */
+async function perLocation(
+  views: Views,
+  catalog: boolean,
+  dates: readonly string[],
+): Promise<BicycleSection['perLocation']> {
+  const index = new Map(dates.map((d, i) => [d, i]));
+  const names = catalog
+    ? new Map(
+        (await views.query('location_names')).map((r) => [
+          String(r['location_id']),
+          text(r['name']),
+        ]),
+      )
+    : new Map<string, string | null>();
+  const byLocation = new Map<string, (number | null)[]>();
+  for (const row of await views.query('bicycle_location_days')) {
+    const id = String(row['location_id']);
+    let series = byLocation.get(id);
+    if (!series) {
+      series = dates.map(() => null);
+      byLocation.set(id, series);
+    }
+    const at = index.get(String(row['date']));
+    if (at !== undefined) series[at] = row['total'] === null ? null : num(row['total']);
+  }
+  return [...byLocation].map(([id, total]) => ({ id, name: names.get(id) ?? null, total }));
+}
+
+async function profile(views: Views): Promise<BicycleSection['profile']> {
+  const rows = await views.query('bicycle_profile');
+  const hours = (dayType: string): (number | null)[] =>
+    Array.from({ length: 24 }, (_, hour) => {
+      const row = rows.find((r) => r['day_type'] === dayType && num(r['hour']) === hour);
+      return row && row['mean'] !== null ? num(row['mean']) : null;
+    });
+  return { weekday: hours('weekday'), weekend: hours('weekend') };
+}
+
+const COMPLETENESS_BUCKETS: [string, (c: number | null) => boolean][] = [
+  ['100%', (c) => c !== null && c >= 1],
+  ['99% to 100%', (c) => c !== null && c >= 0.99 && c < 1],
+  ['90% to 99%', (c) => c !== null && c >= 0.9 && c < 0.99],
+  ['50% to 90%', (c) => c !== null && c >= 0.5 && c < 0.9],
+  ['under 50%', (c) => c !== null && c < 0.5],
+  ['no measurement', (c) => c === null],
+];
+
+/** The locations drawn, how complete they are, and the ten least complete. */
+function completeness(
+  located: readonly Located[],
+): Pick<BicycleSection, 'points' | 'completeness' | 'leastComplete'> {
+  return {
+    points: points(located),
+    completeness: COMPLETENESS_BUCKETS.map(([label, test]) => [
+      label,
+      located.filter((l) => test(l.completeness)).length,
+    ]),
+    leastComplete: located
+      .filter(
+        (l): l is Located & { completeness: number } =>
+          l.completeness !== null && l.completeness < 1,
+      )
+      .map(({ id, name, completeness }) => ({ id, name, completeness }))
+      .sort((a, b) => a.completeness - b.completeness || a.id.localeCompare(b.id))
+      .slice(0, 10),
+  };
+}
+
+/** The numbers of the hourly counts, from report_location_hours. */
+async function measured(views: Views, section: BicycleSection, catalog: boolean): Promise<void> {
+  const [totals] = await views.query('bicycle_totals');
+  section.measuredLocations = num(totals?.['locations']);
+  section.locationHours = num(totals?.['hours']);
+  section.cyclists = num(totals?.['cyclists']);
+  section.firstHour = text(totals?.['first']);
+  section.lastHour = text(totals?.['last']);
+  section.days = await days(views);
+  section.perLocation = await perLocation(views, catalog, section.days.date);
+  section.profile = await profile(views);
+  // Completeness of each location over the span measured: hours present / hours in it.
+  const [span] = await views.query('bicycle_span');
+  const spanHours = Math.max(1, num(span?.['hours']));
+  Object.assign(section, completeness(await locations(views, catalog, spanHours)));
+}
+
+export async function bicycleSection(views: Views): Promise<BicycleSection | null> {
+  const catalog = views.has('bicycle_locations', 'location_id', 'longitude', 'latitude');
+  const hourly = views.has(
+    'bicycle_hourly',
+    'location_id',
+    'measurement_hour',
+    'local_date',
+    'local_hour_of_day',
+    'category',
+    'value',
+  );
+  if (!catalog && !hourly && !views.has('bicycle_measurements')) return null;
+  const section = emptySection();
+  if (catalog) {
+    const [count] = await views.query('dataset_rows', { dataset: 'bicycle_locations' });
+    section.locations = num(count?.['n']);
+  }
+  await views.run(hourly ? 'location_hours' : 'no_location_hours');
+  try {
+    if (hourly) {
+      await measured(views, section, catalog);
+      return section;
+    }
+    section.missing =
+      'No hourly bicycle counts (the dataset bicycle_hourly): run the SQL step of sql/bicycle_hourly.sql after bicycle.measurements.';
+    if (catalog) section.points = points(await locations(views, catalog, 1));
+    return section;
+  } finally {
+    await views.db.run(`DROP TABLE IF EXISTS report_location_hours`);
+  }
+}
