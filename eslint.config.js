@@ -126,7 +126,7 @@ export default tseslint.config(
             {
               regex: '^\\./[^/]+-step\\.js$',
               message:
-                'A step kind does not import another; share through sources/ or steps/plumbing.ts.',
+                'A step kind does not import another; share through sources/ or a helper of steps/.',
             },
           ],
         },

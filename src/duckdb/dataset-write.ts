@@ -173,3 +173,21 @@ async function stagedPartitions(staging: string): Promise<Map<string, string[]>>
 function listSql(values: readonly string[]): string {
   return `[${values.map(quotedString).join(', ')}]::VARCHAR[]`;
 }
+
+/**
+ * Writes a query's rows to `target` as Parquet: under a temporary name in the
+ * run's scratch folder, then fsynced and renamed into place, and recorded for
+ * the manifest. Resolves to the number of rows.
+ */
+export async function writeParquet(
+  context: { scratch: string; recordFile(path: string): Promise<unknown> },
+  db: Database,
+  query: string,
+  target: string,
+): Promise<number> {
+  const rows = await writeThrough(target, context.scratch, (temporary) =>
+    db.copy(`COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+  );
+  await context.recordFile(target);
+  return rows;
+}

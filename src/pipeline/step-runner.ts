@@ -17,6 +17,7 @@ import type { Progress } from '../progress.js';
 import type { StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
+import { HttpClients } from '../http/options.js';
 import { planStep } from './plan.js';
 import { StepMeter } from './resources.js';
 import { openRunFolder, upgradeDatasets } from './run-folder.js';
@@ -106,7 +107,8 @@ export class StepRunner {
     const reset = this.#scope.resets.has(step.id);
     const record = reset ? undefined : await store.read(step.id);
     let state = store.step(step.id, record);
-    const context = this.#context(step, state, record?.checkpoint, files);
+    const clients = new HttpClients(logger);
+    const context = this.#context(step, state, record?.checkpoint, { files, clients });
     let failure: Error | undefined;
     try {
       if (reset) state = await this.#reset(step, context);
@@ -131,6 +133,7 @@ export class StepRunner {
       await removeTemporaryFiles(output).catch(() => undefined);
       await state.finish('failed').catch(() => undefined);
     } finally {
+      await clients.close().catch(() => undefined);
       // What the step's statements freed goes back to the system before the next step.
       await this.#folder?.db.releaseMemory().catch(() => undefined);
       report.files = await stillThere(files, output);
@@ -146,7 +149,7 @@ export class StepRunner {
     step: PipelineStep,
     state: StepState,
     checkpoint: Record<string, unknown> | undefined,
-    files: FileRecord[],
+    { files, clients }: { files: FileRecord[]; clients: HttpClients },
   ): StepContext {
     const { pipeline, output, upstream, logger, progress, signal } = this.#scope;
     return {
@@ -169,6 +172,7 @@ export class StepRunner {
         files.push(file);
         return file;
       },
+      http: clients.make,
     };
   }
 

@@ -9,21 +9,24 @@
 import { UpstreamChangedError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PlanContext, Upstream, UpstreamCheckContext } from '../steps/step-kind.js';
+import { HttpClients } from '../http/options.js';
 import type { PipelineStep } from './build.js';
 import type { StateStore } from './state.js';
 
+interface CheckScope {
+  output: string;
+  sqlDir: string;
+  store: StateStore;
+  /** Steps started over: their data goes, so whence it came does not matter. */
+  resets: ReadonlySet<string>;
+  upstream: Upstream;
+  log: Logger;
+  signal: AbortSignal;
+}
+
 export async function checkUpstreams(
   steps: readonly PipelineStep[],
-  context: {
-    output: string;
-    sqlDir: string;
-    store: StateStore;
-    /** Steps started over: their data goes, so whence it came does not matter. */
-    resets: ReadonlySet<string>;
-    upstream: Upstream;
-    log: Logger;
-    signal: AbortSignal;
-  },
+  context: CheckScope,
 ): Promise<void> {
   const probes = new Map<string, Promise<unknown>>();
   const once = <T>(key: string, probe: () => Promise<T>): Promise<T> => {
@@ -35,37 +38,14 @@ export async function checkUpstreams(
     return answer;
   };
   const problems: { step: string; reason: string }[] = [];
-  for (const step of steps) {
-    const hooks = step.kind.upstreamIdentity;
-    if (!hooks || context.resets.has(step.id)) continue;
-    const record = await context.store.read(step.id);
-    if (!record?.upstream) continue;
-    const plan: PlanContext = {
-      stepId: step.id,
-      output: context.output,
-      sqlDir: context.sqlDir,
-      checkpoint: record.checkpoint,
-    };
-    const checking: UpstreamCheckContext = {
-      ...plan,
-      upstream: context.upstream,
-      log: context.log,
-      signal: context.signal,
-      once,
-    };
-    let reason: string | undefined;
-    try {
-      reason = await hooks.check(step.options, checking, record.upstream);
-    } catch (error) {
-      context.log.log(
-        'warn',
-        'upstream.unchecked',
-        `${step.id}: could not ask the upstream whether it serves the data of ${context.output} (${(error as Error).message.split('\n')[0]!}); the run goes on`,
-        { step: step.id },
-      );
-      continue;
+  const clients = new HttpClients(context.log);
+  try {
+    for (const step of steps) {
+      const reason = await checkStep(step, { ...context, once, http: clients.make });
+      if (reason) problems.push({ step: step.id, reason });
     }
-    if (reason) problems.push({ step: step.id, reason });
+  } finally {
+    await clients.close();
   }
   if (problems.length === 0) return;
   const steps_ = problems.map((p) => p.step).join(',');
@@ -74,4 +54,40 @@ export async function checkUpstreams(
       problems.map((p) => `  ${p.step}: ${p.reason}\n`).join('') +
       `A run does not continue from another upstream's data. Start over with --reset ${steps_} (their data is removed first), or write to another --output.`,
   );
+}
+
+/** Why `step`'s upstream no longer serves the folder's data; undefined when it does or cannot say. */
+async function checkStep(
+  step: PipelineStep,
+  context: CheckScope & Pick<UpstreamCheckContext, 'once' | 'http'>,
+): Promise<string | undefined> {
+  const hooks = step.kind.upstreamIdentity;
+  if (!hooks || context.resets.has(step.id)) return undefined;
+  const record = await context.store.read(step.id);
+  if (!record?.upstream) return undefined;
+  const plan: PlanContext = {
+    stepId: step.id,
+    output: context.output,
+    sqlDir: context.sqlDir,
+    checkpoint: record.checkpoint,
+  };
+  const checking: UpstreamCheckContext = {
+    ...plan,
+    upstream: context.upstream,
+    log: context.log,
+    signal: context.signal,
+    once: context.once,
+    http: context.http,
+  };
+  try {
+    return await hooks.check(step.options, checking, record.upstream);
+  } catch (error) {
+    context.log.log(
+      'warn',
+      'upstream.unchecked',
+      `${step.id}: could not ask the upstream whether it serves the data of ${context.output} (${(error as Error).message.split('\n')[0]!}); the run goes on`,
+      { step: step.id },
+    );
+    return undefined;
+  }
 }

@@ -7,10 +7,9 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { RunError } from '../errors.js';
-import { httpClientFor, requestOptions } from './http-options.js';
-import { writeParquet } from './plumbing.js';
-import { defineStepKind } from './step-kind.js';
+import { requestOptions } from '../http/options.js';
+import { writeParquet } from '../duckdb/dataset-write.js';
+import { defineStepKind, upstreamOf } from './step-kind.js';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import {
   LOCATIONS_DATASET,
@@ -49,9 +48,8 @@ export const bicycleLocationsStep = defineStepKind<
     await rm(join(context.output, LOCATIONS_DATASET), { recursive: true, force: true });
   },
   async run(options, context) {
-    const upstream = context.upstream.bicycle;
-    if (!upstream) throw new RunError('bicycle.locations: no bicycle upstream configured');
-    const http = httpClientFor(options, context);
+    const upstream = upstreamOf(context, 'bicycle', 'bicycle.locations');
+    const http = context.http(options);
     const staging = context.staging;
     await rm(staging, { recursive: true, force: true });
     await makeFolder(staging);
@@ -80,7 +78,6 @@ export const bicycleLocationsStep = defineStepKind<
       }
       return { rowsIn: total, rowsOut: rows, notes: { requests: http.requests } };
     } finally {
-      await http.close();
       await rm(staging, { recursive: true, force: true });
     }
   },

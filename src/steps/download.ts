@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { HttpClient } from '../http/client.js';
 import { makeFolder } from '../util/fs.js';
-import { httpClientFor, type RequestOptions } from './http-options.js';
-import { readCheckpoint } from './plumbing.js';
+import type { RequestOptions } from '../http/options.js';
+import { readCheckpoint } from '../sources/context.js';
 import type { PlanContext, StepContext, StepOutcome } from './step-kind.js';
 
 /**
@@ -100,7 +100,7 @@ export async function runDownload(
 ): Promise<StepOutcome> {
   await rm(context.staging, { recursive: true, force: true });
   await makeFolder(context.staging);
-  const http = httpClientFor(options, context);
+  const http = context.http(options);
   try {
     const since = plan.if_modified_since ?? undefined;
     const file = join(context.staging, step.file);
@@ -111,7 +111,6 @@ export async function runDownload(
     await saveDownload(context, plan.request, headers);
     return outcome;
   } finally {
-    await http.close();
     await rm(context.staging, { recursive: true, force: true });
   }
 }

@@ -4,20 +4,15 @@
  * question of the same host, once per check.
  */
 import { feedDiffers, feedIdentity, type FeedIdentity } from '../sources/signs/identity.js';
-import { httpClientFor, type RequestOptions } from './http-options.js';
+import type { RequestOptions } from '../http/options.js';
 import type { UpstreamCheckContext, UpstreamIdentityHooks } from './step-kind.js';
 
-async function askFeed(
+function askFeed(
   options: RequestOptions,
-  context: Pick<UpstreamCheckContext, 'log' | 'signal'>,
+  context: Pick<UpstreamCheckContext, 'http' | 'signal'>,
   url: string,
 ): Promise<FeedIdentity> {
-  const http = httpClientFor(options, context);
-  try {
-    return await feedIdentity(http, url, context.signal);
-  } finally {
-    await http.close();
-  }
+  return feedIdentity(context.http(options), url, context.signal);
 }
 
 export function feedIdentityHooks<

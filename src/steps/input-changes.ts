@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { scanPartitions } from '../duckdb/partitions.js';
-import { readCheckpoint } from './plumbing.js';
+import { readCheckpoint } from '../sources/context.js';
 import type { PlanContext } from './step-kind.js';
 
 const buildCheckpoint = z.object({

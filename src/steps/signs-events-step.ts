@@ -3,217 +3,28 @@
  * exactly once. The first run backfills the history in parallel time ranges
  * (sources/signs/ranges.ts; a reader that finishes takes half of the largest
  * range left); later runs continue from the end. Every unit of events is landed
- * atomically before the checkpoint that covers it is saved (signs-events-run.ts).
+ * atomically before the checkpoint that covers it is saved (sources/signs/
+ * events-run.ts).
  */
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Database } from '../duckdb/database.js';
-import { RunError } from '../errors.js';
-import { STATE_FOLDER } from '../layout.js';
-import { eventsCheckpoint, type EventsCheckpoint } from '../sources/signs/checkpoint.js';
+import { rm } from 'node:fs/promises';
 import { SignsClient } from '../sources/signs/client.js';
 import {
-  compactEvents,
-  recoverCompaction,
-  type CompactionPaths,
-} from '../sources/signs/compaction.js';
-import { offsetMs } from '../sources/signs/feed.js';
-import {
-  EVENTS_DATASET,
-  QUARANTINE_DATASET,
-  parseUnitFile,
-  removeUncommitted,
-} from '../sources/signs/landing.js';
-import { planRanges, position, rangeStart, type RangeState } from '../sources/signs/ranges.js';
-import { EVENTS_VIEW_COLUMNS } from '../sources/signs/schema.js';
+  compactionPaths,
+  describeEvents,
+  planEvents,
+  readFeed,
+  removeStepFiles,
+  type EventsPlan,
+} from '../sources/signs/events.js';
+import { signsEventsOptions, type SignsEventsOptions } from '../sources/signs/events-options.js';
+import { EVENTS_DATASET } from '../sources/signs/landing.js';
+import { EVENTS_VIEW_COLUMNS, SIGN_GEOMETRY } from '../sources/signs/schema.js';
 import { feedIdentityHooks } from './feed-identity.js';
-import { httpClientFor } from './http-options.js';
-import { readCheckpoint } from './plumbing.js';
-import { EventsRun } from './signs-events-run.js';
-import { signsEventsOptions, type SignsEventsOptions } from './signs-events-options.js';
-import {
-  defineStepKind,
-  type PlanContext,
-  type StepContext,
-  type StepOutcome,
-} from './step-kind.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
-import { SIGN_GEOMETRY } from '../sources/signs/schema.js';
+import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export { signsEventsOptions, type SignsEventsOptions };
 export type { Gap } from '../sources/signs/checkpoint.js';
-
-/** The checkpoint of an earlier run, or undefined for a first run. */
-function readEventsCheckpoint(context: PlanContext): EventsCheckpoint | undefined {
-  return readCheckpoint<EventsCheckpoint | undefined>(context, eventsCheckpoint, () => undefined);
-}
-
-/** Where the step merges small files: its scratch folder and its journal. */
-function compactionPaths(context: StepContext): CompactionPaths {
-  return {
-    output: context.output,
-    scratch: context.scratch,
-    journal: join(context.output, STATE_FOLDER, 'compaction', `${context.stepId}.json`),
-  };
-}
-
-/**
- * The first run's ranges. With more than one reader the history is cut from
- * the feed's first event to now: that event is asked for first.
- */
-async function firstRanges(
-  client: SignsClient,
-  options: SignsEventsOptions,
-  signal: AbortSignal,
-): Promise<RangeState[]> {
-  const plan = { start: options.start, readers: options.concurrency, now: Date.now() };
-  if (options.concurrency === 1) return planRanges({ ...plan, firstInstant: undefined });
-  const { events: first } = await client.events({
-    offset: rangeStart(options.start),
-    limit: 1,
-    townCode: options.town_code,
-    signal,
-  });
-  const instant = first[0]?.['publication_timestamp'];
-  return planRanges({
-    ...plan,
-    now: Date.now(),
-    firstInstant: typeof instant === 'string' ? instant : undefined,
-  });
-}
-
-async function removeStepFiles(output: string, stepId: string): Promise<void> {
-  const folders = [join(output, QUARANTINE_DATASET)];
-  for (const entry of await readdir(join(output, EVENTS_DATASET)).catch(() => []))
-    folders.push(join(output, EVENTS_DATASET, entry));
-  for (const folder of folders) {
-    for (const name of await readdir(folder).catch(() => [])) {
-      if (parseUnitFile(stepId, name)) await rm(join(folder, name), { force: true });
-    }
-  }
-}
-
-/**
- * Where this run starts: the checkpoint (what an interrupted run landed without
- * recording it removed), or, the first time, the ranges planned over the feed.
- */
-async function startingCheckpoint(
-  options: SignsEventsOptions,
-  context: StepContext,
-  { client, plan }: { client: SignsClient; plan: EventsPlan },
-): Promise<EventsCheckpoint> {
-  const read = readEventsCheckpoint(context);
-  const checkpoint = read && { ...read, ranges: plan.ranges ?? read.ranges };
-  if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
-    throw new RunError(
-      `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
-    );
-  }
-  if (!checkpoint) {
-    return {
-      version: 1,
-      town_code: options.town_code ?? null,
-      ranges: await firstRanges(client, options, context.signal),
-      towns: [],
-      gaps: [],
-      events: 0,
-      quarantined: 0,
-    };
-  }
-  const removed = await removeUncommitted(
-    context.output,
-    context.stepId,
-    checkpoint.ranges.map((r) => ({
-      committed: position(r.cursor),
-      endMs: r.end === null ? undefined : offsetMs(r.end),
-    })),
-  );
-  if (removed > 0)
-    context.log.log(
-      'info',
-      'signs.cleanup',
-      `Removed ${removed} file(s) of units an interrupted run had not recorded`,
-      { files: removed },
-    );
-  return checkpoint;
-}
-
-/** Merges the small files of the event partitions, and records the merged ones. */
-async function compact(
-  db: Database,
-  compaction: ReturnType<typeof compactionPaths>,
-  context: StepContext,
-): Promise<void> {
-  const compacted = await compactEvents(db, compaction, context.stepId, context.signal);
-  for (const file of compacted.merged) await context.recordFile(file);
-  if (compacted.replaced > 0)
-    context.log.log(
-      'info',
-      'signs.compaction',
-      `Merged ${compacted.replaced.toLocaleString('en')} small files into ${compacted.merged.length.toLocaleString('en')} in ${compacted.partitions.toLocaleString('en')} partitions`,
-      {
-        replaced: compacted.replaced,
-        merged: compacted.merged.length,
-        partitions: compacted.partitions,
-      },
-    );
-}
-
-/** Reads the feed from the checkpoint (or plans the first run's ranges) and lands what is new. */
-async function readFeed(
-  options: SignsEventsOptions,
-  context: StepContext,
-  {
-    db,
-    client,
-    http,
-    plan,
-  }: { db: Database; client: SignsClient; http: { requests: number }; plan: EventsPlan },
-): Promise<StepOutcome> {
-  const compaction = compactionPaths(context);
-  // A merge a killed run left half done is finished (or dropped) before anything else.
-  await recoverCompaction(compaction);
-  const checkpoint = await startingCheckpoint(options, context, { client, plan });
-  // Units an interrupted run was reading or landing: read again from the checkpoint.
-  await rm(context.staging, { recursive: true, force: true });
-  const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
-  await run.save();
-  await run.run();
-  await rm(context.staging, { recursive: true, force: true });
-  // Every unit is landed and recorded: the partitions' small files are merged.
-  await compact(db, compaction, context);
-  const { stats } = run;
-  context.log.log(
-    'info',
-    'signs.events',
-    `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
-    { ...stats, bursts: stats.bursts.length },
-  );
-  return {
-    rowsIn: stats.events,
-    rowsOut: stats.landed,
-    notes: {
-      requests: http.requests,
-      quarantined: stats.quarantined,
-      ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
-      ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
-      feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
-    },
-  };
-}
-
-/**
- * What a run of the feed starts from: the ranges of the checkpoint with their
- * committed cursors, or, the first time, the ranges planned at run time from
- * the feed's first event.
- */
-export interface EventsPlan {
-  limit: number;
-  town_code: string | null;
-  first_run: { start: string; readers: number } | null;
-  ranges: RangeState[] | null;
-  events_landed: number | null;
-}
 
 export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   kind: 'signs.events',
@@ -222,60 +33,19 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   options: signsEventsOptions,
   source: 'signs',
   views: { signs_events: EVENTS_VIEW_COLUMNS },
-  plan(options, context) {
-    // A damaged checkpoint is the run's to report (it fails the step): the plan says a first run.
-    const checkpoint = (() => {
-      try {
-        return readEventsCheckpoint(context);
-      } catch {
-        return undefined;
-      }
-    })();
-    return {
-      limit: options.limit,
-      town_code: options.town_code ?? null,
-      first_run: checkpoint
-        ? null
-        : { start: rangeStart(options.start), readers: options.concurrency },
-      ranges: checkpoint ? checkpoint.ranges : null,
-      events_landed: checkpoint ? checkpoint.events : null,
-    };
-  },
-  describe(plan, options) {
-    const filter = plan.town_code ? `, town-code ${plan.town_code}` : '';
-    if (!plan.ranges) {
-      return [
-        `reads the event feed from ${options.start ?? 'its beginning'} (limit ${plan.limit}${filter})`,
-        plan.first_run && plan.first_run.readers > 1
-          ? `first run: backfills the history in ${plan.first_run.readers} parallel time ranges, then follows the feed`
-          : 'first run: reads the history with one reader',
-      ];
-    }
-    const lines = plan.ranges.map(
-      (r) =>
-        `${r.end === null ? 'continues' : 'backfill range'} from ${r.cursor.offset}${r.end ? ` to ${r.end}` : ''}`,
-    );
-    return [
-      `reads the event feed (limit ${plan.limit}${filter}); ${(plan.events_landed ?? 0).toLocaleString('en')} events landed so far`,
-      ...lines,
-    ];
-  },
+  plan: planEvents,
+  describe: describeEvents,
   upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
     await rm(compactionPaths(context).journal, { force: true });
     await removeStepFiles(context.output, context.stepId);
   },
   async run(options, context, plan) {
-    const upstream = context.upstream.signs;
-    if (!upstream) throw new RunError('signs.events: no signs upstream configured');
-    const http = httpClientFor(options, context);
+    const upstream = upstreamOf(context, 'signs', 'signs.events');
+    const http = context.http(options);
     const client = new SignsClient(http, upstream.url);
     // One DuckDB thread per statement: units land on connections of their own, beside the readers.
     const db = await context.database();
-    try {
-      return await db.withThreads(1, () => readFeed(options, context, { db, client, http, plan }));
-    } finally {
-      await http.close();
-    }
+    return db.withThreads(1, () => readFeed(options, context, { db, client, http, plan }));
   },
 });

@@ -8,137 +8,28 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { RunError } from '../errors.js';
-import { TOWN_CODE, TOWN_CODE_HELP, downloadLive } from '../sources/signs/client.js';
+import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 import {
   LIVE_COLUMNS,
   LIVE_DATASET,
+  LIVE_GEOMETRY,
   LIVE_QUARANTINE_DATASET,
   renameOldSnapshots,
 } from '../sources/signs/live.js';
 import { landLive } from '../sources/signs/live-landing.js';
-import { httpClientFor, requestOptions, textList } from './http-options.js';
-import type { HttpClient } from '../http/client.js';
 import {
-  describeDownload,
-  planDownload,
-  runDownload,
-  type DownloadPlan,
-  type Fetched,
-} from './download.js';
-import { defineStepKind, type StepContext, type Upstream } from './step-kind.js';
-import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
+  fetchCurrentState,
+  liveBase,
+  liveRequest,
+  liveRequestKey,
+  signsLiveOptions,
+  type SignsLiveOptions,
+} from '../sources/signs/live-options.js';
+import { describeDownload, planDownload, runDownload, type DownloadPlan } from './download.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
-import { fetchBulkFile } from '../sources/signs/bulk.js';
-import { LIVE_GEOMETRY } from '../sources/signs/live.js';
+import { defineStepKind, upstreamOf } from './step-kind.js';
 
-const signsLiveOptions = z
-  .strictObject({
-    api: z.enum(['v5', 'v4']).default('v5').describe('API version: v5 (default) or v4'),
-    format: z
-      .enum(['geojson', 'csv'])
-      .default('geojson')
-      .describe('GeoJSON (default), or CSV (v4 only); gzip-compressed on the wire'),
-    county_code: z
-      .string()
-      .regex(TOWN_CODE, TOWN_CODE_HELP)
-      .nullish()
-      .describe('Only signs of this municipality (countyCode, e.g. GM0363)'),
-    rvv_codes: textList
-      .nullish()
-      .describe('Only signs with these RVV codes (a list, or a comma-separated text)'),
-    road_section_ids: z
-      .array(z.number().int().nonnegative())
-      .nullish()
-      .describe('Only signs on these road sections (NWB ids)'),
-    status: z
-      .enum(['PLANNED', 'PLACED', 'REMOVED'])
-      .nullish()
-      .describe('Only signs with this status (PLANNED, PLACED or REMOVED)'),
-    file: z
-      .string()
-      .min(1)
-      .nullish()
-      .describe(
-        "NDW's daily bulk file of the current state instead of the API: an http(s) URL or a local path, gzip or not, in the v4 CSV layout (api v4, format csv) or GeoJSON",
-      ),
-    ...requestOptions(600_000),
-  })
-  .superRefine((options, ctx) => {
-    if (options.file) {
-      const filters = (['county_code', 'rvv_codes', 'road_section_ids', 'status'] as const).filter(
-        (f) => options[f] !== undefined && options[f] !== null,
-      );
-      for (const filter of filters)
-        ctx.addIssue({
-          code: 'custom',
-          path: [filter],
-          message: 'a bulk file holds the whole country: filters apply to the API only',
-        });
-    }
-    if (options.format === 'csv' && options.api !== 'v4')
-      ctx.addIssue({
-        code: 'custom',
-        path: ['format'],
-        message: 'v5 serves GeoJSON only: use format geojson, or api v4 for CSV',
-      });
-  });
-
-export type SignsLiveOptions = z.output<typeof signsLiveOptions>;
-
-/** What a download asks for, in words: the snapshots of one history are all taken so. */
-function liveRequest(options: SignsLiveOptions): string {
-  const filters = [
-    options.county_code && `countyCode ${options.county_code}`,
-    options.rvv_codes && `rvvCode ${options.rvv_codes.join(', ')}`,
-    options.road_section_ids && `${options.road_section_ids.length} road sections`,
-    options.status && `status ${options.status}`,
-  ].filter(Boolean);
-  if (options.file) return `the ${options.api} current state from the bulk file ${options.file}`;
-  return `the ${options.api} current state${filters.length ? ` (${filters.join(', ')})` : ''}`;
-}
-
-/** The host of the version asked for. */
-function liveBase(options: SignsLiveOptions, upstream: Upstream['signs']): string | undefined {
-  // A bulk file is not the API: there is no upstream to identify.
-  if (options.file) return undefined;
-  return upstream && (options.api === 'v5' ? upstream.v5Url : upstream.url);
-}
-
-/** The current state from the API (v4 or v5) or from NDW's daily file, into `file`. */
-async function fetchCurrentState(
-  options: SignsLiveOptions,
-  context: StepContext,
-  upstream: Upstream['signs'],
-  { http, file, since }: { http: HttpClient; file: string; since: string | undefined },
-): Promise<Fetched> {
-  if (options.file) {
-    const bulk = await fetchBulkFile(http, options.file, file, {
-      ifModifiedSince: since,
-      signal: context.signal,
-    });
-    return {
-      headers: bulk.lastModified ? { 'last-modified': bulk.lastModified } : {},
-      notModified: bulk.notModified,
-    };
-  }
-  return downloadLive(
-    http,
-    {
-      api: options.api,
-      base: liveBase(options, upstream)!,
-      format: options.format,
-      countyCode: options.county_code ?? undefined,
-      rvvCodes: options.rvv_codes ?? undefined,
-      roadSectionIds: options.road_section_ids ?? undefined,
-      status: options.status ?? undefined,
-      ifModifiedSince: since,
-      signal: context.signal,
-    },
-    file,
-  );
-}
+export type { SignsLiveOptions };
 
 export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   kind: 'signs.live',
@@ -153,15 +44,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
     signs_live: LIVE_COLUMNS,
   },
   plan(options, context) {
-    return planDownload(context, [
-      options.api,
-      options.format,
-      ...(options.file ? [options.file] : []),
-      options.county_code,
-      options.rvv_codes,
-      options.road_section_ids,
-      options.status,
-    ]);
+    return planDownload(context, liveRequestKey(options));
   },
   describe(plan, options) {
     return [
@@ -178,28 +61,25 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
     async check(options, context, stored) {
       const base = liveBase(options, context.upstream.signs);
       if (base === undefined) return undefined;
-      const http = httpClientFor(options, context);
-      try {
-        return await liveDiffers(http, stored as LiveIdentity, {
-          api: options.api,
-          base,
-          rvvCodes: options.rvv_codes ?? undefined,
-          roadSectionIds: options.road_section_ids ?? undefined,
-          status: options.status ?? undefined,
-          request: liveRequest(options),
-          signal: context.signal,
-        });
-      } finally {
-        await http.close();
-      }
+      return liveDiffers(context.http(options), stored as LiveIdentity, {
+        api: options.api,
+        base,
+        rvvCodes: options.rvv_codes ?? undefined,
+        roadSectionIds: options.road_section_ids ?? undefined,
+        status: options.status ?? undefined,
+        request: liveRequest(options),
+        signal: context.signal,
+      });
     },
   },
   async reset(_options, context) {
     await rm(join(context.output, LIVE_DATASET), { recursive: true, force: true });
   },
   async run(options, context, plan) {
-    const upstream = context.upstream.signs;
-    if (!upstream && !options.file) throw new RunError('signs.live: no signs upstream configured');
+    // A bulk file needs no upstream.
+    const upstream = options.file
+      ? context.upstream.signs
+      : upstreamOf(context, 'signs', 'signs.live');
     const renamed = await renameOldSnapshots(context.output);
     if (renamed > 0)
       context.log.log(
@@ -213,7 +93,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
       file: `current-state.${options.format}`,
       fetch(http, file, since) {
         downloadedAt = Date.now();
-        return fetchCurrentState(options, context, upstream, { http, file, since });
+        return fetchCurrentState(options, upstream, { http, file, since, signal: context.signal });
       },
       unchanged(lastModified) {
         context.log.log(

@@ -6,7 +6,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { RunError } from '../errors.js';
 import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
 import { SIGN_GEOMETRY, SNAPSHOT_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { SNAPSHOT_DATASET, landSnapshot } from '../sources/signs/snapshot-landing.js';
@@ -20,7 +19,7 @@ import {
 } from './download.js';
 import { feedIdentityHooks } from './feed-identity.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
-import { defineStepKind } from './step-kind.js';
+import { defineStepKind, upstreamOf } from './step-kind.js';
 
 const signsSnapshotOptions = z.strictObject({
   format: z
@@ -80,8 +79,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
     await rm(join(context.output, SNAPSHOT_DATASET), { recursive: true, force: true });
   },
   async run(options, context, plan) {
-    const upstream = context.upstream.signs;
-    if (!upstream) throw new RunError('signs.snapshot: no signs upstream configured');
+    const upstream = upstreamOf(context, 'signs', 'signs.snapshot');
     return runDownload(options, context, plan, {
       file: `current-state.${options.format}`,
       fetch: (http, file, since) =>

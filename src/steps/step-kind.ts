@@ -4,41 +4,15 @@
  * and performs it (run). Kinds never call each other; the engine wires them.
  */
 import type { z } from 'zod';
+import { RunError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import type { RequestOptions } from '../http/options.js';
 import type { Database } from '../duckdb/database.js';
-import type { Dataset } from '../duckdb/datasets.js';
 import type { Logger } from '../log.js';
-import type { Progress } from '../progress.js';
+import type { PlanContext, RunContext, RunOutcome, Upstream } from '../sources/context.js';
 import type { FileRecord } from '../util/fs.js';
 
-export interface BicycleUpstream {
-  url: string;
-  authUrl: string;
-  username: string;
-  password: string;
-  clientId: string;
-}
-
-export interface Upstream {
-  bicycle: BicycleUpstream | undefined;
-  /** The traffic-sign API: v1 and v4 at `url`, the v5 current state at `v5Url`. */
-  signs: { url: string; v5Url: string } | undefined;
-}
-
-/** What a kind may look at when it checks or describes its options: nothing is written. */
-export interface PlanContext {
-  stepId: string;
-  /** Absolute output folder (may not exist yet). */
-  output: string;
-  /** Absolute folder of the SQL files. */
-  sqlDir: string;
-  /** The step's checkpoint from an earlier run, if any (read only). */
-  checkpoint: Record<string, unknown> | undefined;
-  /**
-   * The output folder's datasets as they are now; looked for once and kept until
-   * the step records a file it wrote (a run gives it; without it, look).
-   */
-  datasets?(): Promise<readonly Dataset[]>;
-}
+export type { BicycleUpstream, PlanContext, StepCheckpoint, Upstream } from '../sources/context.js';
 
 /** What an upgrade of an output folder's datasets may use. */
 export interface UpgradeContext {
@@ -49,28 +23,20 @@ export interface UpgradeContext {
   log: Logger;
 }
 
-/** The step's checkpoint, as the step sees it. */
-export interface StepCheckpoint {
-  readonly checkpoint: Record<string, unknown>;
-  /** Saves a new checkpoint atomically. Call only after the data it describes is durable. */
-  save(checkpoint: Record<string, unknown>): Promise<void>;
+/** A step's context: what its source's run uses, and the upstreams configured. */
+export interface StepContext extends RunContext {
+  upstream: Upstream;
 }
 
-export interface StepContext extends PlanContext {
-  state: StepCheckpoint;
-  /** The run's scratch folder: temporary files, renamed into place when whole. */
-  scratch: string;
-  /** The step's staging folder: fetched but not yet landed, kept across a crash. */
-  staging: string;
-  upstream: Upstream;
-  log: Logger;
-  progress: Progress;
-  signal: AbortSignal;
-  datasets(): Promise<readonly Dataset[]>;
-  /** The run's DuckDB, with a view for every dataset of the output folder as it is now. */
-  database(): Promise<Database>;
-  /** Records a file this step wrote (for the manifest); path absolute. */
-  recordFile(path: string): Promise<FileRecord>;
+/** The upstream of this source a step needs; a run without one configured fails the step. */
+export function upstreamOf<Source extends keyof Upstream>(
+  context: { upstream: Upstream },
+  source: Source,
+  kind: string,
+): NonNullable<Upstream[Source]> {
+  const upstream = context.upstream[source];
+  if (!upstream) throw new RunError(`${kind}: no ${source} upstream configured`);
+  return upstream;
 }
 
 /** What identifies the data an upstream serves (recorded in the step's state), and where it was read. */
@@ -83,6 +49,8 @@ export interface UpstreamCheckContext extends PlanContext {
   signal: AbortSignal;
   /** Runs `probe` once for the whole check: steps that ask the same share one request. */
   once<T>(key: string, probe: () => Promise<T>): Promise<T>;
+  /** An HTTP client with these request options, closed when the check ends. */
+  http(options: RequestOptions): HttpClient;
 }
 
 /**
@@ -106,13 +74,9 @@ export interface ExportRecord extends FileRecord {
   rows: number;
 }
 
-export interface StepOutcome {
-  rowsIn: number;
-  rowsOut: number;
+export interface StepOutcome extends RunOutcome {
   /** Exports written by the step (listed apart in the manifest). */
   exports?: ExportRecord[];
-  /** Anything else worth keeping in the manifest (gaps passed, limits learned, ...). */
-  notes?: Record<string, unknown>;
 }
 
 /**

@@ -7,28 +7,22 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { quotedIdentifier, type Database } from '../duckdb/database.js';
-import { RunError } from '../errors.js';
-import type { StepContext } from './step-kind.js';
-import { burstTowns, readBurst } from '../sources/signs/burst.js';
-import type { EventsCheckpoint } from '../sources/signs/checkpoint.js';
-import type { SignsClient } from '../sources/signs/client.js';
-import { afterInstant, type Cursor } from '../sources/signs/feed.js';
-import { landUnit, StagedLines, unitStem } from '../sources/signs/landing.js';
-import { readRange } from '../sources/signs/range-reader.js';
-import {
-  liveRange,
-  position,
-  span,
-  splitLargest,
-  type LiveRange,
-} from '../sources/signs/ranges.js';
-import type { SignsEventsOptions } from './signs-events-options.js';
-import { CheckpointWriter } from './plumbing.js';
+import { quotedIdentifier, type Database } from '../../duckdb/database.js';
+import { RunError } from '../../errors.js';
+import type { RunContext } from '../context.js';
+import { burstTowns, readBurst } from './burst.js';
+import type { EventsCheckpoint } from './checkpoint.js';
+import type { SignsClient } from './client.js';
+import { afterInstant, type Cursor } from './feed.js';
+import { landUnit, StagedLines, unitStem } from './landing.js';
+import { readRange } from './range-reader.js';
+import { liveRange, position, span, splitLargest, type LiveRange } from './ranges.js';
+import type { SignsEventsOptions } from './events-options.js';
+import { CheckpointWriter } from '../context.js';
 
 export class EventsRun {
   readonly #options: SignsEventsOptions;
-  readonly #context: StepContext;
+  readonly #context: RunContext;
   readonly #client: SignsClient;
   readonly #checkpoint: EventsCheckpoint;
   readonly #ranges: LiveRange[];
@@ -59,7 +53,7 @@ export class EventsRun {
 
   constructor(
     options: SignsEventsOptions,
-    context: StepContext,
+    context: RunContext,
     client: SignsClient,
     checkpoint: EventsCheckpoint,
     landings: number,

@@ -5,26 +5,22 @@
  * `validate` prints it; the run makes exactly those requests unless the service
  * refuses one (its limits came down) or the catalog fetched then differs.
  */
-import { Database } from '../duckdb/database.js';
-import { MIN_BUDGET } from '../duckdb/memory.js';
-import { catalogFile, storedCatalog } from '../sources/bicycle/catalog.js';
-import { MEASUREMENTS_DATASET } from '../sources/bicycle/landing.js';
-import { planMeasurements, plannedBatches, runKey } from '../sources/bicycle/plan.js';
-import {
-  describeSelection,
-  resolveSelection,
-  type CatalogLocation,
-} from '../sources/bicycle/selection.js';
-import { settledSizes } from '../sources/bicycle/sizing.js';
-import { exists } from '../util/fs.js';
-import { formatSecondTimestamp, parseSecondTimestamp } from '../util/time.js';
+import { Database } from '../../duckdb/database.js';
+import { MIN_BUDGET } from '../../duckdb/memory.js';
+import { catalogFile, storedCatalog } from './catalog.js';
+import { MEASUREMENTS_DATASET } from './landing.js';
+import { planMeasurements, plannedBatches, runKey } from './plan.js';
+import { describeSelection, resolveSelection, type CatalogLocation } from './selection.js';
+import { settledSizes } from './sizing.js';
+import { exists } from '../../util/fs.js';
+import { formatSecondTimestamp, parseSecondTimestamp } from '../../util/time.js';
 import {
   selectionSpec,
   sizeGuesses,
   type BicycleMeasurementsOptions,
-} from './bicycle-measurements-options.js';
-import { readMeasurementsCheckpoint } from './bicycle-measurements-run.js';
-import type { PlanContext } from './step-kind.js';
+} from './measurements-options.js';
+import { readMeasurementsCheckpoint } from './measurements-run.js';
+import type { PlanContext } from '../context.js';
 
 /** One request of the plan: locations over [from, to). */
 export interface PlannedBatch {

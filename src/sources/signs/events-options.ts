@@ -1,8 +1,8 @@
 /** Options of the `signs.events` step kind. */
 import { z } from 'zod';
-import { TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
-import { toOffset } from '../sources/signs/feed.js';
-import { requestOptions } from './http-options.js';
+import { TOWN_CODE, TOWN_CODE_HELP } from './client.js';
+import { toOffset } from './feed.js';
+import { requestOptions } from '../../http/options.js';
 
 const timestamp = z
   .string()

@@ -1,7 +1,7 @@
-/** The options extract steps share (requests, lists), and the HTTP client made from them. */
+/** The options of the steps that ask an upstream (requests, lists), and the HTTP client made from them. */
 import { z } from 'zod';
-import { HttpClient } from '../http/client.js';
-import type { StepContext } from './step-kind.js';
+import { HttpClient } from './client.js';
+import type { Logger } from '../log.js';
 
 /** Zod fields timeout_ms, retries and backoff_ms, with this step's default deadline. */
 export function requestOptions(timeoutMs: number) {
@@ -23,10 +23,7 @@ export interface RequestOptions {
   backoff_ms: number;
 }
 
-export function httpClientFor(
-  options: RequestOptions,
-  context: Pick<StepContext, 'log'>,
-): HttpClient {
+export function httpClientFor(options: RequestOptions, context: { log: Logger }): HttpClient {
   return new HttpClient({
     timeoutMs: options.timeout_ms,
     retries: options.retries,
@@ -46,3 +43,25 @@ export const textList = z.preprocess(
       : value,
   z.array(z.string().trim().min(1, 'must not be empty')),
 );
+
+/** The HTTP clients made for one piece of work (a step, a check), closed together when it ends. */
+export class HttpClients {
+  readonly #log: Logger;
+  readonly #clients: HttpClient[] = [];
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /** A client with these request options, closed by close(). */
+  readonly make = (options: RequestOptions): HttpClient => {
+    const client = httpClientFor(options, { log: this.#log });
+    this.#clients.push(client);
+    return client;
+  };
+
+  async close(): Promise<void> {
+    const clients = this.#clients.splice(0);
+    await Promise.all(clients.map((c) => c.close()));
+  }
+}

@@ -7,27 +7,32 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import type { Database } from '../duckdb/database.js';
-import { RunError } from '../errors.js';
-import type { PlanContext, StepContext, StepOutcome } from './step-kind.js';
-import { WorkPlan, type Batch } from '../sources/bicycle/batches.js';
+import type { Database } from '../../duckdb/database.js';
+import { RunError } from '../../errors.js';
+import {
+  CheckpointWriter,
+  readCheckpoint,
+  type PlanContext,
+  type RunContext,
+  type RunOutcome,
+} from '../context.js';
+import { WorkPlan, type Batch } from './batches.js';
 import {
   emptyMeasurementsCheckpoint,
   measurementsCheckpoint,
   resumeRun,
   type MeasurementsCheckpoint,
-} from '../sources/bicycle/checkpoint.js';
-import { BicycleClient } from '../sources/bicycle/client.js';
-import { DateCommits } from '../sources/bicycle/date-commits.js';
-import { fetchBatch } from '../sources/bicycle/fetch-batch.js';
-import { BICYCLE_QUARANTINE_DATASET, writeQuarantine } from '../sources/bicycle/landing.js';
-import { requestsLeft, runKey } from '../sources/bicycle/plan.js';
-import { requestSelection, type SelectionSpec } from '../sources/bicycle/selection.js';
-import { Sizing, type Probes } from '../sources/bicycle/sizing.js';
-import { HOUR_MS, formatSecondTimestamp } from '../util/time.js';
-import { drain } from '../util/work-queue.js';
-import { sizeGuesses, type BicycleMeasurementsOptions } from './bicycle-measurements-options.js';
-import { CheckpointWriter, readCheckpoint } from './plumbing.js';
+} from './checkpoint.js';
+import { BicycleClient } from './client.js';
+import { DateCommits } from './date-commits.js';
+import { fetchBatch } from './fetch-batch.js';
+import { BICYCLE_QUARANTINE_DATASET, writeQuarantine } from './landing.js';
+import { requestsLeft, runKey } from './plan.js';
+import { requestSelection, type SelectionSpec } from './selection.js';
+import { Sizing, type Probes } from './sizing.js';
+import { HOUR_MS, formatSecondTimestamp } from '../../util/time.js';
+import { drain } from '../../util/work-queue.js';
+import { sizeGuesses, type BicycleMeasurementsOptions } from './measurements-options.js';
 
 export function readMeasurementsCheckpoint(context: PlanContext): MeasurementsCheckpoint {
   return readCheckpoint(context, measurementsCheckpoint, emptyMeasurementsCheckpoint);
@@ -62,11 +67,11 @@ interface Session {
 
 export class MeasurementsRun {
   readonly #options: BicycleMeasurementsOptions;
-  readonly #context: StepContext;
+  readonly #context: RunContext;
   readonly #scope: RunScope;
   readonly #checkpoints: CheckpointWriter<MeasurementsCheckpoint>;
 
-  constructor(options: BicycleMeasurementsOptions, context: StepContext, scope: RunScope) {
+  constructor(options: BicycleMeasurementsOptions, context: RunContext, scope: RunScope) {
     this.#options = options;
     this.#context = context;
     this.#scope = scope;
@@ -78,7 +83,7 @@ export class MeasurementsRun {
     http: { requests: number },
     db: Database,
     committer: Database,
-  ): Promise<StepOutcome> {
+  ): Promise<RunOutcome> {
     const options = this.#options;
     const context = this.#context;
     const { spec, ids, from, to } = this.#scope;
@@ -141,7 +146,7 @@ export class MeasurementsRun {
     key: string,
     staged: readonly { file: string }[],
     httpRequests: number,
-  ): Promise<StepOutcome> {
+  ): Promise<RunOutcome> {
     const context = this.#context;
     const { commits, current } = session;
     const batches = current.run!.batches;
@@ -260,7 +265,7 @@ export class MeasurementsRun {
   }
 
   /** The step's outcome, with what the manifest notes of the run. */
-  #outcome(session: Session, httpRequests: number, quarantined: number): StepOutcome {
+  #outcome(session: Session, httpRequests: number, quarantined: number): RunOutcome {
     const { stats, commits, current } = session;
     const batches = current.run!.batches;
     return {

@@ -3,15 +3,11 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { InputError } from '../errors.js';
-import {
-  MIN_PREFIX_LENGTH,
-  readPolygon,
-  type SelectionSpec,
-} from '../sources/bicycle/selection.js';
-import type { SizeGuesses } from '../sources/bicycle/sizing.js';
-import { HOUR_MS, parseSecondTimestamp } from '../util/time.js';
-import { requestOptions, textList } from './http-options.js';
+import { InputError } from '../../errors.js';
+import { MIN_PREFIX_LENGTH, readPolygon, type SelectionSpec } from './selection.js';
+import type { SizeGuesses } from './sizing.js';
+import { HOUR_MS, parseSecondTimestamp } from '../../util/time.js';
+import { requestOptions, textList } from '../../http/options.js';
 
 const hourTimestamp = z
   .string()

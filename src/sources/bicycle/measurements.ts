@@ -1,0 +1,97 @@
+/**
+ * A `bicycle.measurements` step's work: the selection resolved against the
+ * catalog (the landed one, else fetched), the plan's requests kept when the
+ * locations are those it knew, and the run (measurements-run.ts).
+ */
+import { InputError } from '../../errors.js';
+import type { BicycleUpstream, RunContext, RunOutcome } from '../context.js';
+import { TokenSource } from './auth.js';
+import { readCatalog } from './catalog.js';
+import { BicycleClient } from './client.js';
+import { selectionSpec, type BicycleMeasurementsOptions } from './measurements-options.js';
+import { batchesOf, type MeasurementsStepPlan } from './measurements-plan.js';
+import { MeasurementsRun, type RunScope } from './measurements-run.js';
+import {
+  describeSelection,
+  resolveSelection,
+  type CatalogLocation,
+  type SelectionSpec,
+} from './selection.js';
+import { parseSecondTimestamp } from '../../util/time.js';
+
+/** The plan's requests, when the run's locations are those the plan knew. */
+function plannedWork(
+  plan: MeasurementsStepPlan,
+  ids: readonly string[],
+  context: RunContext,
+): RunScope['planned'] {
+  const batches = batchesOf(plan);
+  if (!batches) return undefined;
+  const same =
+    plan.locations?.length === ids.length && plan.locations.every((id, i) => id === ids[i]);
+  if (!same) {
+    context.log.log(
+      'info',
+      'bicycle.replanned',
+      `The catalog now gives ${ids.length} location(s) for the selection, the plan had ${plan.locations?.length ?? 0}: the requests are cut anew`,
+    );
+    return undefined;
+  }
+  return { batches, staged: plan.unfinished?.resumed ? plan.unfinished.staged : 0 };
+}
+
+/** The selection's locations in the catalog; unknown listed ids are warned of, none at all refused. */
+function locationsOf(
+  spec: SelectionSpec,
+  catalog: readonly CatalogLocation[],
+  context: RunContext,
+): string[] {
+  const ids = resolveSelection(spec, catalog);
+  if (spec.mode === 'locations' && ids.length < spec.ids.length) {
+    const unknown = spec.ids.filter((id) => !ids.includes(id));
+    context.log.log(
+      'warn',
+      'bicycle.unknown_locations',
+      `${unknown.length} listed location id(s) are not in the catalog and are left out: ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ', ...' : ''}`,
+      { unknown: unknown.length },
+    );
+  }
+  if (ids.length === 0) {
+    throw new InputError(
+      `${context.stepId}: the selection (${describeSelection(spec)}) matches no location of the catalog (${catalog.length} locations)`,
+    );
+  }
+  return ids;
+}
+
+/** Resolves the selection against the catalog (fetched when none has landed) and runs the plan. */
+export async function runMeasurements(
+  options: BicycleMeasurementsOptions,
+  context: RunContext,
+  { upstream, plan }: { upstream: BicycleUpstream; plan: MeasurementsStepPlan },
+): Promise<RunOutcome> {
+  const from = parseSecondTimestamp(options.start)!;
+  const to = parseSecondTimestamp(options.end)!;
+  const spec = await selectionSpec(options);
+  const http = context.http(options);
+  const client = new BicycleClient(http, new TokenSource(http, upstream), upstream.url);
+  const db = await context.database();
+  const catalog = await readCatalog(db, context.output, context.scratch, async () => {
+    context.progress.add({ requests: 1 });
+    return (await client.locations(context.signal)).body;
+  });
+  const ids = locationsOf(spec, catalog, context);
+  // One DuckDB thread per statement: batches are staged one at a time beside the
+  // commit's connection and the network; more threads only contend.
+  return db.withThreads(1, async () => {
+    // Dates are rewritten on a connection of their own while later batches are fetched.
+    const committer = await db.fork();
+    try {
+      const planned = plannedWork(plan, ids, context);
+      const run = new MeasurementsRun(options, context, { spec, ids, from, to, planned });
+      return await run.fetchAndCommit(client, http, db, committer);
+    } finally {
+      committer.close();
+    }
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * What a source's work is given, and where it reads its upstream: the step
+ * that runs it (steps/) passes its own context, which extends these. Sources
+ * define them so that they need nothing of the engine above them.
+ */
+import type { z } from 'zod';
+import type { Database } from '../duckdb/database.js';
+import type { HttpClient } from '../http/client.js';
+import type { RequestOptions } from '../http/options.js';
+import type { Dataset } from '../duckdb/datasets.js';
+import { StateError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Progress } from '../progress.js';
+import type { FileRecord } from '../util/fs.js';
+
+export interface BicycleUpstream {
+  url: string;
+  authUrl: string;
+  username: string;
+  password: string;
+  clientId: string;
+}
+
+export interface Upstream {
+  bicycle: BicycleUpstream | undefined;
+  /** The traffic-sign API: v1 and v4 at `url`, the v5 current state at `v5Url`. */
+  signs: { url: string; v5Url: string } | undefined;
+}
+
+/** What may be looked at to check or plan a step's work: nothing is written. */
+export interface PlanContext {
+  stepId: string;
+  /** Absolute output folder (may not exist yet). */
+  output: string;
+  /** Absolute folder of the SQL files. */
+  sqlDir: string;
+  /** The step's checkpoint from an earlier run, if any (read only). */
+  checkpoint: Record<string, unknown> | undefined;
+  /**
+   * The output folder's datasets as they are now; looked for once and kept until
+   * the step records a file it wrote (a run gives it; without it, look).
+   */
+  datasets?(): Promise<readonly Dataset[]>;
+}
+
+/** The step's checkpoint, as the step sees it. */
+export interface StepCheckpoint {
+  readonly checkpoint: Record<string, unknown>;
+  /** Saves a new checkpoint atomically. Call only after the data it describes is durable. */
+  save(checkpoint: Record<string, unknown>): Promise<void>;
+}
+
+/** What a source's run uses of the step that runs it. */
+export interface RunContext extends PlanContext {
+  state: StepCheckpoint;
+  /** The run's scratch folder: temporary files, renamed into place when whole. */
+  scratch: string;
+  /** The step's staging folder: fetched but not yet landed, kept across a crash. */
+  staging: string;
+  log: Logger;
+  progress: Progress;
+  signal: AbortSignal;
+  datasets(): Promise<readonly Dataset[]>;
+  /** The run's DuckDB, with a view for every dataset of the output folder as it is now. */
+  database(): Promise<Database>;
+  /** Records a file the step wrote (for the manifest); path absolute. */
+  recordFile(path: string): Promise<FileRecord>;
+  /** An HTTP client with these request options, closed when the step ends. */
+  http(options: RequestOptions): HttpClient;
+}
+
+/** What a run did, for the manifest. */
+export interface RunOutcome {
+  rowsIn: number;
+  rowsOut: number;
+  /** Anything else worth keeping in the manifest (gaps passed, limits learned, ...). */
+  notes?: Record<string, unknown>;
+}
+
+/**
+ * The step's checkpoint from an earlier run, read against its schema; `empty`
+ * when there is none. A checkpoint that does not fit is a StateError that says
+ * how to start over, with the schema's complaint as its cause.
+ */
+export function readCheckpoint<T>(context: PlanContext, schema: z.ZodType<T>, empty: () => T): T {
+  const raw = context.checkpoint;
+  if (!raw || Object.keys(raw).length === 0) return empty();
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    throw new StateError(
+      `The checkpoint of ${context.stepId} is damaged (${issue?.message ?? 'unreadable'}${where}); start the step over with --reset ${context.stepId}`,
+      { cause: parsed.error },
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Saves checkpoints one at a time, in the order asked: each save takes a copy
+ * of the value as it is when asked, so later changes wait for the next save.
+ */
+export class CheckpointWriter<T> {
+  readonly #state: StepCheckpoint;
+  #saving: Promise<void> = Promise.resolve();
+
+  constructor(state: StepCheckpoint) {
+    this.#state = state;
+  }
+
+  /** Saves `value` after the saves asked before; resolves when it is written. */
+  save(value: T): Promise<void> {
+    const snapshot = structuredClone(value) as unknown as Record<string, unknown>;
+    this.#saving = this.#saving.then(() => this.#state.save(snapshot));
+    return this.#saving;
+  }
+
+  /** Resolves when every save asked so far is written (rejects with a failed one). */
+  settled(): Promise<void> {
+    return this.#saving;
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * A `signs.events` step's work: its plan (the checkpoint's ranges with their
+ * committed cursors, or a first run), where a run starts (an interrupted run's
+ * unrecorded files removed first), the feed read (events-run.ts) and the small
+ * files merged after.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Database } from '../../duckdb/database.js';
+import { RunError } from '../../errors.js';
+import { STATE_FOLDER } from '../../layout.js';
+import { readCheckpoint, type PlanContext, type RunContext, type RunOutcome } from '../context.js';
+import { eventsCheckpoint, type EventsCheckpoint } from './checkpoint.js';
+import type { SignsClient } from './client.js';
+import { compactEvents, recoverCompaction, type CompactionPaths } from './compaction.js';
+import type { SignsEventsOptions } from './events-options.js';
+import { EventsRun } from './events-run.js';
+import { offsetMs } from './feed.js';
+import { EVENTS_DATASET, QUARANTINE_DATASET, parseUnitFile, removeUncommitted } from './landing.js';
+import { planRanges, position, rangeStart, type RangeState } from './ranges.js';
+
+/**
+ * What a run of the feed starts from: the ranges of the checkpoint with their
+ * committed cursors, or, the first time, the ranges planned at run time from
+ * the feed's first event.
+ */
+export interface EventsPlan {
+  limit: number;
+  town_code: string | null;
+  first_run: { start: string; readers: number } | null;
+  ranges: RangeState[] | null;
+  events_landed: number | null;
+}
+
+export function planEvents(options: SignsEventsOptions, context: PlanContext): EventsPlan {
+  // A damaged checkpoint is the run's to report (it fails the step): the plan says a first run.
+  const checkpoint = (() => {
+    try {
+      return readEventsCheckpoint(context);
+    } catch {
+      return undefined;
+    }
+  })();
+  return {
+    limit: options.limit,
+    town_code: options.town_code ?? null,
+    first_run: checkpoint
+      ? null
+      : { start: rangeStart(options.start), readers: options.concurrency },
+    ranges: checkpoint ? checkpoint.ranges : null,
+    events_landed: checkpoint ? checkpoint.events : null,
+  };
+}
+
+/** The plan in words. */
+export function describeEvents(plan: EventsPlan, options: SignsEventsOptions): string[] {
+  const filter = plan.town_code ? `, town-code ${plan.town_code}` : '';
+  if (!plan.ranges) {
+    return [
+      `reads the event feed from ${options.start ?? 'its beginning'} (limit ${plan.limit}${filter})`,
+      plan.first_run && plan.first_run.readers > 1
+        ? `first run: backfills the history in ${plan.first_run.readers} parallel time ranges, then follows the feed`
+        : 'first run: reads the history with one reader',
+    ];
+  }
+  const lines = plan.ranges.map(
+    (r) =>
+      `${r.end === null ? 'continues' : 'backfill range'} from ${r.cursor.offset}${r.end ? ` to ${r.end}` : ''}`,
+  );
+  return [
+    `reads the event feed (limit ${plan.limit}${filter}); ${(plan.events_landed ?? 0).toLocaleString('en')} events landed so far`,
+    ...lines,
+  ];
+}
+
+/** The checkpoint of an earlier run, or undefined for a first run. */
+function readEventsCheckpoint(context: PlanContext): EventsCheckpoint | undefined {
+  return readCheckpoint<EventsCheckpoint | undefined>(context, eventsCheckpoint, () => undefined);
+}
+
+/** Where the step merges small files: its scratch folder and its journal. */
+export function compactionPaths(context: RunContext): CompactionPaths {
+  return {
+    output: context.output,
+    scratch: context.scratch,
+    journal: join(context.output, STATE_FOLDER, 'compaction', `${context.stepId}.json`),
+  };
+}
+
+/**
+ * The first run's ranges. With more than one reader the history is cut from
+ * the feed's first event to now: that event is asked for first.
+ */
+async function firstRanges(
+  client: SignsClient,
+  options: SignsEventsOptions,
+  signal: AbortSignal,
+): Promise<RangeState[]> {
+  const plan = { start: options.start, readers: options.concurrency, now: Date.now() };
+  if (options.concurrency === 1) return planRanges({ ...plan, firstInstant: undefined });
+  const { events: first } = await client.events({
+    offset: rangeStart(options.start),
+    limit: 1,
+    townCode: options.town_code,
+    signal,
+  });
+  const instant = first[0]?.['publication_timestamp'];
+  return planRanges({
+    ...plan,
+    now: Date.now(),
+    firstInstant: typeof instant === 'string' ? instant : undefined,
+  });
+}
+
+/** Removes every file the step landed (--reset). */
+export async function removeStepFiles(output: string, stepId: string): Promise<void> {
+  const folders = [join(output, QUARANTINE_DATASET)];
+  for (const entry of await readdir(join(output, EVENTS_DATASET)).catch(() => []))
+    folders.push(join(output, EVENTS_DATASET, entry));
+  for (const folder of folders) {
+    for (const name of await readdir(folder).catch(() => [])) {
+      if (parseUnitFile(stepId, name)) await rm(join(folder, name), { force: true });
+    }
+  }
+}
+
+/**
+ * Where this run starts: the checkpoint (what an interrupted run landed without
+ * recording it removed), or, the first time, the ranges planned over the feed.
+ */
+async function startingCheckpoint(
+  options: SignsEventsOptions,
+  context: RunContext,
+  { client, plan }: { client: SignsClient; plan: EventsPlan },
+): Promise<EventsCheckpoint> {
+  const read = readEventsCheckpoint(context);
+  const checkpoint = read && { ...read, ranges: plan.ranges ?? read.ranges };
+  if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
+    throw new RunError(
+      `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
+    );
+  }
+  if (!checkpoint) {
+    return {
+      version: 1,
+      town_code: options.town_code ?? null,
+      ranges: await firstRanges(client, options, context.signal),
+      towns: [],
+      gaps: [],
+      events: 0,
+      quarantined: 0,
+    };
+  }
+  const removed = await removeUncommitted(
+    context.output,
+    context.stepId,
+    checkpoint.ranges.map((r) => ({
+      committed: position(r.cursor),
+      endMs: r.end === null ? undefined : offsetMs(r.end),
+    })),
+  );
+  if (removed > 0)
+    context.log.log(
+      'info',
+      'signs.cleanup',
+      `Removed ${removed} file(s) of units an interrupted run had not recorded`,
+      { files: removed },
+    );
+  return checkpoint;
+}
+
+/** Merges the small files of the event partitions, and records the merged ones. */
+async function compact(
+  db: Database,
+  compaction: ReturnType<typeof compactionPaths>,
+  context: RunContext,
+): Promise<void> {
+  const compacted = await compactEvents(db, compaction, context.stepId, context.signal);
+  for (const file of compacted.merged) await context.recordFile(file);
+  if (compacted.replaced > 0)
+    context.log.log(
+      'info',
+      'signs.compaction',
+      `Merged ${compacted.replaced.toLocaleString('en')} small files into ${compacted.merged.length.toLocaleString('en')} in ${compacted.partitions.toLocaleString('en')} partitions`,
+      {
+        replaced: compacted.replaced,
+        merged: compacted.merged.length,
+        partitions: compacted.partitions,
+      },
+    );
+}
+
+/** Reads the feed from the checkpoint (or plans the first run's ranges) and lands what is new. */
+export async function readFeed(
+  options: SignsEventsOptions,
+  context: RunContext,
+  {
+    db,
+    client,
+    http,
+    plan,
+  }: { db: Database; client: SignsClient; http: { requests: number }; plan: EventsPlan },
+): Promise<RunOutcome> {
+  const compaction = compactionPaths(context);
+  // A merge a killed run left half done is finished (or dropped) before anything else.
+  await recoverCompaction(compaction);
+  const checkpoint = await startingCheckpoint(options, context, { client, plan });
+  // Units an interrupted run was reading or landing: read again from the checkpoint.
+  await rm(context.staging, { recursive: true, force: true });
+  const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
+  await run.save();
+  await run.run();
+  await rm(context.staging, { recursive: true, force: true });
+  // Every unit is landed and recorded: the partitions' small files are merged.
+  await compact(db, compaction, context);
+  const { stats } = run;
+  context.log.log(
+    'info',
+    'signs.events',
+    `${stats.events.toLocaleString('en')} new events in ${stats.pages.toLocaleString('en')} requests; ${stats.quarantined} quarantined`,
+    { ...stats, bursts: stats.bursts.length },
+  );
+  return {
+    rowsIn: stats.events,
+    rowsOut: stats.landed,
+    notes: {
+      requests: http.requests,
+      quarantined: stats.quarantined,
+      ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
+      ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
+      feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
+    },
+  };
+}
