@@ -5,8 +5,12 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { SignsClient, TOWN_CODE, TOWN_CODE_HELP } from '../sources/signs/client.js';
+import { SignsClient } from '../sources/signs/client.js';
+import {
+  signsSnapshotOptions,
+  snapshotRequestKey,
+  type SignsSnapshotOptions,
+} from '../sources/signs/snapshot-options.js';
 import { SIGN_GEOMETRY, SNAPSHOT_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { SNAPSHOT_DATASET, landSnapshot } from '../sources/signs/snapshot-landing.js';
 import { exists } from '../util/fs.js';
@@ -21,32 +25,7 @@ import { feedIdentityHooks } from './feed-identity.js';
 import { geometryUpgrade } from './geometry-upgrade.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
-const signsSnapshotOptions = z.strictObject({
-  format: z
-    .enum(['json', 'csv'])
-    .default('json')
-    .describe('Download as JSON (default) or CSV; both gzip-compressed on the wire'),
-  town_code: z.string().regex(TOWN_CODE, TOWN_CODE_HELP).optional().describe('Only this town code'),
-  rvv_code: z.string().min(1).optional().describe('Only signs with this RVV code'),
-  road_section_ids: z
-    .array(z.number().int().nonnegative())
-    .optional()
-    .describe('Only these road sections (wvk_id)'),
-  refresh: z
-    .enum(['if-modified', 'always'])
-    .default('if-modified')
-    .describe('Download only when the service has a newer snapshot (default), or always'),
-  timeout_ms: z
-    .number()
-    .int()
-    .positive()
-    .default(120_000)
-    .describe('Longest silence during the download. Default 120000.'),
-  retries: z.number().int().min(0).default(3).describe('Retries of the whole download. Default 3.'),
-  backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
-});
-
-export type SignsSnapshotOptions = z.output<typeof signsSnapshotOptions>;
+export type { SignsSnapshotOptions };
 
 export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPlan>({
   kind: 'signs.snapshot',
@@ -59,7 +38,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
     const kept = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
     return planDownload(
       context,
-      [options.format, options.town_code, options.rvv_code, options.road_section_ids],
+      snapshotRequestKey(options),
       options.refresh === 'if-modified' && (await exists(kept)),
     );
   },

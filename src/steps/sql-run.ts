@@ -1,0 +1,214 @@
+/**
+ * The run of a `sql` step: which build (sql-build.ts), the file run over the
+ * datasets' views, its outputs written whole or by partition and recorded.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import { DERIVED_FOLDER, datasetLayout, readDatasetSql } from '../duckdb/datasets.js';
+import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
+import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
+import { RunError } from '../errors.js';
+import { insideFolder } from './paths.js';
+import { planBuild, type SqlBuild } from './sql-build.js';
+import type { SqlStepOptions } from './sql-options.js';
+import type { StepContext, StepOutcome } from './step-kind.js';
+
+/** Builds the step's outputs: whole, the partitions new input touches, or folded. */
+export async function runSqlStep(
+  options: SqlStepOptions,
+  context: StepContext,
+): Promise<StepOutcome> {
+  const file = insideFolder(context.sqlDir, options.file)!;
+  const text = await readFile(file, 'utf8');
+  const foldFile = options.incremental?.fold;
+  const foldText =
+    foldFile === undefined
+      ? undefined
+      : await readFile(insideFolder(context.sqlDir, foldFile)!, 'utf8');
+  // A connection of its own: the file's temporary tables go with it when the step ends.
+  const db = await (await context.database()).fork();
+  try {
+    const build = await planBuild(
+      db,
+      {
+        text,
+        foldText,
+        params: options.params,
+        outputs: options.outputs,
+        partitionBy: options.partition_by,
+        incremental: options.incremental,
+      },
+      context,
+    );
+    if (build.mode === 'unchanged') {
+      context.log.log(
+        'info',
+        'sql.unchanged',
+        `${context.stepId}: ${options.incremental?.from ?? 'its input'} has not changed since the last build; ${options.outputs.join(', ')} kept`,
+        { step: context.stepId },
+      );
+      await context.state.save(build.checkpoint);
+      return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+    }
+    logBuild(build, options, context);
+    // The outputs as they are, for the fold file: read before they are replaced.
+    if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
+    const outcome = await runFile(
+      db,
+      build.mode === 'fold' ? foldText! : text,
+      { ...options, file: build.mode === 'fold' ? foldFile! : options.file },
+      context,
+      build.keys,
+    );
+    if (build.checkpoint) await context.state.save(build.checkpoint);
+    return {
+      ...outcome,
+      ...(options.partition_by !== undefined || options.incremental
+        ? {
+            notes: {
+              build: build.mode,
+              ...(build.keys ? { partitions: build.keys.length } : {}),
+              ...(build.mode === 'fold' ? { partitions_folded: build.changed.length } : {}),
+            },
+          }
+        : {}),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+async function runFile(
+  db: Database,
+  text: string,
+  options: SqlStepOptions,
+  context: StepContext,
+  keys: readonly string[] | undefined,
+): Promise<StepOutcome> {
+  for (const table of options.outputs) {
+    // An earlier run's result is a view of the same name: make room for the new table.
+    await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(table)}`);
+  }
+  // The rows of the datasets the file names (an incremental build reads only some of them).
+  const rowsIn = keys === undefined ? await inputRows(db, text, options.outputs, context) : 0;
+  try {
+    await runSqlScript(db, text, options.params);
+  } catch (error) {
+    if (error instanceof SqlScriptError) {
+      throw new RunError(`sql/${options.file}, statement ${error.statement}: ${error.message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const created = await createdOutputs(db, options.outputs);
+  const missing = options.outputs.filter((t) => !created.has(t));
+  if (missing.length > 0) {
+    throw new RunError(
+      `sql/${options.file} did not create ${missing.join(', ')} (declared in outputs)`,
+    );
+  }
+  let rowsOut = 0;
+  for (const table of options.outputs) {
+    context.signal.throwIfAborted();
+    const folder = join(context.output, DERIVED_FOLDER, table);
+    const write = { source: quotedIdentifier(table), folder, scratch: context.scratch };
+    let written;
+    try {
+      written = options.partition_by
+        ? await writePartitionedDataset(db, { ...write, column: options.partition_by, keys })
+        : await writeWholeDataset(db, write);
+    } catch (error) {
+      if (error instanceof RunError)
+        throw new RunError(`sql/${options.file}, output ${table}: ${error.message}`, {
+          cause: error,
+        });
+      throw error;
+    }
+    for (const path of written.files) await context.recordFile(path);
+    rowsOut += written.rows;
+    await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
+    await db.run(
+      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
+    );
+  }
+  return { rowsIn, rowsOut };
+}
+
+function logBuild(
+  build: Exclude<SqlBuild, { mode: 'unchanged' }>,
+  options: SqlStepOptions,
+  context: StepContext,
+): void {
+  const incremental = options.incremental;
+  if (!incremental) return;
+  const outputs = options.outputs.join(', ');
+  context.log.log(
+    'info',
+    'sql.build',
+    build.mode === 'partial'
+      ? `${context.stepId}: ${build.changed.length} partition(s) of ${incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${outputs}`
+      : build.mode === 'fold'
+        ? `${context.stepId}: folding ${build.changed.length} new or rewritten partition(s) of ${incremental.from} into ${outputs}`
+        : `${context.stepId}: building everything (${build.reason ?? 'first build'})`,
+    {
+      step: context.stepId,
+      mode: build.mode,
+      changed: build.changed.length,
+      partitions: build.keys?.length ?? null,
+    },
+  );
+}
+
+/** Views `previous_<output>` of the outputs as they are, for a fold file. */
+async function previousViews(
+  db: Database,
+  outputs: readonly string[],
+  output: string,
+): Promise<void> {
+  for (const table of outputs) {
+    const folder = join(output, DERIVED_FOLDER, table);
+    await db.run(
+      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
+    );
+  }
+}
+
+/** The rows of the datasets a SQL text names (its outputs aside). */
+async function inputRows(
+  db: Database,
+  text: string,
+  outputs: readonly string[],
+  context: StepContext,
+): Promise<number> {
+  let rows = 0;
+  for (const dataset of await context.datasets()) {
+    if (!new RegExp(`\\b${dataset.name}\\b`).test(text) || outputs.includes(dataset.name)) continue;
+    const [count] = await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`);
+    rows += Number(count?.['n'] ?? 0);
+  }
+  return rows;
+}
+
+/**
+ * The outputs the file made, each a table or a view (a view is streamed into
+ * Parquet, never held in memory).
+ */
+async function createdOutputs(
+  db: Database,
+  outputs: readonly string[],
+): Promise<Map<string, 'TABLE' | 'VIEW'>> {
+  const created = new Map<string, 'TABLE' | 'VIEW'>();
+  for (const row of await db.all(
+    `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
+  )) {
+    created.set(String(row['name']), 'TABLE');
+  }
+  for (const row of await db.all(
+    `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
+  )) {
+    if (outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
+  }
+  return created;
+}
