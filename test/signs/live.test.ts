@@ -10,6 +10,7 @@ import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/i
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { liveUrl } from '../../src/sources/signs/client.js';
 import { Database } from '../../src/duckdb/database.js';
+import { engineSql } from '../../src/duckdb/sql-files.js';
 import { createDatasetViews, discoverDatasets } from '../../src/duckdb/datasets.js';
 import { DATASET_VIEWS } from '../../src/sources/views.js';
 import { ROOT } from '../helpers/cli.js';
@@ -370,6 +371,30 @@ describe('the columns of signs_live', () => {
     ] as const) {
       for (const field of fields(schema))
         expect(type(column)).toMatch(new RegExp(`\\b"?${field}"? `));
+    }
+  });
+});
+
+describe('sql/live_typing.sql', () => {
+  it('types into exactly the columns the views declare before there is data, in their order', async () => {
+    const db = await Database.open({ threads: 1 });
+    try {
+      await db.run(`CREATE TEMP VIEW live_features AS SELECT NULL::JSON AS f WHERE false`);
+      await db.run(
+        `CREATE TEMP TABLE typed AS SELECT * FROM (${await engineSql('sources/signs', 'live_typing')})`,
+        { api: 'v5', downloaded_at: '2026-11-24T06:00:00.000Z' },
+      );
+      const described = await db.all(`DESCRIBE typed`);
+      // DuckDB spells a type its own way: quotes and the long name of TIMESTAMPTZ aside.
+      const spelled = (type: string) =>
+        type.replace(/"/g, '').replace('TIMESTAMP WITH TIME ZONE', 'TIMESTAMPTZ');
+      expect(described.map((r) => [r['column_name'], spelled(String(r['column_type']))])).toEqual([
+        ...LIVE_COLUMNS.map(([name, type]) => [name, spelled(type)]),
+        ['_problem', 'VARCHAR'],
+        ['raw_feature', 'VARCHAR'],
+      ]);
+    } finally {
+      db.close();
     }
   });
 });

@@ -11,13 +11,8 @@ import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError } from '../../errors.js';
 import { writeThrough } from '../../util/fs.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
-import {
-  LIVE_DATASET,
-  LIVE_QUARANTINE_DATASET,
-  csvFeatures,
-  featureLines,
-  liveTypingSelect,
-} from './live.js';
+import { engineSql } from '../../duckdb/sql-files.js';
+import { LIVE_DATASET, LIVE_QUARANTINE_DATASET, csvFeatures, featureLines } from './live.js';
 
 /** Parquet for files that live only in staging: fast to write and read back. */
 const STAGED = `FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB'`;
@@ -67,21 +62,29 @@ async function featuresOf(download: LiveDownload, read: Reader): Promise<string>
   return featureLines(lines);
 }
 
-type Reader = (sql: string) => Promise<void>;
+type Reader = (sql: string, values?: Record<string, string>) => Promise<void>;
 
 /** Types the downloaded file and lands it as a snapshot (and its quarantine). */
 export async function landLive(db: Database, download: LiveDownload): Promise<LandedLive> {
   // A download DuckDB cannot read or type as a whole is a data error, not a bug.
-  const read: Reader = (sql) =>
-    db.run(sql).catch((error: unknown) => {
+  const read: Reader = (sql, values) =>
+    db.run(sql, values).catch((error: unknown) => {
       throw explainDataError(error, `signs.live: the ${download.api} download`);
     });
   const features = await featuresOf(download, read);
   const moment = new Date(download.downloadedAt).toISOString();
-  const typed = `(${liveTypingSelect(features, download.api, `TIMESTAMPTZ ${quotedString(moment)}`)})`;
   // The typed rows are set apart once, then written as the snapshot and the quarantine.
   const kept = join(download.staging, 'typed.parquet');
-  await read(`COPY ${typed} TO ${quotedString(kept)} (${STAGED})`);
+  await db.run(`CREATE OR REPLACE TEMP VIEW live_features AS SELECT f FROM ${features}`);
+  try {
+    const typing = await engineSql('sources/signs', 'live_typing');
+    await read(`COPY (${typing}) TO ${quotedString(kept)} (${STAGED})`, {
+      api: download.api,
+      downloaded_at: moment,
+    });
+  } finally {
+    await db.run('DROP VIEW IF EXISTS live_features');
+  }
   const typedRows = `read_parquet(${quotedString(kept)})`;
   const [counted] = await db.all(
     `SELECT count(*) FILTER (WHERE _problem IS NOT NULL) AS n FROM ${typedRows}`,

@@ -1,6 +1,7 @@
 /**
  * Today's traffic-sign API (v4, v5): the current state of every sign, typed.
- * A feature (GeoJSON, or a v4 CSV row made into one) becomes one row: the
+ * A feature (GeoJSON, or a v4 CSV row made into one) becomes one row
+ * (sql/live_typing.sql): the
  * sign's UUID, its position (WGS84, from the geometry), every property of
  * NDW's schemas in snake_case and typed (dates as DATE, numbers as numbers,
  * text signs, supplementary signs and conditions as nested values), and the
@@ -11,9 +12,8 @@
 import { readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { partitionFolder } from '../../duckdb/partitions.js';
-import { quotedIdentifier, quotedString } from '../../duckdb/database.js';
+import { quotedString } from '../../duckdb/database.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
-import { misEncodedIssue } from '../../duckdb/text-checks.js';
 
 /** Every download of the current state: one snapshot partition per download. */
 export const LIVE_DATASET = join('signs', 'live_snapshots');
@@ -43,7 +43,7 @@ export const LIVE_QUARANTINE_DATASET = join('signs', 'live_quarantine');
 
 type Scalar = 'VARCHAR' | 'DATE' | 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR[]';
 
-/** Scalar properties: upstream name -> column type, in column order. */
+/** Scalar properties: upstream name -> column type, in column order (sql/live_typing.sql types them). */
 const SCALARS: readonly (readonly [string, Scalar])[] = [
   ['rvvCode', 'VARCHAR'],
   ['countyCode', 'VARCHAR'],
@@ -87,41 +87,16 @@ const SCALARS: readonly (readonly [string, Scalar])[] = [
 const REFERENCE = `STRUCT("system" VARCHAR, id VARCHAR)`;
 const CONDITION = `STRUCT(vehicle_type VARCHAR[], category VARCHAR[], time_validity VARCHAR, emission_class INTEGER, fuel_type VARCHAR, axle_weight DOUBLE, height DOUBLE, length DOUBLE, weight DOUBLE, width DOUBLE)`;
 
-/** Nested properties: upstream name -> column type and how the JSON value `j` becomes it. */
-const NESTED: readonly (readonly [string, string, (j: string) => string])[] = [
-  [
-    'textSigns',
-    'STRUCT("type" VARCHAR, text VARCHAR, opening_hours VARCHAR)[]',
-    (j) =>
-      `list_transform(json_transform(${j}, '[{"type":"VARCHAR","text":"VARCHAR","openingHours":"VARCHAR"}]'),
-        s -> {'type': s."type", 'text': s.text, 'opening_hours': s.openingHours})`,
-  ],
+/** Nested properties: upstream name -> column type (sql/live_typing.sql makes them). */
+const NESTED: readonly (readonly [string, string])[] = [
+  ['textSigns', 'STRUCT("type" VARCHAR, text VARCHAR, opening_hours VARCHAR)[]'],
   [
     'supplementarySigns',
     `STRUCT(sign_code VARCHAR, text VARCHAR, opening_hours VARCHAR, external_references ${REFERENCE}[], "index" INTEGER)[]`,
-    (j) =>
-      `list_transform(json_transform(${j}, '[{"signCode":"VARCHAR","text":"VARCHAR","openingHours":"VARCHAR","externalReferences":[{"system":"VARCHAR","id":"VARCHAR"}],"index":"INTEGER"}]'),
-        s -> {'sign_code': s.signCode, 'text': s.text, 'opening_hours': s.openingHours, 'external_references': s.externalReferences, 'index': s."index"})`,
   ],
-  [
-    'externalReferences',
-    `${REFERENCE}[]`,
-    (j) => `json_transform(${j}, '[{"system":"VARCHAR","id":"VARCHAR"}]')`,
-  ],
-  [
-    'conditions',
-    `STRUCT(restrictions ${CONDITION}, exemptions ${CONDITION}[])`,
-    (j) => {
-      const shape = `{"vehicleType":["VARCHAR"],"category":["VARCHAR"],"timeValidity":"VARCHAR","emissionClass":"INTEGER","fuelType":"VARCHAR","axleWeight":"DOUBLE","height":"DOUBLE","length":"DOUBLE","weight":"DOUBLE","width":"DOUBLE"}`;
-      const rename = (c: string): string =>
-        `{'vehicle_type': ${c}.vehicleType, 'category': ${c}.category, 'time_validity': ${c}.timeValidity, 'emission_class': ${c}.emissionClass, 'fuel_type': ${c}.fuelType, 'axle_weight': ${c}.axleWeight, 'height': ${c}.height, 'length': ${c}.length, 'weight': ${c}.weight, 'width': ${c}.width}`;
-      // A one-element list binds the transformed value to a name without a subquery
-      // (a correlated subquery would make DuckDB join, and hold, the whole input).
-      return `list_transform([json_transform(${j}, '{"restrictions":${shape},"exemptions":[${shape}]}')],
-        c -> {'restrictions': CASE WHEN c.restrictions IS NOT NULL THEN ${rename('c.restrictions')} END, 'exemptions': list_transform(c.exemptions, e -> ${rename('e')})})[1]`;
-    },
-  ],
-  ['comments', 'VARCHAR[]', (j) => `json_transform(${j}, '["VARCHAR"]')`],
+  ['externalReferences', `${REFERENCE}[]`],
+  ['conditions', `STRUCT(restrictions ${CONDITION}, exemptions ${CONDITION}[])`],
+  ['comments', 'VARCHAR[]'],
 ];
 
 /** camelCase -> snake_case. */
@@ -151,67 +126,6 @@ export const LIVE_PROPERTIES: readonly string[] = [
   ...SCALARS.map(([name]) => name),
   ...NESTED.map(([name]) => name),
 ];
-
-function typedScalar(type: Scalar, text: string): string {
-  if (type === 'VARCHAR') return `nullif(${text}, '')`;
-  if (type === 'VARCHAR[]') return `CAST(${text} AS VARCHAR[])`;
-  return `TRY_CAST(nullif(trim(${text}), '') AS ${type})`;
-}
-
-/**
- * A SELECT over `features` (a subquery with a JSON column `f`, one feature
- * each) giving the typed columns and `_problem`: why the feature cannot be a
- * row, or NULL.
- */
-export function liveTypingSelect(features: string, api: string, downloadedAt: string): string {
-  const scalarPaths = SCALARS.map(([name]) => quotedString(`$.properties.${name}`));
-  const nestedPaths = NESTED.map(([name]) => quotedString(`$.properties.${name}`));
-  const scalars = SCALARS.map(([name, type], i) => {
-    const text = `_s[${i + 1}]`;
-    return `${typedScalar(type, text)} AS ${quotedIdentifier(snakeCase(name))}`;
-  });
-  const nested = NESTED.map(([name, , typed], i) => {
-    const json = `_n[${i + 1}]`;
-    return `CASE WHEN ${json} IS NULL OR json_type(${json}) = 'NULL' THEN NULL ELSE ${typed(json)} END AS ${quotedIdentifier(snakeCase(name))}`;
-  });
-  // A typed (not text) value that is NULL although text was there could not be typed.
-  const issues = SCALARS.flatMap(([name, type], i) =>
-    type === 'VARCHAR[]'
-      ? []
-      : type === 'VARCHAR'
-        ? // The names (road, municipality, town) are where the diacritics are.
-          name.endsWith('Name')
-          ? [misEncodedIssue(snakeCase(name), `_s[${i + 1}]`)]
-          : []
-        : [
-            `CASE WHEN ${quotedIdentifier(snakeCase(name))} IS NULL AND nullif(trim(_s[${i + 1}]), '') IS NOT NULL THEN ${quotedString(`${snakeCase(name)}: not typed`)} END`,
-          ],
-  );
-  return `SELECT
-    TRY_CAST(f ->> '$.id' AS UUID) AS sign_id,
-    TRY_CAST(_g[1] AS DOUBLE) AS longitude,
-    TRY_CAST(_g[2] AS DOUBLE) AS latitude,
-    ${scalars.join(',\n    ')},
-    ${nested.join(',\n    ')},
-    coalesce(f -> '$.properties', '{}'::JSON) AS properties,
-    list_filter([${issues.join(', ')}], x -> x IS NOT NULL) AS typing_issues,
-    ${quotedString(api)} AS api,
-    ${downloadedAt} AS downloaded_at,
-    ${pointSql('TRY_CAST(_g[1] AS DOUBLE)', 'TRY_CAST(_g[2] AS DOUBLE)')} AS ${GEOMETRY_COLUMN},
-    CASE
-      WHEN TRY_CAST(f ->> '$.id' AS UUID) IS NULL THEN 'id is not a UUID: ' || coalesce(f ->> '$.id', 'missing')
-      WHEN TRY_CAST(_g[1] AS DOUBLE) IS NULL OR TRY_CAST(_g[2] AS DOUBLE) IS NULL THEN 'geometry is not a point with two coordinates'
-      WHEN nullif(_s[1], '') IS NULL THEN 'rvvCode is missing'
-    END AS _problem,
-    f::VARCHAR AS raw_feature
-  FROM (
-    SELECT f,
-      json_extract_string(f, [${scalarPaths.join(', ')}]) AS _s,
-      json_extract(f, [${nestedPaths.join(', ')}]) AS _n,
-      json_extract_string(f, ['$.geometry.coordinates[0]', '$.geometry.coordinates[1]']) AS _g
-    FROM ${features}
-  )`;
-}
 
 /** The features of a file of GeoJSON features, one per line. */
 export function featureLines(file: string): string {
