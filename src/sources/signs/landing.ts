@@ -16,7 +16,7 @@ import { explainDataError } from '../../errors.js';
 import { commitFile, commitFiles, makeFolder } from '../../util/fs.js';
 import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
-import { typingSelect } from './schema.js';
+import { signTyping } from './schema.js';
 
 export const EVENTS_DATASET = join('signs', 'events');
 export const QUARANTINE_DATASET = join('signs', 'quarantine');
@@ -144,7 +144,7 @@ export async function landUnit(
     await makeFolder(staging);
     const lines = staged.path;
     const events = staged.rows;
-    const typed = `(${typingSelect(stagedEvents(lines), 'nested', ['feed_index', 'event_hash'])})`;
+    const typed = await signTyping(db, stagedEvents(lines), 'nested');
     const files: string[] = [];
     // DuckDB names the files it wrote: the day folders kept from earlier units are not listed.
     const [written] = await db.all(

@@ -12,7 +12,7 @@ import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/databa
 import { DataError } from '../../errors.js';
 import { commitFile, makeFolder, temporaryPath } from '../../util/fs.js';
 import { QUARANTINE_DATASET } from './landing.js';
-import { typingSelect } from './schema.js';
+import { signTyping } from './schema.js';
 
 export const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
@@ -69,7 +69,11 @@ async function writeTyped(
   }
   // Streamed twice from the file (typed rows, then the untypeable ones): nothing
   // is materialised, so memory stays flat whatever the size of the download.
-  const typed = `(${typingSelect(recordsOf(download, records), download.format === 'json' ? 'nested' : 'flat', ['event_hash'])})`;
+  const typed = await signTyping(
+    db,
+    recordsOf(download, records),
+    download.format === 'json' ? 'nested' : 'flat',
+  );
   const cutoff = Number.isNaN(download.lastModified)
     ? `(SELECT max(publication_timestamp) FROM ${typed} WHERE _problem IS NULL)`
     : `TIMESTAMPTZ ${quotedString(new Date(download.lastModified).toISOString())}`;

@@ -9,6 +9,12 @@
 -- cannot be a row (no UUID, no position, no RVV code: it goes to the
 -- quarantine with raw_feature), else NULL.
 --
+-- A name is mis-encoded when it reads as UTF-8 read as Latin-1 or Windows-1252
+-- and encoded again ("CuraÃ§aostraat" for "Curaçaostraat"): an accented letter
+-- becomes Ã or Â and the character its second byte (0x80..0xBF) is in Latin-1
+-- or in Windows-1252 (‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ: "Ã‰glise"); a typographic
+-- quote or dash starts with "â€".
+--
 -- Bound: $api ('v4' or 'v5'), $downloaded_at (the snapshot's moment).
 -- The columns are those of LIVE_COLUMNS in live.ts, in its order.
 SELECT
