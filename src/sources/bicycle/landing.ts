@@ -5,9 +5,11 @@
  * asked for, a repeat). date-commits.ts then rewrites each date partition from
  * the staged files.
  */
+import { listValue } from '@duckdb/node-api';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { engineSql } from '../../duckdb/sql-files.js';
 import { explainDataError } from '../../errors.js';
 import { commitFile, temporaryPath, writeThrough } from '../../util/fs.js';
 
@@ -34,80 +36,22 @@ export const MEASUREMENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] =
   ['date', 'DATE'],
 ];
 
-const KNOWN_FIELDS = ['locationId', 'measurementHour', 'measuredValuesFull'];
-
-/** A count from the text of a leaf: whole numbers only (a fraction is an issue, never rounded). */
-const count = (text: string): string =>
-  `(CASE WHEN TRY_CAST(${text} AS DOUBLE) = trunc(TRY_CAST(${text} AS DOUBLE)) THEN TRY_CAST(TRY_CAST(${text} AS DOUBLE) AS BIGINT) END)`;
-
 /**
- * Typed measurement rows of a body file (a JSON array), with `_problem` (why a
- * row cannot be kept, or NULL) and `_boundary`: the row is of the hour that
- * starts at the period's end, which a service reading endTime as inclusive
- * sends; it belongs to the next window, which asks for it again.
+ * Makes the views of one answer on this connection (bicycle_body over the
+ * file; with `dedupe`, each row numbered in the answer's order) and resolves to
+ * its typed rows (sql/measurements_typing.sql, and with `dedupe`
+ * sql/measurements_first_rows.sql over them).
  */
-function typingSelect(
-  bodyFile: string,
-  ids: readonly string[],
-  from: number,
-  to: number,
-  dedupe: boolean,
-): string {
-  const requested = `[${ids.map(quotedString).join(', ')}]::VARCHAR[]`;
-  const fromSql = `make_timestamptz(${from * 1000})`;
-  const toSql = `make_timestamptz(${to * 1000})`;
-  // Each leaf once: its text, and its count (NULL when the text is no whole number).
-  const flat = `flatten(list_transform(map_entries(_map), c -> list_transform(map_entries(c.value), s -> {category: c.key, subcategory: s.key, text: s.value, value: ${count('s.value')}})))`;
-  return `
-SELECT *,
-  CASE
-    WHEN location_id IS NULL THEN 'locationId is missing'
-    WHEN measurement_hour IS NULL THEN 'measurementHour is not a timestamp: ' || coalesce(_hour_text, 'missing')
-    WHEN NOT list_contains(${requested}, location_id) THEN 'locationId was not requested: ' || location_id
-    WHEN _boundary THEN NULL
-    WHEN measurement_hour < ${fromSql} OR measurement_hour > ${toSql} THEN 'measurementHour is outside the requested period: ' || _hour_text
-    WHEN date_trunc('hour', measurement_hour) <> measurement_hour THEN 'measurementHour is not a whole hour: ' || _hour_text
-    WHEN _duplicate > 1 THEN 'another row for the same location and hour came first'
-  END AS _problem
-FROM (
-  SELECT
-    location_id,
-    measurement_hour,
-    list_transform(_flat, e -> {category: e.category, subcategory: e.subcategory, value: e.value}) AS measured_values,
-    measured_values_full,
-    CASE WHEN NOT list_has_all([${KNOWN_FIELDS.map(quotedString).join(', ')}], _keys)
-      THEN nullif(json_merge_patch(raw, '{${KNOWN_FIELDS.map((f) => `"${f}":null`).join(',')}}'), '{}') END AS extra_fields,
-    list_concat(
-      CASE WHEN measured_values_full IS NOT NULL AND json_type(measured_values_full) <> 'NULL' AND _map IS NULL
-        THEN ['measuredValuesFull is not an object of categories'] END,
-      CASE WHEN list_bool_or(list_transform(map_values(_map), x -> x IS NULL))
-        THEN list_transform(
-          list_filter(map_keys(_map), k -> json_type(measured_values_full -> ('$.' || to_json(k)::VARCHAR)) NOT IN ('OBJECT', 'NULL')),
-          k -> 'measuredValuesFull.' || k || ' is not an object of subcategories') END,
-      list_transform(list_filter(_flat, e -> e.text IS NOT NULL AND e.value IS NULL),
-        e -> e.category || '/' || e.subcategory || ' is not a count: ' || e.text)
-    ) AS typing_issues,
-    raw,
-    _hour_text,
-    coalesce(date_trunc('hour', measurement_hour) = ${toSql}, false) AS _boundary,
-    ${dedupe ? 'row_number() OVER (PARTITION BY location_id, measurement_hour ORDER BY _n)' : '1'} AS _duplicate
-  FROM (
-    SELECT *, ${flat} AS _flat FROM (
-      SELECT *,
-        nullif(trim(_v[1]), '') AS location_id,
-        _v[2] AS _hour_text,
-        TRY_CAST(trim(_v[2]) AS TIMESTAMPTZ) AS measurement_hour,
-        TRY_CAST(measured_values_full AS MAP(VARCHAR, MAP(VARCHAR, VARCHAR))) AS _map
-      FROM (
-        SELECT json AS raw, _n,
-          json_extract_string(json, ['$.locationId', '$.measurementHour']) AS _v,
-          json_extract(json, '$.measuredValuesFull') AS measured_values_full,
-          json_keys(json) AS _keys
-        FROM (SELECT json, ${dedupe ? 'row_number() OVER ()' : '0'} AS _n FROM read_json_objects(${quotedString(bodyFile)}, format = 'array'))
-      )
-    )
-  )
-)`;
+async function typedRows(db: Database, bodyFile: string, dedupe: boolean): Promise<string> {
+  await db.run(
+    `CREATE OR REPLACE TEMP VIEW bicycle_body AS
+     SELECT json, ${dedupe ? 'row_number() OVER ()' : '0'} AS _n
+     FROM read_json_objects(${quotedString(bodyFile)}, format = 'array')`,
+  );
+  const typing = await engineSql('sources/bicycle', 'measurements_typing');
+  if (!dedupe) return `(${typing})`;
+  const firstRows = await engineSql('sources/bicycle', 'measurements_first_rows');
+  return `(WITH measurements_typed AS (${typing}) ${firstRows})`;
 }
 
 export interface StagedBatch {
@@ -139,13 +83,19 @@ export async function stageBatch(
 ): Promise<StagedBatch> {
   const file = join(staging, `${stem}.parquet`);
   const temporary = temporaryPath(file, staging);
+  const period = {
+    requested: listValue([...batch.ids]),
+    from: new Date(batch.from).toISOString(),
+    to: new Date(batch.to).toISOString(),
+  };
   const typeInto = async (dedupe: boolean): Promise<Record<string, unknown>> => {
-    const typed = typingSelect(bodyFile, batch.ids, batch.from, batch.to, dedupe);
     try {
+      const typed = await typedRows(db, bodyFile, dedupe);
       await db.run(
         // In hour order, in small row groups: the commit of one day reads only that day's groups.
-        `COPY (SELECT ${STAGED_COLUMNS.join(', ')} FROM (${typed}) ORDER BY measurement_hour)
+        `COPY (SELECT ${STAGED_COLUMNS.join(', ')} FROM ${typed} ORDER BY measurement_hour)
          TO ${quotedString(temporary)} (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE ${STAGED_ROW_GROUP})`,
+        period,
       );
     } catch (error) {
       await rm(temporary, { force: true });
