@@ -1,6 +1,7 @@
 -- A traffic-sign record of the v1 API typed (the DESIGN's flat schema: nested
--- fields joined with "_"), from sign_texts (the texts of sql/sign_texts_nested.sql
--- or sign_texts_flat.sql, with what the landing keeps: feed_index, event_hash).
+-- fields joined with "_"), from sign_texts (the texts t of
+-- sql/sign_texts_nested.sql or sign_texts_flat.sql, with what the landing
+-- keeps: feed_index, event_hash).
 -- Lenient: numbers from strings (a decimal comma too), dates as dd/MM/yyyy or
 -- ISO, "" as NULL, text_signs as a list. A value that cannot be typed is NULL
 -- and named in typing_issues (the text kept), as is a name (road,
@@ -112,5 +113,36 @@ FROM (
         CASE WHEN (_t_details_removed IS NULL OR trim(_t_details_removed) = '') THEN NULL
         WHEN contains(_t_details_removed, '/') THEN TRY_STRPTIME(trim(_t_details_removed), '%d/%m/%Y')::DATE
         ELSE TRY_CAST(left(trim(_t_details_removed), 10) AS DATE) END AS details_removed
-    FROM sign_texts
+    FROM (
+        SELECT
+            * EXCLUDE (t),
+            t.id AS _t_id,
+            t.type AS _t_type,
+            t.schema_version AS _t_schema_version,
+            t.publication_timestamp AS _t_publication_timestamp,
+            t.validated AS _t_validated,
+            t.validated_on AS _t_validated_on,
+            t.user_id AS _t_user_id,
+            t.organisation_id AS _t_organisation_id,
+            t.rvv_code AS _t_rvv_code,
+            t.text_signs AS _t_text_signs,
+            t.location.wgs84.latitude AS _t_location_wgs84_latitude,
+            t.location.wgs84.longitude AS _t_location_wgs84_longitude,
+            t.location.rd.x AS _t_location_rd_x,
+            t.location.rd.y AS _t_location_rd_y,
+            t.location.placement AS _t_location_placement,
+            t.location.side AS _t_location_side,
+            t.location.road.name AS _t_location_road_name,
+            t.location.road.type AS _t_location_road_type,
+            t.location.road.number AS _t_location_road_number,
+            t.location.road.wvk_id AS _t_location_road_wvk_id,
+            t.location.county.name AS _t_location_county_name,
+            t.location.county.code AS _t_location_county_code,
+            t.location.county.townname AS _t_location_county_townname,
+            t.details.image AS _t_details_image,
+            t.details.first_seen AS _t_details_first_seen,
+            t.details.last_seen AS _t_details_last_seen,
+            t.details.removed AS _t_details_removed
+        FROM sign_texts
+    )
 )
