@@ -41,6 +41,8 @@ export interface PlanContext {
    * the step records a file it wrote (a run gives it; without it, look).
    */
   datasets?(): Promise<readonly Dataset[]>;
+  /** The run's DuckDB over the output folder (a run gives it; without it, open one). */
+  database?(): Promise<Database>;
 }
 
 /** The step's checkpoint, as the step sees it. */

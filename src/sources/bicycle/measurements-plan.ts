@@ -54,8 +54,11 @@ export interface MeasurementsStepPlan {
 }
 
 /** The catalog a plan can use without the network: the dataset of an earlier run, if any. */
-async function catalogForPlan(output: string): Promise<CatalogLocation[] | undefined> {
+async function catalogForPlan(context: PlanContext): Promise<CatalogLocation[] | undefined> {
+  const output = context.output;
   if (!(await exists(catalogFile(output)))) return undefined;
+  // A run gives its DuckDB; validate opens a small one.
+  if (context.database) return storedCatalog(await context.database(), output);
   const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
   try {
     return await storedCatalog(db, output);
@@ -73,7 +76,7 @@ export async function planMeasurementsStep(
   const spec = await selectionSpec(options);
   const checkpoint = readMeasurementsCheckpoint(context);
   // The catalog as landed now: a run that fetches another says so and cuts its requests anew.
-  const catalog = await catalogForPlan(context.output);
+  const catalog = await catalogForPlan(context);
   const ids = catalog
     ? resolveSelection(spec, catalog)
     : spec.mode === 'locations'
