@@ -1,7 +1,8 @@
 /**
  * The seam between the engine and what a step does. A kind validates its own
- * options (a zod schema), describes the work it would do (validate, --dry-run),
- * and performs it (run). Kinds never call each other; the engine wires them.
+ * options (a zod schema), plans the work it would do as data (validate and
+ * --dry-run print the plan), and carries that plan out (run). Kinds never call
+ * each other; the engine wires them.
  */
 import type { z } from 'zod';
 import { RunError } from '../errors.js';
