@@ -14,9 +14,10 @@ export interface SignQueryOptions {
 }
 
 async function signPoints(views: Views, limit: number): Promise<SignPoints> {
+  const [count] = await views.query('sign_mark_count');
   const rows = await views.query('sign_marks', { limit });
   const points: SignPoints = {
-    total: num(rows[0]?.['total']),
+    total: num(count?.['n']),
     shown: rows.length,
     id: [],
     longitude: [],

@@ -282,6 +282,45 @@ describe('the report of part of an output', () => {
   });
 });
 
+describe('the signs drawn on a map', () => {
+  /** The data the page embeds, of the report written with --map-signs `limit`. */
+  async function drawn(output: string, limit: number): Promise<{ total: number; ids: string[] }> {
+    const result = await runCli(['report', '--output', output, '--map-signs', String(limit)], {
+      env: {},
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const html = await readFile(join(output, 'report', 'index.html'), 'utf8');
+    const json = /<script[^>]*id="report-data"[^>]*>([\s\S]*?)<\/script>/.exec(html)![1]!;
+    const state = (
+      JSON.parse(json) as {
+        signs: { states: { view: string; points: { total: number; id: string[] } }[] };
+      }
+    ).signs.states.find((s) => s.view === 'signs_current_state')!;
+    return { total: state.points.total, ids: state.points.id };
+  }
+
+  it('are a repeatable sample of --map-signs beyond it, and the count of all of them', async () => {
+    const output = join(await testDir(), 'output');
+    for (const folder of ['signs', 'derived/signs_current_state'])
+      await cp(join(demo, folder), join(output, folder), { recursive: true });
+    const located = (
+      await duck(
+        `SELECT CAST(id AS VARCHAR) AS id FROM ${parquet('derived/signs_current_state')}
+         WHERE location_wgs84_longitude IS NOT NULL AND location_wgs84_latitude IS NOT NULL`,
+      )
+    ).map((r) => String(r['id']));
+    expect(located.length).toBeGreaterThan(100);
+    const sample = await drawn(output, 100);
+    expect(sample.total).toBe(located.length);
+    expect(sample.ids).toHaveLength(100);
+    expect(new Set(sample.ids).size).toBe(100);
+    expect(located).toEqual(expect.arrayContaining(sample.ids));
+    expect((await drawn(output, 100)).ids).toEqual(sample.ids);
+    // None drawn: the count is still of them all.
+    expect(await drawn(output, 0)).toEqual({ total: located.length, ids: [] });
+  });
+});
+
 describe("the report of today's API over several days", () => {
   it.skipIf(!CHROMIUM)(
     'states the changes between snapshots that DuckDB counts, and charts them',

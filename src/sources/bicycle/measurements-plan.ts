@@ -77,10 +77,11 @@ export async function planMeasurementsStep(
   const checkpoint = readMeasurementsCheckpoint(context);
   // The catalog as landed now: a run that fetches another says so and cuts its requests anew.
   const catalog = await catalogForPlan(context);
+  // Listed ids without a catalog yet: in the order the run resolves them (sorted).
   const ids = catalog
     ? resolveSelection(spec, catalog)
     : spec.mode === 'locations'
-      ? spec.ids
+      ? [...spec.ids].sort()
       : undefined;
   const serverSide = options.server_side && spec.mode !== 'locations';
   // An unfinished run is resumed only by a run of the same period and selection.
