@@ -63,10 +63,11 @@ async function days(views: Views): Promise<BicycleSection['days']> {
   const rows = await views.query('bicycle_days');
   return {
     date: rows.map((r) => String(r['date'])),
-    hours: rows.map((r) => num(r['hours'])),
+    hours: rows.map((r) => (r['hours'] === null ? null : num(r['hours']))),
     measuredHours: rows.map((r) => num(r['measured'])),
     total: rows.map((r) => num(r['total'])),
-    partial: rows.map((r) => num(r['measured']) < num(r['hours'])),
+    // A day without any count has no hours in bicycle_daily: it is partial too.
+    partial: rows.map((r) => r['hours'] === null || num(r['measured']) < num(r['hours'])),
   };
 }
 
@@ -158,15 +159,17 @@ async function measured(views: Views, section: BicycleSection, catalog: boolean)
 
 export async function bicycleSection(views: Views): Promise<BicycleSection | null> {
   const catalog = views.has('bicycle_locations', 'location_id', 'longitude', 'latitude');
-  const hourly = views.has(
-    'bicycle_hourly',
-    'location_id',
-    'measurement_hour',
-    'local_date',
-    'local_hour_of_day',
-    'category',
-    'value',
-  );
+  // The counts per hour and the hours of each local day, as sql/ builds them.
+  const hourly =
+    views.has(
+      'bicycle_hourly',
+      'location_id',
+      'measurement_hour',
+      'local_date',
+      'local_hour_of_day',
+      'category',
+      'value',
+    ) && views.has('bicycle_daily', 'local_date', 'hours_in_day');
   if (!catalog && !hourly && !views.has('bicycle_measurements')) return null;
   const section = emptySection();
   if (catalog) {
@@ -180,7 +183,7 @@ export async function bicycleSection(views: Views): Promise<BicycleSection | nul
       return section;
     }
     section.missing =
-      'No hourly bicycle counts (the dataset bicycle_hourly): run the SQL step of sql/bicycle_hourly.sql after bicycle.measurements.';
+      'No hourly and daily bicycle counts (the datasets bicycle_hourly and bicycle_daily): run the SQL steps of sql/bicycle_hourly.sql and sql/bicycle_daily.sql after bicycle.measurements.';
     if (catalog) section.points = points(await locations(views, catalog, 1));
     return section;
   } finally {

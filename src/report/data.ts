@@ -102,12 +102,13 @@ export interface BicycleSection {
   points: BicycleLocationPoint[];
   /**
    * Local dates (Europe/Amsterdam) of the period, with the hours each has (23,
-   * 24 or 25), the hours of it with a count at any location (fewer on the
-   * period's first and last local day, which UTC bounds cut), and the cyclists.
+   * 24 or 25, from bicycle_daily; null for a day without any count), the hours
+   * of it with a count at any location (fewer on the period's first and last
+   * local day, which UTC bounds cut), and the cyclists.
    */
   days: {
     date: string[];
-    hours: number[];
+    hours: (number | null)[];
     measuredHours: number[];
     total: number[];
     /** Days not measured whole at any location yet (the counts landed cut them): not drops. */

@@ -87,8 +87,8 @@ export function bicycleSection(data: ReportData): string {
   if (b.missing)
     return `<section id="bicycle"><h2>Bicycle counts</h2>${figures}${b.points.length ? '<div class="map" id="bicycle-map"></div>' : ''}${absent('', b.missing)}</section>`;
   const irregular = b.days.date
-    .map((date, i) => [date, b.days.hours[i]!] as const)
-    .filter(([, hours]) => hours !== 24);
+    .map((date, i) => [date, b.days.hours[i]] as const)
+    .filter(([, hours]) => hours !== 24 && hours !== null && hours !== undefined);
   const dst = irregular.length
     ? `<p id="irregular-days">Local days of other than 24 hours: ${irregular.map(([d, h]) => `<b>${escapeHtml(d)}</b> (${h} hours${h === 23 ? ', summer time starts' : ', summer time ends'})`).join(', ')}. They are shaded in the chart; a 25-hour day counts an hour more.</p>`
     : '<p class="muted">Every local day of the period has 24 hours.</p>';

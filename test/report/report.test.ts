@@ -282,6 +282,50 @@ describe('the report of part of an output', () => {
   });
 });
 
+describe('the days of the bicycle counts', () => {
+  it('take their hours from bicycle_daily, and a day without any count is partial, not a drop', async () => {
+    const output = join(await testDir(), 'output');
+    for (const folder of ['bicycle', 'derived/bicycle_hourly', 'derived/bicycle_daily'])
+      await cp(join(demo, folder), join(output, folder), { recursive: true });
+    // No count at all on 2026-10-10: neither its hourly nor its daily rows.
+    for (const dataset of ['bicycle_hourly', 'bicycle_daily'])
+      await rm(join(output, 'derived', dataset, 'local_date=2026-10-10'), { recursive: true });
+    const result = await runCli(['report', '--output', output], { env: {} });
+    expect(result.code, result.stderr).toBe(0);
+    const html = await readFile(join(output, 'report', 'index.html'), 'utf8');
+    const json = /<script[^>]*id="report-data"[^>]*>([\s\S]*?)<\/script>/.exec(html)![1]!;
+    const days = (
+      JSON.parse(json) as {
+        bicycle: {
+          days: {
+            date: string[];
+            hours: (number | null)[];
+            measuredHours: number[];
+            partial: boolean[];
+          };
+        };
+      }
+    ).bicycle.days;
+    const truth = new Map(
+      (
+        await duck(
+          `SELECT strftime(local_date, '%Y-%m-%d') AS d, max(hours_in_day) AS h
+           FROM read_parquet('${join(output, 'derived/bicycle_daily')}/**/*.parquet', hive_partitioning = true)
+           GROUP BY 1`,
+        )
+      ).map((r) => [String(r['d']), Number(r['h'])]),
+    );
+    const at = days.date.indexOf('2026-10-10');
+    expect(at).toBeGreaterThan(0);
+    expect([days.hours[at], days.measuredHours[at], days.partial[at]]).toEqual([null, 0, true]);
+    expect(days.hours.filter((_, i) => i !== at)).toEqual(
+      days.date.filter((_, i) => i !== at).map((d) => truth.get(d)),
+    );
+    expect(days.hours[days.date.indexOf('2026-10-25')]).toBe(25);
+    expect(html).not.toContain('(null hours');
+  });
+});
+
 describe('the signs drawn on a map', () => {
   /** The data the page embeds, of the report written with --map-signs `limit`. */
   async function drawn(output: string, limit: number): Promise<{ total: number; ids: string[] }> {

@@ -161,8 +161,9 @@ function drawDaily(): boolean {
         ? 'rgba(130, 80, 223, 0.16)'
         : undefined;
   const labels = days.date.map((d, i) => {
-    const hours = days.hours[i]!;
+    const hours = days.hours[i];
     const measured = days.measuredHours[i]!;
+    if (hours === null || hours === undefined) return `${d} (no counts)`;
     if (measured < hours) return `${d} (${measured} of ${hours} h measured)`;
     return hours === 24 ? d : `${d} (${hours} h)`;
   });
