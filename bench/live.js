@@ -1,12 +1,29 @@
-// Today's traffic-sign API (issue: today's NDW). Not part of `npm test`.
-//   node bench/live.js [small] [national]
-// The v5 current state downloaded and typed by a signs.live step at 100k signs
-// and at national scale (3M signs): time, rows and peak RSS, which should not
-// grow with the download (the FeatureCollection is cut into lines as it is
-// read, DuckDB types the lines a chunk at a time).
-import { mb, runPipeline, startSimulator } from './lib.js';
+// Today's traffic-sign API. Not part of `npm test`.
+//   node bench/live.js [300k] [national] [api]
+// 300k, national: the v5 current state (300,000 signs; 3M nationally) served as
+// a file, so that the upstream costs nothing: a signs.live step's client CPU
+// per sign beside its floor, measured in the same run: DuckDB alone typing the
+// same features, one per line, into one zstd Parquet file (bench/live-floor.js).
+// api: the step downloading the v5 GeoJSON and the v4 CSV from the simulator
+// at 100k signs and nationally: time, CPU and peak RSS, which should not grow
+// with the download.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline as streamed } from 'node:stream/promises';
+import { ROOT, cpuPerRow, mb, runPipeline, startSimulator } from './lib.js';
 
-const pipeline = (api, format) => `name: bench_live
+const { liveUrl } = await import('../dist/sources/signs/client.js');
+const { arrayMemberToLines } = await import('../dist/util/json-lines.js');
+
+const only = new Set(process.argv.slice(2));
+const wanted = (name) => only.size === 0 || only.has(name);
+
+const apiPipeline = (api, format) => `name: bench_live
 source:
   signs: { url: '\${env.ROAD_ETL_SIGNS_URL}', v5_url: '\${env.ROAD_ETL_SIGNS_V5_URL}' }
 duckdb: { memory_limit: 1GB }
@@ -14,21 +31,88 @@ steps:
   - { id: signs_live, kind: signs.live, options: { api: ${api}, format: ${format} } }
 `;
 
-const only = new Set(process.argv.slice(2));
-const rows = [];
+// A bulk file asks no upstream; a definition names one all the same.
+const filePipeline = (file) => `name: bench_live_file
+source:
+  signs: { url: 'http://127.0.0.1:9' }
+duckdb: { memory_limit: 1GB }
+steps:
+  - { id: signs_live, kind: signs.live, options: { file: '${file}' } }
+`;
+
+/** The simulator's v5 current state, downloaded once into `file`. */
+async function downloadV5(env, file) {
+  const response = await globalThis.fetch(liveUrl({ api: 'v5', base: env.ROAD_ETL_SIGNS_V5_URL }), {
+    headers: { accept: 'application/geo+json, application/json' },
+  });
+  if (!response.ok) throw new Error(`v5 current state: ${response.status}`);
+  await streamed(Readable.fromWeb(response.body), createWriteStream(file));
+}
+
+/** DuckDB alone typing the features of `lines` (one per line), in a process of its own. */
+async function floor(lines, out) {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'live-floor.js'), lines, out], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`live-floor.js exited ${code}`);
+  return JSON.parse(stdout.trim());
+}
+
+const fileRows = [];
 for (const [name, label, args] of [
-  ['small', '100k signs', ['--signs', '100000', '--seed', '7']],
+  ['300k', '300k signs', ['--signs', '300000', '--seed', '7']],
   ['national', '3M signs (national)', ['--scale', 'national', '--seed', '7']],
 ]) {
-  if (only.size > 0 && !only.has(name)) continue;
+  if (!wanted(name)) continue;
+  const dir = await mkdtemp(join(tmpdir(), 'road-etl-bench-live-'));
+  const file = join(dir, 'current-state-v5.geojson');
+  const sim = await startSimulator(args);
+  await downloadV5(sim.env, file);
+  await sim.stop();
+  const bytes = (await stat(file)).size;
+  // The floor's input, made apart and not timed: the same features, one per line.
+  const lines = join(dir, 'features.jsonl');
+  await arrayMemberToLines(file, lines, 'features');
+  const base = await floor(lines, join(dir, 'floor.parquet'));
+  const run = await runPipeline(filePipeline(file), {});
+  const step = run.manifest.steps[0];
+  const stepUs = cpuPerRow(step.cpu_ms, step.rows_out);
+  const floorUs = cpuPerRow(base.cpu_ms, base.rows);
+  fileRows.push([
+    `${label}, ${mb(bytes)}`,
+    `${step.rows_out.toLocaleString('en')} in ${(step.duration_ms / 1000).toFixed(1)} s, CPU ${(step.cpu_ms / 1000).toFixed(1)} s (${stepUs.toFixed(1)} µs/sign)`,
+    `${base.rows.toLocaleString('en')} in ${(base.ms / 1000).toFixed(1)} s, CPU ${(base.cpu_ms / 1000).toFixed(1)} s (${floorUs.toFixed(1)} µs/sign)`,
+    `${(stepUs / floorUs).toFixed(1)}x`,
+    mb(step.peak_rss_bytes),
+  ]);
+  await rm(dir, { recursive: true, force: true });
+}
+if (fileRows.length > 0)
+  console.log(
+    [
+      '| v5 current state as a file | signs.live step | DuckDB alone (floor) | step / floor | step peak RSS |',
+      '|---|---|---|---|---|',
+      ...fileRows.map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n'),
+  );
+
+const apiRows = [];
+for (const [name, label, args] of [
+  ['api', '100k signs', ['--signs', '100000', '--seed', '7']],
+  ['api-national', '3M signs (national)', ['--scale', 'national', '--seed', '7']],
+]) {
+  if (!only.has(name) && !(only.size === 0 && name === 'api')) continue;
   const sim = await startSimulator(args);
   for (const [api, format] of [
     ['v5', 'geojson'],
     ['v4', 'csv'],
   ]) {
-    const run = await runPipeline(pipeline(api, format), sim.env);
+    const run = await runPipeline(apiPipeline(api, format), sim.env);
     const step = run.manifest.steps[0];
-    rows.push([
+    apiRows.push([
       `${label}: ${api} ${format}`,
       `${step.rows_out.toLocaleString('en')} signs in ${(step.duration_ms / 1000).toFixed(1)} s, CPU ${(step.cpu_ms / 1000).toFixed(1)} s`,
       mb(step.peak_rss_bytes),
@@ -36,10 +120,11 @@ for (const [name, label, args] of [
   }
   await sim.stop();
 }
-console.log(
-  [
-    '| download | result | peak RSS |',
-    '|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n'),
-);
+if (apiRows.length > 0)
+  console.log(
+    [
+      '| download | result | peak RSS |',
+      '|---|---|---|',
+      ...apiRows.map((r) => `| ${r.join(' | ')} |`),
+    ].join('\n'),
+  );
