@@ -31,10 +31,8 @@ steps:
   - { id: signs_live, kind: signs.live, options: { api: ${api}, format: ${format} } }
 `;
 
-// A bulk file asks no upstream; a definition names one all the same.
+// A bulk file asks no upstream: the definition names none.
 const filePipeline = (file) => `name: bench_live_file
-source:
-  signs: { url: 'http://127.0.0.1:9' }
 duckdb: { memory_limit: 1GB }
 steps:
   - { id: signs_live, kind: signs.live, options: { file: '${file}' } }

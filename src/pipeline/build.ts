@@ -114,7 +114,8 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
       problems,
     );
     if (!one) continue;
-    if (one.kind.source && !needed.has(one.kind.source)) needed.set(one.kind.source, step.id);
+    const asks = one.kind.source && (one.kind.asksUpstream?.(one.options) ?? true);
+    if (asks && !needed.has(one.kind.source!)) needed.set(one.kind.source!, step.id);
     built.set(step.id, one);
   }
   const ids = stepOrder(definition.steps);

@@ -39,6 +39,8 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   options: signsLiveOptions,
   single: true,
   source: 'signs',
+  // NDW's bulk file is no API: a definition that reads only it names no source.
+  asksUpstream: (options) => !options.file,
   views: {
     signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ']],
     signs_live: LIVE_COLUMNS,

@@ -94,6 +94,8 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
   single?: boolean;
   /** The upstream the kind talks to, if any. */
   source?: 'bicycle' | 'signs';
+  /** Whether a step with these options asks its source at all (default: yes); a definition names the source only then. */
+  asksUpstream?(options: Options): boolean;
   /** Option names holding SQL text: ${...} is refused there (use $name and params). */
   sqlOptions?: readonly string[];
   /**

@@ -600,5 +600,15 @@ describe("signs.live from NDW's daily bulk file", () => {
     }
     // The URL was asked twice: the file, then whether it changed since (it had not).
     expect(asked).toEqual([200, 304]);
+    // A definition that reads only the local file names no source, and lands the same rows.
+    const file = join(files, 'signs.csv.gz');
+    const alone = await runDefinition(
+      await testDir(),
+      `name: live\nsteps:\n  - { id: signs_live, kind: signs.live, options: ${JSON.stringify({ api: 'v4', format: 'csv', file })} }\n`,
+      {},
+      { env: {} },
+    );
+    expect(alone.failure).toBeUndefined();
+    expect(await landed(alone.output)).toHaveLength(truth('v4').length - 5);
   });
 });
