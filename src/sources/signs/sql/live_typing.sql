@@ -97,7 +97,8 @@ SELECT
         WHEN longitude IS NULL OR latitude IS NULL THEN 'geometry is not a point with two coordinates'
         WHEN nullif(p.rvvCode, '') IS NULL THEN 'rvvCode is missing'
     END AS _problem,
-    f::VARCHAR AS raw_feature
+    -- The feature as received, kept only where it goes to the quarantine.
+    CASE WHEN _problem IS NOT NULL THEN f::VARCHAR END AS raw_feature
 FROM (
     SELECT
         f,
