@@ -129,3 +129,27 @@ export async function withCpu(fn) {
 
 /** Client CPU per row in µs: a step's CPU time (from the manifest) over its rows. */
 export const cpuPerRow = (cpuMs, rows) => (cpuMs * 1000) / Math.max(1, rows);
+
+/**
+ * The events of the feed, every page in turn as the raw loop reads them, into
+ * `file`: a line per event as the events step stages them ({"f": its index
+ * in the page, "e": the event}). Not timed: the floor's input.
+ */
+export async function feedToLines(signsUrl, file, limit = 100) {
+  const agent = new Agent({ connections: 1 });
+  const base = `${signsUrl}/api/rest/static-road-data/traffic-signs/v1/events`;
+  const lines = [];
+  let offset = '1970-01-01T00:00:00.000Z';
+  for (;;) {
+    const response = await request(`${base}?offset=${encodeURIComponent(offset)}&limit=${limit}`, {
+      dispatcher: agent,
+    });
+    const page = JSON.parse(await response.body.text());
+    page.forEach((e, f) => lines.push(JSON.stringify({ f, e })));
+    if (page.length < limit) break;
+    offset = page[page.length - 1].publication_timestamp;
+  }
+  await agent.close();
+  await writeFile(file, `${lines.join('\n')}\n`);
+  return lines.length;
+}

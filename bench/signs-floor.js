@@ -1,0 +1,23 @@
+// The landing floor of the events step: DuckDB alone typing staged events (a
+// line each, as the step stages them) with the step's own typing
+// (sql/sign_typing.sql) into one zstd Parquet file, raw_event kept, on one
+// thread as the step lands. Run as a process of its own:
+//   node bench/signs-floor.js EVENTS.jsonl OUT.parquet
+// prints {"rows": N, "cpu_ms": M, "ms": T} of the COPY alone.
+import { Database, PARQUET_FORMAT, quotedString } from '../dist/duckdb/database.js';
+import { signTyping } from '../dist/sources/signs/schema.js';
+
+const [lines, out] = process.argv.slice(2);
+const db = await Database.open({ threads: 1 });
+const records = `(SELECT e AS raw, f AS feed_index, md5(e::VARCHAR) AS event_hash
+  FROM read_json(${quotedString(lines)}, format = 'newline_delimited', columns = {f: 'INTEGER', e: 'JSON'}))`;
+const typed = await signTyping(db, records, 'nested');
+const before = process.cpuUsage();
+const started = performance.now();
+const rows = await db.copy(
+  `COPY (SELECT * EXCLUDE (_problem) FROM ${typed} WHERE _problem IS NULL) TO ${quotedString(out)} (${PARQUET_FORMAT})`,
+);
+const ms = performance.now() - started;
+const used = process.cpuUsage(before);
+db.close();
+console.log(JSON.stringify({ rows, cpu_ms: (used.user + used.system) / 1000, ms }));
