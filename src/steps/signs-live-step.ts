@@ -13,10 +13,9 @@ import {
   LIVE_COLUMNS,
   LIVE_DATASET,
   LIVE_GEOMETRY,
-  LIVE_QUARANTINE_DATASET,
   renameOldSnapshots,
 } from '../sources/signs/live.js';
-import { landLive } from '../sources/signs/live-landing.js';
+import { landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
   fetchCurrentState,
   liveBase,
@@ -106,31 +105,13 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
         );
         return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
       },
-      async land(file) {
-        const landed = await landLive(await context.database(), {
+      land: (file) =>
+        landLiveSnapshot(context, {
           file,
           format: options.format,
           api: options.api,
           downloadedAt,
-          staging: context.staging,
-          output: context.output,
-          scratch: context.scratch,
-          stepId: context.stepId,
-        });
-        for (const path of landed.files) await context.recordFile(path);
-        if (landed.quarantined > 0)
-          context.log.log(
-            'warn',
-            'signs.live.quarantine',
-            `${landed.quarantined} feature(s) could not be typed; see ${LIVE_QUARANTINE_DATASET} for each with its reason`,
-            { quarantined: landed.quarantined },
-          );
-        return {
-          rowsIn: landed.rows + landed.quarantined,
-          rowsOut: landed.rows,
-          notes: { api: options.api, snapshot: landed.snapshot, quarantined: landed.quarantined },
-        };
-      },
+        }),
     });
   },
 });

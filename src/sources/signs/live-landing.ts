@@ -12,6 +12,7 @@ import { DataError, explainDataError } from '../../errors.js';
 import { writeThrough } from '../../util/fs.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
 import { engineSql } from '../../duckdb/sql-files.js';
+import type { RunContext, RunOutcome } from '../context.js';
 import { LIVE_DATASET, LIVE_QUARANTINE_DATASET, csvFeatures, featureLines } from './live.js';
 
 /** Parquet for files that live only in staging: fast to write and read back. */
@@ -115,4 +116,35 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     ),
   );
   return { snapshot: moment, rows, quarantined, files };
+}
+
+/**
+ * Lands a download as the step's snapshot: its files recorded for the
+ * manifest, the features that could not be typed warned of; resolves to what
+ * the step did.
+ */
+export async function landLiveSnapshot(
+  context: RunContext,
+  download: Pick<LiveDownload, 'file' | 'format' | 'api' | 'downloadedAt'>,
+): Promise<RunOutcome> {
+  const landed = await landLive(await context.database(), {
+    ...download,
+    staging: context.staging,
+    output: context.output,
+    scratch: context.scratch,
+    stepId: context.stepId,
+  });
+  for (const path of landed.files) await context.recordFile(path);
+  if (landed.quarantined > 0)
+    context.log.log(
+      'warn',
+      'signs.live.quarantine',
+      `${landed.quarantined} feature(s) could not be typed; see ${LIVE_QUARANTINE_DATASET} for each with its reason`,
+      { quarantined: landed.quarantined },
+    );
+  return {
+    rowsIn: landed.rows + landed.quarantined,
+    rowsOut: landed.rows,
+    notes: { api: download.api, snapshot: landed.snapshot, quarantined: landed.quarantined },
+  };
 }
