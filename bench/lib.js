@@ -153,3 +153,15 @@ export async function feedToLines(signsUrl, file, limit = 100) {
   await writeFile(file, `${lines.join('\n')}\n`);
   return lines.length;
 }
+
+/** Runs bench/<script> ARGS in a process of its own; resolves to the JSON line it prints. */
+export async function runFloor(script, ...args) {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`${script} exited ${code}`);
+  return JSON.parse(stdout.trim());
+}

@@ -7,15 +7,13 @@
 // api: the step downloading the v5 GeoJSON and the v4 CSV from the simulator
 // at 100k signs and nationally: time, CPU and peak RSS, which should not grow
 // with the download.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline as streamed } from 'node:stream/promises';
-import { ROOT, cpuPerRow, mb, runPipeline, startSimulator } from './lib.js';
+import { cpuPerRow, mb, runFloor, runPipeline, startSimulator } from './lib.js';
 
 const { liveUrl } = await import('../dist/sources/signs/client.js');
 const { arrayMemberToLines } = await import('../dist/util/json-lines.js');
@@ -47,18 +45,6 @@ async function downloadV5(env, file) {
   await streamed(Readable.fromWeb(response.body), createWriteStream(file));
 }
 
-/** DuckDB alone typing the features of `lines` (one per line), in a process of its own. */
-async function floor(lines, out) {
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'live-floor.js'), lines, out], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`live-floor.js exited ${code}`);
-  return JSON.parse(stdout.trim());
-}
-
 const fileRows = [];
 for (const [name, label, args] of [
   ['300k', '300k signs', ['--signs', '300000', '--seed', '7']],
@@ -74,7 +60,7 @@ for (const [name, label, args] of [
   // The floor's input, made apart and not timed: the same features, one per line.
   const lines = join(dir, 'features.jsonl');
   await arrayMemberToLines(file, lines, 'features');
-  const base = await floor(lines, join(dir, 'floor.parquet'));
+  const base = await runFloor('live-floor.js', lines, join(dir, 'floor.parquet'));
   const run = await runPipeline(filePipeline(file), {});
   const step = run.manifest.steps[0];
   const stepUs = cpuPerRow(step.cpu_ms, step.rows_out);

@@ -1,7 +1,5 @@
 // Traffic-sign feed benchmarks (issue: traffic signs). Not part of `npm test`.
 //   node bench/signs.js [throughput] [latency] [memory] [current-state] [cpu] [pipeline]
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +10,7 @@ import {
   rate,
   rawFeedLoop,
   ROOT,
+  runFloor,
   runPipeline,
   startSimulator,
   withCpu,
@@ -134,18 +133,6 @@ sql_dir: SQL_DIR
   );
 }
 
-/** The landing floor: DuckDB alone typing the staged events into one zstd Parquet file. */
-async function landingFloor(lines, out) {
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'signs-floor.js'), lines, out], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`signs-floor.js exited ${code}`);
-  return JSON.parse(stdout.trim());
-}
-
 if (want('cpu')) {
   // Client CPU per event of one reader: the road-etl process against its floor, measured
   // in the same run: the raw fetch-and-parse loop (this process) plus DuckDB alone landing
@@ -155,7 +142,11 @@ if (want('cpu')) {
   const { result: raw, cpuMs } = await withCpu(() => rawFeedLoop(sim.env.ROAD_ETL_SIGNS_URL));
   const dir = await mkdtemp(join(tmpdir(), 'road-etl-bench-floor-'));
   await feedToLines(sim.env.ROAD_ETL_SIGNS_URL, join(dir, 'events.jsonl'));
-  const landing = await landingFloor(join(dir, 'events.jsonl'), join(dir, 'events.parquet'));
+  const landing = await runFloor(
+    'signs-floor.js',
+    join(dir, 'events.jsonl'),
+    join(dir, 'events.parquet'),
+  );
   await rm(dir, { recursive: true, force: true });
   const run = await runPipeline(eventsPipeline({ concurrency: 1 }), sim.env);
   await sim.stop();

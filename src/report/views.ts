@@ -43,10 +43,6 @@ export class Views {
     return known !== undefined && columns.every((c) => known.has(c));
   }
 
-  names(): string[] {
-    return [...this.#columns.keys()].sort();
-  }
-
   /** Rows of the report's query src/report/sql/<name>.sql, with `values` bound. */
   async query(name: string, values?: Record<string, DuckDBValue>): Promise<Row[]> {
     return this.db.all(await engineSql('report', name), values);
