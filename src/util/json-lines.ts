@@ -58,8 +58,20 @@ class MemberScanner {
 
   /** The lines the chunk ends, and the start of an element it does not end. */
   scan(bytes: Buffer): Buffer[] {
+    spaced(bytes);
     const out: Buffer[] = [];
     for (let at = 0; at < bytes.length; at++) {
+      if (this.#inString && !this.#readingKey()) {
+        // Inside a string nothing but its end matters: jump to it.
+        at = this.#stringEnd(bytes, at);
+        continue;
+      }
+      if (this.#depth >= 3) {
+        // Inside an element nothing but its end matters: skip to it.
+        at = this.#elementEnd(bytes, at);
+        if (at < bytes.length) this.#close(bytes, at, out);
+        continue;
+      }
       const byte = bytes[at]!;
       if (this.#inString) this.#stringByte(byte);
       else if (byte === QUOTE) this.#quote(at);
@@ -69,10 +81,68 @@ class MemberScanner {
     }
     if (this.#copyFrom >= 0) {
       // The element goes on in the next chunk: what is here is written now.
-      out.push(blanked(bytes.subarray(this.#copyFrom)));
+      out.push(bytes.subarray(this.#copyFrom));
       this.#copyFrom = 0;
     }
     return out;
+  }
+
+  /** A top-level key is being read (its bytes are kept). */
+  #readingKey(): boolean {
+    return this.#depth === 1 && this.#phase === 'key';
+  }
+
+  /**
+   * Inside an element at `at`: where the byte that closes it is, or the
+   * chunk's length when the element goes on in the next one.
+   */
+  #elementEnd(bytes: Buffer, at: number): number {
+    let depth = this.#depth;
+    let i = at;
+    for (; i < bytes.length; i++) {
+      const byte = bytes[i]!;
+      if (byte === QUOTE) {
+        // a string: jumped over (natively) to its end
+        this.#inString = true;
+        i = this.#stringEnd(bytes, i + 1);
+      } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) depth++;
+      else if ((byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) && --depth === 2) {
+        // the byte that closes the element is #close's, from depth 3
+        this.#depth = 3;
+        return i;
+      }
+    }
+    this.#depth = depth;
+    return bytes.length;
+  }
+
+  /**
+   * The string goes on at `at`: where it ends (its closing quote), or the
+   * chunk's last byte when it goes on in the next one.
+   */
+  #stringEnd(bytes: Buffer, at: number): number {
+    let from = at;
+    if (this.#escaped) {
+      // the chunk starts with the character a backslash escapes
+      this.#escaped = false;
+      from++;
+    }
+    for (;;) {
+      const quote = bytes.indexOf(QUOTE, from);
+      const end = quote < 0 ? bytes.length : quote;
+      let backslashes = 0;
+      while (end - backslashes - 1 >= from && bytes[end - backslashes - 1] === BACKSLASH)
+        backslashes++;
+      if (quote < 0) {
+        this.#escaped = backslashes % 2 === 1;
+        return bytes.length - 1;
+      }
+      if (backslashes % 2 === 0) {
+        this.#inString = false;
+        return quote;
+      }
+      from = quote + 1;
+    }
   }
 
   #stringByte(byte: number): void {
@@ -129,7 +199,7 @@ class MemberScanner {
 
   /** The element being copied ends before `to`: its line. */
   #line(bytes: Buffer, to: number, out: Buffer[]): void {
-    out.push(lineOf(bytes, this.#copyFrom, to));
+    out.push(bytes.subarray(this.#copyFrom, to), NEWLINE);
     this.#copyFrom = -1;
     this.result.elements++;
   }
@@ -146,8 +216,8 @@ export async function arrayMemberToLines(
   const scanner = new MemberScanner(member);
   try {
     for await (const chunk of createReadStream(source, { highWaterMark: 1 << 20 })) {
-      for (const line of scanner.scan(chunk as Buffer))
-        if (!out.write(line)) await once(out, 'drain');
+      // One write a chunk: its lines copied out of the chunk at once.
+      if (!out.write(Buffer.concat(scanner.scan(chunk as Buffer)))) await once(out, 'drain');
     }
     out.end();
     await finished(out);
@@ -158,18 +228,15 @@ export async function arrayMemberToLines(
   return scanner.result;
 }
 
-/** A copy of the bytes with line breaks made spaces, and a line break after them when `line`. */
-function blanked(bytes: Buffer, line = false): Buffer {
-  const copy = Buffer.allocUnsafe(bytes.length + (line ? 1 : 0));
-  bytes.copy(copy);
-  for (let i = copy.indexOf(LF); i >= 0 && i < bytes.length; i = copy.indexOf(LF, i + 1))
-    copy[i] = 0x20;
-  for (let i = copy.indexOf(CR); i >= 0 && i < bytes.length; i = copy.indexOf(CR, i + 1))
-    copy[i] = 0x20;
-  if (line) copy[bytes.length] = LF;
-  return copy;
-}
+const NEWLINE = Buffer.from('\n');
 
-function lineOf(bytes: Buffer, from: number, to: number): Buffer {
-  return blanked(bytes.subarray(from, to), true);
+/**
+ * Line breaks made spaces, in place: in valid JSON they can only be whitespace
+ * between tokens (inside a string they are escaped), and an element must stay
+ * on its line.
+ */
+function spaced(bytes: Buffer): void {
+  for (const breaking of [LF, CR])
+    for (let i = bytes.indexOf(breaking); i >= 0; i = bytes.indexOf(breaking, i + 1))
+      bytes[i] = 0x20;
 }

@@ -379,7 +379,9 @@ describe('sql/live_typing.sql', () => {
   it('types into exactly the columns the views declare before there is data, in their order', async () => {
     const db = await Database.open({ threads: 1 });
     try {
-      await db.run(`CREATE TEMP VIEW live_features AS SELECT NULL::JSON AS f WHERE false`);
+      await db.run(
+        `CREATE TEMP VIEW live_features AS SELECT NULL::JSON AS id, NULL::JSON AS geometry, NULL::JSON AS properties, NULL::VARCHAR AS raw WHERE false`,
+      );
       await db.run(
         `CREATE TEMP TABLE typed AS SELECT * FROM (${await engineSql('sources/signs', 'live_typing')})`,
         { api: 'v5', downloaded_at: '2026-11-24T06:00:00.000Z' },
@@ -446,6 +448,47 @@ describe('a feature that cannot be typed', () => {
       'id is not a UUID: not-a-uuid',
       'rvvCode is missing',
     ]);
+  });
+});
+
+describe('a FeatureCollection with elements that are not features', () => {
+  const sign = {
+    type: 'Feature',
+    id: '9c1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b',
+    geometry: { type: 'Point', coordinates: [4.9, 52.37] },
+    properties: { rvvCode: 'C2', countyCode: 'GM0363' },
+  };
+  const features = [42, sign, 'a sign', null, [sign]];
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/geo+json' });
+    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
+  });
+  server.listen(0, '127.0.0.1');
+  afterAll(() => {
+    server.close();
+  });
+
+  it('keeps the features and quarantines each other element as received', async () => {
+    if (!server.listening) await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dir = await testDir();
+    const { failure, output } = await runDefinition(
+      dir,
+      pipeline({ api: 'v5' }),
+      await sqlFiles(),
+      { env: { ROAD_ETL_SIGNS_URL: url } },
+    );
+    expect(failure).toBeUndefined();
+    const kept = await duck(
+      `SELECT sign_id::VARCHAR AS id, rvv_code FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
+    );
+    expect(kept).toEqual([{ id: sign.id, rvv_code: 'C2' }]);
+    const quarantined = await duck(
+      `SELECT raw_feature FROM read_parquet('${output}/signs/live_quarantine/*.parquet')`,
+    );
+    expect(quarantined.map((r) => JSON.parse(String(r['raw_feature'])) as unknown).sort()).toEqual(
+      [42, 'a sign', null, [sign]].sort(),
+    );
   });
 });
 

@@ -5,15 +5,22 @@
  * typed quarantined beside it, each file put in place whole.
  */
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError } from '../../errors.js';
-import { writeThrough } from '../../util/fs.js';
+import { commitFiles, makeFolder, temporaryPath } from '../../util/fs.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
 import { engineSql } from '../../duckdb/sql-files.js';
 import type { RunContext, RunOutcome } from '../context.js';
-import { LIVE_DATASET, LIVE_QUARANTINE_DATASET, csvFeatures, featureLines } from './live.js';
+import {
+  LIVE_DATASET,
+  LIVE_QUARANTINE_DATASET,
+  csvFeatures,
+  featureLines,
+  featureMembers,
+  featureParts,
+} from './live.js';
 
 /** Parquet for files that live only in staging: fast to write and read back. */
 const STAGED = `FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB'`;
@@ -40,17 +47,29 @@ export interface LandedLive {
   files: string[];
 }
 
-/** The features of the file as a SQL relation of one JSON column `f`. */
-async function featuresOf(download: LiveDownload, read: Reader): Promise<string> {
+/** The features of a download, as live_typing.sql reads them (the view live_features). */
+interface Features {
+  /** How many. */
+  count: number;
+  /** The features with each as received (for the quarantine). */
+  parts: string;
+  /** The same without the feature as received, cheaper to read, when there is such a way. */
+  members?: string;
+}
+
+type Copier = (sql: string, values?: Record<string, string>) => Promise<number>;
+
+/** The features of the file. */
+async function featuresOf(download: LiveDownload, copy: Copier): Promise<Features> {
   if (download.format === 'csv') {
     // The rows are made into features in a pass of their own: typed in the same
     // statement, DuckDB held far more of a national file than the budget allows.
     const made = join(download.staging, 'features.parquet');
-    await read(
+    const count = await copy(
       `COPY (SELECT f FROM ${csvFeatures(download.file)}) TO ${quotedString(made)} (${STAGED})`,
     );
     await rm(download.file, { force: true });
-    return `(SELECT f FROM read_parquet(${quotedString(made)}))`;
+    return { count, parts: featureParts(`read_parquet(${quotedString(made)})`) };
   }
   // One object of a gigabyte cannot be read a piece at a time: its features become lines.
   const lines = join(download.staging, 'features.jsonl');
@@ -60,62 +79,92 @@ async function featuresOf(download: LiveDownload, read: Reader): Promise<string>
       `signs.live: the ${download.api} answer is not a FeatureCollection (no features array)`,
     );
   await rm(download.file, { force: true });
-  return featureLines(lines);
+  return {
+    count: split.elements,
+    parts: featureParts(featureLines(lines)),
+    members: featureMembers(lines),
+  };
 }
 
-type Reader = (sql: string, values?: Record<string, string>) => Promise<void>;
-
-/** Types the downloaded file and lands it as a snapshot (and its quarantine). */
-export async function landLive(db: Database, download: LiveDownload): Promise<LandedLive> {
-  // A download DuckDB cannot read or type as a whole is a data error, not a bug.
-  const read: Reader = (sql, values) =>
-    db.run(sql, values).catch((error: unknown) => {
-      throw explainDataError(error, `signs.live: the ${download.api} download`);
-    });
-  const features = await featuresOf(download, read);
-  const moment = new Date(download.downloadedAt).toISOString();
-  // The typed rows are set apart once, then written as the snapshot and the quarantine.
-  const kept = join(download.staging, 'typed.parquet');
-  await db.run(`CREATE OR REPLACE TEMP VIEW live_features AS SELECT f FROM ${features}`);
+/** Writes `select` over the typed features (the relation `typed`) to `target`; resolves to the rows written. */
+async function typeInto(
+  db: Database,
+  copy: Copier,
+  features: string,
+  select: string,
+  target: string,
+  values: Record<string, string>,
+): Promise<number> {
+  const typing = await engineSql('sources/signs', 'live_typing');
+  await db.run(`CREATE OR REPLACE TEMP VIEW live_features AS SELECT * FROM ${features}`);
   try {
-    const typing = await engineSql('sources/signs', 'live_typing');
-    await read(`COPY (${typing}) TO ${quotedString(kept)} (${STAGED})`, {
-      api: download.api,
-      downloaded_at: moment,
-    });
+    return await copy(
+      `COPY (WITH typed AS (${typing}) ${select}) TO ${quotedString(target)} (${PARQUET_FORMAT})`,
+      values,
+    );
   } finally {
     await db.run('DROP VIEW IF EXISTS live_features');
   }
-  const typedRows = `read_parquet(${quotedString(kept)})`;
-  const [counted] = await db.all(
-    `SELECT count(*) FILTER (WHERE _problem IS NOT NULL) AS n FROM ${typedRows}`,
+}
+
+/**
+ * Types the downloaded file and lands it as a snapshot (and its quarantine):
+ * one pass types and writes the snapshot, and only when it kept fewer rows
+ * than there are features does a second find those that could not be typed,
+ * each with the feature as received. Both files are put in place together.
+ */
+export async function landLive(db: Database, download: LiveDownload): Promise<LandedLive> {
+  // A download DuckDB cannot read or type as a whole is a data error, not a bug.
+  const copy: Copier = (sql, values) =>
+    db.copy(sql, values).catch((error: unknown) => {
+      throw explainDataError(error, `signs.live: the ${download.api} download`);
+    });
+  const features = await featuresOf(download, copy);
+  const moment = new Date(download.downloadedAt).toISOString();
+  const values = { api: download.api, downloaded_at: moment };
+  const snapshot = join(
+    download.output,
+    LIVE_DATASET,
+    partitionFolder('snapshot', moment),
+    `${download.stepId}.parquet`,
   );
-  const quarantined = Number(counted?.['n'] ?? 0);
-  const files: string[] = [];
-  const write = async (query: string, target: string): Promise<number> => {
-    const rows = await writeThrough(target, download.scratch, (temporary) =>
-      db.copy(`COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
-    );
-    files.push(target);
-    return rows;
-  };
-  if (quarantined > 0) {
-    const name = `${download.stepId}-${moment.replace(/[-:.]/g, '')}.parquet`;
-    await write(
-      `(SELECT _problem AS reason, raw_feature, api, downloaded_at FROM ${typedRows} WHERE _problem IS NOT NULL)`,
-      join(download.output, LIVE_QUARANTINE_DATASET, name),
-    );
+  const quarantine = join(
+    download.output,
+    LIVE_QUARANTINE_DATASET,
+    `${download.stepId}-${moment.replace(/[-:.]/g, '')}.parquet`,
+  );
+  const moves: [string, string][] = [];
+  try {
+    const kept = temporaryPath(snapshot, download.scratch);
+    moves.push([kept, snapshot]);
+    const keep = 'SELECT * EXCLUDE (_problem, raw_feature) FROM typed WHERE _problem IS NULL';
+    const { members } = features;
+    const rows = members
+      ? await typeInto(db, db.copy.bind(db), members, keep, kept, values).catch(() =>
+          // a feature that is not an object, say: the lines read whole
+          typeInto(db, copy, features.parts, keep, kept, values),
+        )
+      : await typeInto(db, copy, features.parts, keep, kept, values);
+    let quarantined = 0;
+    if (rows < features.count) {
+      const held = temporaryPath(quarantine, download.scratch);
+      moves.unshift([held, quarantine]);
+      quarantined = await typeInto(
+        db,
+        copy,
+        features.parts,
+        'SELECT _problem AS reason, raw_feature, api, downloaded_at FROM typed WHERE _problem IS NOT NULL',
+        held,
+        values,
+      );
+    }
+    for (const [, path] of moves) await makeFolder(dirname(path));
+    await commitFiles(moves);
+    return { snapshot: moment, rows, quarantined, files: moves.map(([, path]) => path) };
+  } catch (error) {
+    await Promise.all(moves.map(([temporary]) => rm(temporary, { force: true })));
+    throw error;
   }
-  const rows = await write(
-    `(SELECT * EXCLUDE (_problem, raw_feature) FROM ${typedRows} WHERE _problem IS NULL)`,
-    join(
-      download.output,
-      LIVE_DATASET,
-      partitionFolder('snapshot', moment),
-      `${download.stepId}.parquet`,
-    ),
-  );
-  return { snapshot: moment, rows, quarantined, files };
 }
 
 /**

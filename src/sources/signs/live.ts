@@ -127,9 +127,27 @@ export const LIVE_PROPERTIES: readonly string[] = [
   ...NESTED.map(([name]) => name),
 ];
 
-/** The features of a file of GeoJSON features, one per line. */
+/**
+ * The features of a file of GeoJSON features, one per line, as live_typing.sql
+ * reads them: DuckDB's JSON reader takes the three members typing needs
+ * straight from each line, in parallel, with one parse. A line that is not an
+ * object fails the read (featureParts takes any line).
+ */
+export function featureMembers(file: string): string {
+  return `(SELECT id, geometry, properties, NULL::VARCHAR AS raw
+    FROM read_json(${quotedString(file)}, format = 'newline_delimited',
+      columns = {id: 'JSON', geometry: 'JSON', properties: 'JSON'}))`;
+}
+
+/** The lines of a file of JSON values, one per line, as a relation of one JSON column `f`. */
 export function featureLines(file: string): string {
   return `(SELECT json AS f FROM read_json_objects(${quotedString(file)}, format = 'newline_delimited'))`;
+}
+
+/** A relation of features in one JSON column `f`, as live_typing.sql reads them: with the feature as received. */
+export function featureParts(features: string): string {
+  return `(SELECT f -> '$.id' AS id, f -> '$.geometry' AS geometry, f -> '$.properties' AS properties,
+      f::VARCHAR AS raw FROM ${features})`;
 }
 
 /**

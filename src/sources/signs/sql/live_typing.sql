@@ -1,5 +1,6 @@
 -- Today's traffic-sign API (v4, v5): each feature of live_features (one GeoJSON
--- feature a row, in the JSON column f) typed into a row of signs/live_snapshots.
+-- feature a row: its id, geometry and properties as JSON, and raw, the feature
+-- as received, where it is at hand) typed into a row of signs/live_snapshots.
 -- The sign's UUID, its position (WGS 84, from the geometry), every property of
 -- NDW's schemas in snake_case and typed (dates as DATE, numbers as numbers, text
 -- signs, supplementary signs and conditions as nested values: a text that does
@@ -7,7 +8,7 @@
 -- decoded as Latin-1), and the properties kept whole as JSON, so that a
 -- property the schemas do not know is kept too. _problem says why a feature
 -- cannot be a row (no UUID, no position, no RVV code: it goes to the
--- quarantine with raw_feature), else NULL.
+-- quarantine with raw_feature, the feature as received), else NULL.
 --
 -- A name is mis-encoded when it reads as UTF-8 read as Latin-1 or Windows-1252
 -- and encoded again ("CuraÃ§aostraat" for "Curaçaostraat"): an accented letter
@@ -18,7 +19,7 @@
 -- Bound: $api ('v4' or 'v5'), $downloaded_at (the snapshot's moment).
 -- The columns are those of LIVE_COLUMNS in live.ts, in its order.
 SELECT
-    TRY_CAST(f ->> '$.id' AS UUID) AS sign_id,
+    TRY_CAST(id ->> '$' AS UUID) AS sign_id,
     longitude,
     latitude,
     nullif(p.rvvCode, '') AS rvv_code,
@@ -93,19 +94,20 @@ SELECT
         THEN CAST('POINT (' || CAST(longitude AS VARCHAR) || ' ' || CAST(latitude AS VARCHAR) || ')' AS GEOMETRY)
     END AS geometry,
     CASE
-        WHEN TRY_CAST(f ->> '$.id' AS UUID) IS NULL THEN 'id is not a UUID: ' || coalesce(f ->> '$.id', 'missing')
+        WHEN sign_id IS NULL THEN 'id is not a UUID: ' || coalesce(id ->> '$', 'missing')
         WHEN longitude IS NULL OR latitude IS NULL THEN 'geometry is not a point with two coordinates'
         WHEN nullif(p.rvvCode, '') IS NULL THEN 'rvvCode is missing'
     END AS _problem,
     -- The feature as received, kept only where it goes to the quarantine.
-    CASE WHEN _problem IS NOT NULL THEN f::VARCHAR END AS raw_feature
+    CASE WHEN _problem IS NOT NULL THEN raw END AS raw_feature
 FROM (
     SELECT
-        f,
-        f -> '$.properties' AS properties,
+        id,
+        raw,
+        properties,
         -- Every property's text (nested ones as JSON) out of one parse.
-        json_transform(f -> '$.properties', '{"rvvCode":"VARCHAR","countyCode":"VARCHAR","countyName":"VARCHAR","status":"VARCHAR","externalId":"VARCHAR","validated":"VARCHAR","validatedOn":"VARCHAR","blackCode":"VARCHAR","zoneCode":"VARCHAR","placement":"VARCHAR","side":"VARCHAR","bearing":"VARCHAR","nenTurningDirection":"VARCHAR","fraction":"VARCHAR","drivingDirection":"VARCHAR","roadName":"VARCHAR","roadType":"VARCHAR","roadNumber":"VARCHAR","roadSectionId":"VARCHAR","nwbVersion":"VARCHAR","townName":"VARCHAR","bgtCode":"VARCHAR","imageUrl":"VARCHAR","firstSeenOn":"VARCHAR","lastSeenOn":"VARCHAR","removedOn":"VARCHAR","placedOn":"VARCHAR","expectedPlacedOn":"VARCHAR","expectedRemovedOn":"VARCHAR","trafficOrderUrl":"VARCHAR","privateProperty":"VARCHAR","missingRoadSection":"VARCHAR","registeredOn":"VARCHAR","lastModifiedOn":"VARCHAR","trafficOrderId":"VARCHAR","ownerType":"VARCHAR","ownerCode":"VARCHAR","textSigns":"JSON","supplementarySigns":"JSON","externalReferences":"JSON","conditions":"JSON","comments":"JSON"}') AS p,
-        TRY_CAST(f ->> '$.geometry.coordinates[0]' AS DOUBLE) AS longitude,
-        TRY_CAST(f ->> '$.geometry.coordinates[1]' AS DOUBLE) AS latitude
+        json_transform(properties, '{"rvvCode":"VARCHAR","countyCode":"VARCHAR","countyName":"VARCHAR","status":"VARCHAR","externalId":"VARCHAR","validated":"VARCHAR","validatedOn":"VARCHAR","blackCode":"VARCHAR","zoneCode":"VARCHAR","placement":"VARCHAR","side":"VARCHAR","bearing":"VARCHAR","nenTurningDirection":"VARCHAR","fraction":"VARCHAR","drivingDirection":"VARCHAR","roadName":"VARCHAR","roadType":"VARCHAR","roadNumber":"VARCHAR","roadSectionId":"VARCHAR","nwbVersion":"VARCHAR","townName":"VARCHAR","bgtCode":"VARCHAR","imageUrl":"VARCHAR","firstSeenOn":"VARCHAR","lastSeenOn":"VARCHAR","removedOn":"VARCHAR","placedOn":"VARCHAR","expectedPlacedOn":"VARCHAR","expectedRemovedOn":"VARCHAR","trafficOrderUrl":"VARCHAR","privateProperty":"VARCHAR","missingRoadSection":"VARCHAR","registeredOn":"VARCHAR","lastModifiedOn":"VARCHAR","trafficOrderId":"VARCHAR","ownerType":"VARCHAR","ownerCode":"VARCHAR","textSigns":"JSON","supplementarySigns":"JSON","externalReferences":"JSON","conditions":"JSON","comments":"JSON"}') AS p,
+        TRY_CAST(geometry ->> '$.coordinates[0]' AS DOUBLE) AS longitude,
+        TRY_CAST(geometry ->> '$.coordinates[1]' AS DOUBLE) AS latitude
     FROM live_features
 )
