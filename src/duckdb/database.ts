@@ -32,7 +32,7 @@ export type Row = Record<string, unknown>;
  * rows, rows carrying the record as received (about 1 KB) made row groups of
  * over 100 MB, and a national copy took more memory than a 1 GB budget.
  */
-export const PARQUET_FORMAT = `FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE_BYTES '16MB'`;
+export const PARQUET_FORMAT = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE_BYTES '16MB'`;
 
 export class Database {
   readonly #instance: DuckDBInstance;

@@ -235,7 +235,7 @@ const NEWLINE = Buffer.from('\n');
  * between tokens (inside a string they are escaped), and an element must stay
  * on its line.
  */
-function spaced(bytes: Buffer): void {
+export function spaced(bytes: Buffer): void {
   for (const breaking of [LF, CR])
     for (let i = bytes.indexOf(breaking); i >= 0; i = bytes.indexOf(breaking, i + 1))
       bytes[i] = 0x20;

@@ -490,6 +490,35 @@ describe('a FeatureCollection with elements that are not features', () => {
       [42, 'a sign', null, [sign]].sort(),
     );
   });
+
+  it('lands features that hold features in a property, which the quick cut gets wrong', async () => {
+    const nested = { ...sign, properties: { ...sign.properties, related: [sign, sign] } };
+    const served = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/geo+json' });
+      res.end(JSON.stringify({ type: 'FeatureCollection', features: [nested] }));
+    });
+    served.listen(0, '127.0.0.1');
+    try {
+      await once(served, 'listening');
+      const url = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
+      const dir = await testDir();
+      const { failure, output } = await runDefinition(
+        dir,
+        pipeline({ api: 'v5' }),
+        await sqlFiles(),
+        { env: { ROAD_ETL_SIGNS_URL: url } },
+      );
+      expect(failure).toBeUndefined();
+      const kept = await duck(
+        `SELECT sign_id::VARCHAR AS id, properties::VARCHAR AS properties FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
+      );
+      expect(kept.map((r) => [r['id'], JSON.parse(String(r['properties'])) as unknown])).toEqual([
+        [sign.id, nested.properties],
+      ]);
+    } finally {
+      served.close();
+    }
+  });
 });
 
 describe('a download that is not a FeatureCollection', () => {

@@ -10,6 +10,7 @@ import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/databa
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError } from '../../errors.js';
 import { commitFiles, makeFolder, temporaryPath } from '../../util/fs.js';
+import { compactFeatureLines } from '../../util/feature-lines.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
 import { engineSql } from '../../duckdb/sql-files.js';
 import type { RunContext, RunOutcome } from '../context.js';
@@ -53,38 +54,9 @@ interface Features {
   count: number;
   /** The features with each as received (for the quarantine). */
   parts: string;
-  /** The same without the feature as received, cheaper to read, when there is such a way. */
-  members?: string;
 }
 
 type Copier = (sql: string, values?: Record<string, string>) => Promise<number>;
-
-/** The features of the file. */
-async function featuresOf(download: LiveDownload, copy: Copier): Promise<Features> {
-  if (download.format === 'csv') {
-    // The rows are made into features in a pass of their own: typed in the same
-    // statement, DuckDB held far more of a national file than the budget allows.
-    const made = join(download.staging, 'features.parquet');
-    const count = await copy(
-      `COPY (SELECT f FROM ${csvFeatures(download.file)}) TO ${quotedString(made)} (${STAGED})`,
-    );
-    await rm(download.file, { force: true });
-    return { count, parts: featureParts(`read_parquet(${quotedString(made)})`) };
-  }
-  // One object of a gigabyte cannot be read a piece at a time: its features become lines.
-  const lines = join(download.staging, 'features.jsonl');
-  const split = await arrayMemberToLines(download.file, lines, 'features');
-  if (!split.found)
-    throw new DataError(
-      `signs.live: the ${download.api} answer is not a FeatureCollection (no features array)`,
-    );
-  await rm(download.file, { force: true });
-  return {
-    count: split.elements,
-    parts: featureParts(featureLines(lines)),
-    members: featureMembers(lines),
-  };
-}
 
 /** Writes `select` over the typed features (the relation `typed`) to `target`; resolves to the rows written. */
 async function typeInto(
@@ -107,6 +79,57 @@ async function typeInto(
   }
 }
 
+/** The typed features that can be rows, written to a file. */
+type Keep = (copy: Copier, features: string) => Promise<number>;
+
+/**
+ * Writes the features of the download that can be rows (`keep`); resolves to
+ * how many were written and the features, as received, for the quarantine.
+ */
+async function keptRows(
+  db: Database,
+  download: LiveDownload,
+  copy: Copier,
+  keep: Keep,
+): Promise<{ rows: number; features: Features }> {
+  if (download.format === 'csv') {
+    // The rows are made into features in a pass of their own: typed in the same
+    // statement, DuckDB held far more of a national file than the budget allows.
+    const made = join(download.staging, 'features.parquet');
+    const count = await copy(
+      `COPY (SELECT f FROM ${csvFeatures(download.file)}) TO ${quotedString(made)} (${STAGED})`,
+    );
+    await rm(download.file, { force: true });
+    const parts = featureParts(`read_parquet(${quotedString(made)})`);
+    return { rows: await keep(copy, parts), features: { count, parts } };
+  }
+  // One object of a gigabyte cannot be read a piece at a time: its features become
+  // lines, which DuckDB reads on every thread, the members typing needs straight
+  // from each line. The quick cut first; DuckDB's reader fails when it is wrong.
+  const lines = join(download.staging, 'features.jsonl');
+  const parts = featureParts(featureLines(lines));
+  const guessed = await compactFeatureLines(download.file, lines);
+  if (guessed !== undefined) {
+    const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch(() => undefined);
+    if (rows !== undefined) {
+      await rm(download.file, { force: true });
+      return { rows, features: { count: guessed, parts } };
+    }
+  }
+  const split = await arrayMemberToLines(download.file, lines, 'features');
+  if (!split.found)
+    throw new DataError(
+      `signs.live: the ${download.api} answer is not a FeatureCollection (no features array)`,
+    );
+  await rm(download.file, { force: true });
+  const features = { count: split.elements, parts };
+  const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch(() =>
+    // an element that is not an object, say: the lines read whole
+    keep(copy, parts),
+  );
+  return { rows, features };
+}
+
 /**
  * Types the downloaded file and lands it as a snapshot (and its quarantine):
  * one pass types and writes the snapshot, and only when it kept fewer rows
@@ -119,7 +142,6 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     db.copy(sql, values).catch((error: unknown) => {
       throw explainDataError(error, `signs.live: the ${download.api} download`);
     });
-  const features = await featuresOf(download, copy);
   const moment = new Date(download.downloadedAt).toISOString();
   const values = { api: download.api, downloaded_at: moment };
   const snapshot = join(
@@ -137,14 +159,16 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
   try {
     const kept = temporaryPath(snapshot, download.scratch);
     moves.push([kept, snapshot]);
-    const keep = 'SELECT * EXCLUDE (_problem, raw_feature) FROM typed WHERE _problem IS NULL';
-    const { members } = features;
-    const rows = members
-      ? await typeInto(db, db.copy.bind(db), members, keep, kept, values).catch(() =>
-          // a feature that is not an object, say: the lines read whole
-          typeInto(db, copy, features.parts, keep, kept, values),
-        )
-      : await typeInto(db, copy, features.parts, keep, kept, values);
+    const { rows, features } = await keptRows(db, download, copy, (copier, relation) =>
+      typeInto(
+        db,
+        copier,
+        relation,
+        'SELECT * EXCLUDE (_problem, raw_feature) FROM typed WHERE _problem IS NULL',
+        kept,
+        values,
+      ),
+    );
     let quarantined = 0;
     if (rows < features.count) {
       const held = temporaryPath(quarantine, download.scratch);
