@@ -23,18 +23,44 @@ QUALIFY from_moment IS NOT NULL
 SET VARIABLE live_pair_ends = (SELECT list(to_moment) FROM live_pairs);
 SET VARIABLE live_pair_starts = (SELECT list(from_moment) FROM live_pairs);
 
+-- The signs that differ between the two snapshots of a pair, found from a
+-- fingerprint of each sign (its properties' 64-bit hash and its position), so
+-- that the millions of signs that did not change are never compared whole.
+CREATE TEMP TABLE live_differing AS
+WITH
+before AS (
+    SELECT p.to_moment AS pair, s.sign_id, hash(s.properties::VARCHAR) AS fingerprint, s.longitude, s.latitude
+    FROM live_pairs AS p
+    JOIN signs_live_snapshots AS s ON s.snapshot = p.from_moment
+    WHERE list_contains(getvariable('live_pair_starts'), s.snapshot)
+),
+after AS (
+    SELECT p.to_moment AS pair, s.sign_id, hash(s.properties::VARCHAR) AS fingerprint, s.longitude, s.latitude
+    FROM live_pairs AS p
+    JOIN signs_live_snapshots AS s ON s.snapshot = p.to_moment
+    WHERE list_contains(getvariable('live_pair_ends'), s.snapshot)
+)
+SELECT coalesce(a.pair, b.pair) AS pair, coalesce(a.sign_id, b.sign_id) AS sign_id
+FROM after AS a
+FULL OUTER JOIN before AS b ON a.pair = b.pair AND a.sign_id = b.sign_id
+WHERE a.sign_id IS NULL OR b.sign_id IS NULL
+    OR a.fingerprint <> b.fingerprint
+    OR (a.longitude, a.latitude) IS DISTINCT FROM (b.longitude, b.latitude);
+
 CREATE TABLE signs_live_changes AS
 WITH
 before AS (
     SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.geometry, s.properties
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.from_moment
+    SEMI JOIN live_differing AS d ON d.pair = p.to_moment AND d.sign_id = s.sign_id
     WHERE list_contains(getvariable('live_pair_starts'), s.snapshot)
 ),
 after AS (
     SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.geometry, s.properties
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.to_moment
+    SEMI JOIN live_differing AS d ON d.pair = p.to_moment AND d.sign_id = s.sign_id
     WHERE list_contains(getvariable('live_pair_ends'), s.snapshot)
 ),
 compared AS (
