@@ -65,13 +65,13 @@ let floor;
 for (let night = 0; night < nights; night++) {
   const sim = await startSimulator(['--scale', 'national', '--seed', '7', '--now', day(night)]);
   try {
-    const run = await runPipeline(definition, sim.env, { keep: true, dir: folder });
+    const run = await runPipeline(definition, sim.env, { keep: true, dir: folder, failing: true });
     folder = run.dir;
     last = run;
     for (const step of run.manifest.steps)
       rows.push([
         `night ${night + 1}`,
-        step.id,
+        step.status === 'succeeded' ? step.id : `${step.id} (${step.status})`,
         seconds(step.duration_ms),
         seconds(step.cpu_ms),
         (step.rows_out ?? 0).toLocaleString('en'),
