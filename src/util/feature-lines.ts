@@ -10,10 +10,7 @@
  * both (DuckDB's JSON reader does), and the caller then cuts the file with
  * arrayMemberToLines, which follows every byte.
  */
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { spaced } from './json-lines.js';
 
 /** Where one feature ends and the next begins; the comma becomes a line break. */
@@ -46,6 +43,17 @@ async function featuresRange(source: string): Promise<{ from: number; to: number
   }
 }
 
+/** Writes all of `bytes` to the file. */
+async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
+  for (let done = 0; done < bytes.length;) {
+    const { bytesWritten } = await file.write(bytes, done, bytes.length - done);
+    done += bytesWritten;
+  }
+}
+
+/** How much is read at a time: one buffer, used over and over (no garbage per chunk). */
+const CHUNK = 4 << 20;
+
 /**
  * Writes the features of the FeatureCollection in `source` to `target`, one
  * per line, when the collection is laid out as a compact one is; resolves to
@@ -58,37 +66,34 @@ export async function compactFeatureLines(
 ): Promise<number | undefined> {
   const range = await featuresRange(source);
   if (!range) return undefined;
-  if (range.from === range.to) {
-    await finished(createWriteStream(target).end());
-    return 0;
-  }
-  let lines = 1;
-  let carry = Buffer.alloc(0);
-  const out = createWriteStream(target, { highWaterMark: 1 << 20 });
-  out.on('error', () => undefined); // surfaces in the write, the drain or finished()
+  const input = await open(source, 'r');
+  const output = await open(target, 'w');
   try {
-    const chunks = createReadStream(source, {
-      start: range.from,
-      end: range.to - 1,
-      highWaterMark: 1 << 20,
-    });
-    for await (const chunk of chunks) {
-      spaced(chunk as Buffer);
-      const bytes = carry.length > 0 ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
+    // The bytes a chunk ends with that could begin a boundary go to the front of the next.
+    const held = BETWEEN.length - 1;
+    const buffer = Buffer.allocUnsafe(CHUNK + held);
+    let lines = range.from < range.to ? 1 : 0;
+    let carry = 0;
+    for (let position = range.from; position < range.to;) {
+      const want = Math.min(CHUNK, range.to - position);
+      const { bytesRead } = await input.read(buffer, carry, want, position);
+      if (bytesRead === 0) throw new Error(`${source} ended before its features did`);
+      position += bytesRead;
+      const filled = carry + bytesRead;
+      const bytes = buffer.subarray(0, filled);
+      spaced(buffer.subarray(carry, filled));
       for (let at = bytes.indexOf(BETWEEN); at >= 0; at = bytes.indexOf(BETWEEN, at + 1)) {
         bytes[at + COMMA_AT] = 0x0a;
         lines++;
       }
-      // A boundary the chunk cuts through is found with the next chunk.
-      const kept = Math.max(0, bytes.length - (BETWEEN.length - 1));
-      if (!out.write(bytes.subarray(0, kept))) await once(out, 'drain');
-      carry = Buffer.from(bytes.subarray(kept));
+      const kept = position < range.to ? Math.max(0, filled - held) : filled;
+      await writeAll(output, bytes.subarray(0, kept));
+      buffer.copyWithin(0, kept, filled);
+      carry = filled - kept;
     }
-    out.end(Buffer.concat([carry, Buffer.from('\n')]));
-    await finished(out);
-  } catch (error) {
-    out.destroy();
-    throw error;
+    if (lines > 0) await writeAll(output, Buffer.from('\n'));
+    return lines;
+  } finally {
+    await Promise.all([input.close(), output.close()]);
   }
-  return lines;
 }

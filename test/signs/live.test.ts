@@ -683,4 +683,31 @@ describe("signs.live from NDW's daily bulk file", () => {
     expect(alone.failure).toBeUndefined();
     expect(await landed(alone.output)).toHaveLength(truth('v4').length - 5);
   });
+
+  it('reads an uncompressed local file where it lies, and leaves it as it was', async () => {
+    const { stat, writeFile } = await import('node:fs/promises');
+    const geojson = Buffer.from(
+      await (
+        await fetch(liveUrl({ api: 'v5', base: simulator.env.ROAD_ETL_SIGNS_URL! }), {
+          headers: { accept: 'application/geo+json' },
+        })
+      ).arrayBuffer(),
+    );
+    const file = join(await testDir(), 'signs.geojson');
+    await writeFile(file, geojson);
+    const viaApi = await runDefinition(await testDir(), pipeline({ api: 'v5' }), await sqlFiles(), {
+      env,
+    });
+    const viaFile = await runDefinition(
+      await testDir(),
+      pipeline({ api: 'v5', file }),
+      await sqlFiles(),
+      { env },
+    );
+    expect(viaFile.failure).toBeUndefined();
+    expect(await landed(viaFile.output)).toEqual(await landed(viaApi.output));
+    expect((await readFile(file)).equals(geojson)).toBe(true);
+    // No link to it is left behind.
+    expect((await stat(file)).nlink).toBe(1);
+  });
 });

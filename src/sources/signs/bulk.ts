@@ -5,7 +5,7 @@
  * or as GeoJSON; it is read as the API's answer would be.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, open, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, open, rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../../errors.js';
@@ -57,7 +57,13 @@ export async function fetchBulkFile(
     if (!info?.isFile()) throw new InputError(`signs.live: the bulk file ${source} does not exist`);
     lastModified = info.mtime.toUTCString();
     if (query.ifModifiedSince === lastModified) return { lastModified, notModified: true };
-    await copyFile(source, raw);
+    if (!(await isGzip(source))) {
+      // Read where it lies: linked into staging (copied where a link cannot be made).
+      await link(source, path).catch(() => copyFile(source, path));
+      return { lastModified, notModified: false };
+    }
+    await pipeline(createReadStream(source), createGunzip(), createWriteStream(path));
+    return { lastModified, notModified: false };
   }
   if (await isGzip(raw)) {
     await pipeline(createReadStream(raw), createGunzip(), createWriteStream(path));

@@ -27,7 +27,7 @@ import {
 const STAGED = `FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB'`;
 
 export interface LiveDownload {
-  /** The downloaded file, in `staging`. */
+  /** The downloaded file, in `staging`: read only (a local bulk file is linked there, not copied). */
   file: string;
   format: 'geojson' | 'csv';
   api: 'v4' | 'v5';
@@ -37,6 +37,8 @@ export interface LiveDownload {
   output: string;
   scratch: string;
   stepId: string;
+  /** Told why the quick way was not taken (the file cut a second time, or the lines read whole). */
+  note?: (message: string) => void;
 }
 
 export interface LandedLive {
@@ -54,6 +56,10 @@ interface Features {
   count: number;
   /** The features with each as received (for the quarantine). */
   parts: string;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
 }
 
 type Copier = (sql: string, values?: Record<string, string>) => Promise<number>;
@@ -110,12 +116,15 @@ async function keptRows(
   const parts = featureParts(featureLines(lines));
   const guessed = await compactFeatureLines(download.file, lines);
   if (guessed !== undefined) {
-    const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch(() => undefined);
+    const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch((error: unknown) => {
+      download.note?.(`the quick cut into lines did not hold (${firstLine(error)}): cut again`);
+      return undefined;
+    });
     if (rows !== undefined) {
       await rm(download.file, { force: true });
       return { rows, features: { count: guessed, parts } };
     }
-  }
+  } else download.note?.('not a compact FeatureCollection: cut into lines byte by byte');
   const split = await arrayMemberToLines(download.file, lines, 'features');
   if (!split.found)
     throw new DataError(
@@ -123,10 +132,13 @@ async function keptRows(
     );
   await rm(download.file, { force: true });
   const features = { count: split.elements, parts };
-  const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch(() =>
+  const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch((error: unknown) => {
     // an element that is not an object, say: the lines read whole
-    keep(copy, parts),
-  );
+    download.note?.(
+      `the features' members could not be read (${firstLine(error)}): lines read whole`,
+    );
+    return keep(copy, parts);
+  });
   return { rows, features };
 }
 
@@ -206,6 +218,7 @@ export async function landLiveSnapshot(
     output: context.output,
     scratch: context.scratch,
     stepId: context.stepId,
+    note: (message) => context.log.log('debug', 'signs.live.lines', message),
   });
   for (const path of landed.files) await context.recordFile(path);
   if (landed.quarantined > 0)
