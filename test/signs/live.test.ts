@@ -451,6 +451,24 @@ describe('a feature that cannot be typed', () => {
   });
 });
 
+/** Runs the v5 pipeline against a service that answers a FeatureCollection of `features`. */
+async function landCollection(features: unknown[]): ReturnType<typeof runDefinition> {
+  const served = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/geo+json' });
+    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
+  });
+  served.listen(0, '127.0.0.1');
+  try {
+    await once(served, 'listening');
+    const url = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
+    return await runDefinition(await testDir(), pipeline({ api: 'v5' }), await sqlFiles(), {
+      env: { ROAD_ETL_SIGNS_URL: url },
+    });
+  } finally {
+    served.close();
+  }
+}
+
 describe('a FeatureCollection with elements that are not features', () => {
   const sign = {
     type: 'Feature',
@@ -458,26 +476,9 @@ describe('a FeatureCollection with elements that are not features', () => {
     geometry: { type: 'Point', coordinates: [4.9, 52.37] },
     properties: { rvvCode: 'C2', countyCode: 'GM0363' },
   };
-  const features = [42, sign, 'a sign', null, [sign]];
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/geo+json' });
-    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
-  });
-  server.listen(0, '127.0.0.1');
-  afterAll(() => {
-    server.close();
-  });
 
   it('keeps the features and quarantines each other element as received', async () => {
-    if (!server.listening) await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const dir = await testDir();
-    const { failure, output } = await runDefinition(
-      dir,
-      pipeline({ api: 'v5' }),
-      await sqlFiles(),
-      { env: { ROAD_ETL_SIGNS_URL: url } },
-    );
+    const { failure, output } = await landCollection([42, sign, 'a sign', null, [sign]]);
     expect(failure).toBeUndefined();
     const kept = await duck(
       `SELECT sign_id::VARCHAR AS id, rvv_code FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
@@ -493,31 +494,14 @@ describe('a FeatureCollection with elements that are not features', () => {
 
   it('lands features that hold features in a property, which the quick cut gets wrong', async () => {
     const nested = { ...sign, properties: { ...sign.properties, related: [sign, sign] } };
-    const served = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/geo+json' });
-      res.end(JSON.stringify({ type: 'FeatureCollection', features: [nested] }));
-    });
-    served.listen(0, '127.0.0.1');
-    try {
-      await once(served, 'listening');
-      const url = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
-      const dir = await testDir();
-      const { failure, output } = await runDefinition(
-        dir,
-        pipeline({ api: 'v5' }),
-        await sqlFiles(),
-        { env: { ROAD_ETL_SIGNS_URL: url } },
-      );
-      expect(failure).toBeUndefined();
-      const kept = await duck(
-        `SELECT sign_id::VARCHAR AS id, properties::VARCHAR AS properties FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
-      );
-      expect(kept.map((r) => [r['id'], JSON.parse(String(r['properties'])) as unknown])).toEqual([
-        [sign.id, nested.properties],
-      ]);
-    } finally {
-      served.close();
-    }
+    const { failure, output } = await landCollection([nested]);
+    expect(failure).toBeUndefined();
+    const kept = await duck(
+      `SELECT sign_id::VARCHAR AS id, properties::VARCHAR AS properties FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
+    );
+    expect(kept.map((r) => [r['id'], JSON.parse(String(r['properties'])) as unknown])).toEqual([
+      [sign.id, nested.properties],
+    ]);
   });
 });
 
@@ -688,9 +672,12 @@ describe("signs.live from NDW's daily bulk file", () => {
     const { stat, writeFile } = await import('node:fs/promises');
     const geojson = Buffer.from(
       await (
-        await fetch(liveUrl({ api: 'v5', base: simulator.env.ROAD_ETL_SIGNS_URL! }), {
-          headers: { accept: 'application/geo+json' },
-        })
+        await fetch(
+          liveUrl({ api: 'v5', base: simulator.env.ROAD_ETL_SIGNS_URL!, format: 'geojson' }),
+          {
+            headers: { accept: 'application/geo+json' },
+          },
+        )
       ).arrayBuffer(),
     );
     const file = join(await testDir(), 'signs.geojson');
