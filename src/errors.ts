@@ -106,6 +106,11 @@ export class InterruptedError extends RoadEtlError {
   }
 }
 
+/** The first line of an error's message, for a message of one's own. */
+export function firstLineOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}
+
 /** One line of at most 300 characters of a response body, for messages. */
 export function excerptOf(body: string, max = 300): string {
   const line = body

@@ -6,7 +6,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { RunError } from '../errors.js';
+import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionType, partitionValues } from './partitions.js';
 
@@ -97,10 +97,6 @@ export function readDatasetSql(
   return `read_parquet(${quotedString(join(dataset.folder, files))}, hive_partitioning = true, union_by_name = ${unify}${hiveTypes})`;
 }
 
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
-}
-
 /**
  * A dataset of snapshots (its name ends in `_snapshots`, a partition
  * `snapshot=` per download) also has a view of its latest snapshot, named
@@ -145,7 +141,7 @@ export async function createDatasetViews(
     } catch (error) {
       // DuckDB reads the files' footers here: a damaged or foreign file shows up now.
       throw new RunError(
-        `Cannot read dataset ${dataset.name} (${dataset.folder}): ${firstLine(error)}. ` +
+        `Cannot read dataset ${dataset.name} (${dataset.folder}): ${firstLineOf(error)}. ` +
           'A file in it is damaged or not Parquet: remove that file, or start the step that writes it over with --reset',
         { cause: error },
       );

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
 import { partitionFolder } from '../../duckdb/partitions.js';
-import { DataError, explainDataError } from '../../errors.js';
+import { DataError, explainDataError, firstLineOf } from '../../errors.js';
 import { commitFiles, makeFolder, temporaryPath } from '../../util/fs.js';
 import { compactFeatureLines } from '../../util/feature-lines.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
@@ -56,10 +56,6 @@ interface Features {
   count: number;
   /** The features with each as received (for the quarantine). */
   parts: string;
-}
-
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);
 }
 
 type Copier = (sql: string, values?: Record<string, string>) => Promise<number>;
@@ -117,7 +113,7 @@ async function keptRows(
   const guessed = await compactFeatureLines(download.file, lines);
   if (guessed !== undefined) {
     const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch((error: unknown) => {
-      download.note?.(`the quick cut into lines did not hold (${firstLine(error)}): cut again`);
+      download.note?.(`the quick cut into lines did not hold (${firstLineOf(error)}): cut again`);
       return undefined;
     });
     if (rows !== undefined) {
@@ -135,7 +131,7 @@ async function keptRows(
   const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch((error: unknown) => {
     // an element that is not an object, say: the lines read whole
     download.note?.(
-      `the features' members could not be read (${firstLine(error)}): lines read whole`,
+      `the features' members could not be read (${firstLineOf(error)}): lines read whole`,
     );
     return keep(copy, parts);
   });
