@@ -20,6 +20,21 @@ function isSpace(byte: number): boolean {
 }
 
 /**
+ * Where the string that goes on at `from` ends: its closing quote (the text's
+ * length when there is none), found by a native search for quotes, a quote
+ * after an odd number of backslashes being part of the string.
+ */
+function closingQuote(text: Uint8Array, from: number): number {
+  for (let at = from; ; at++) {
+    at = text.indexOf(QUOTE, at);
+    if (at < 0) return text.length;
+    let backslashes = 0;
+    while (at - backslashes - 1 >= from && text[at - backslashes - 1] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+}
+
+/**
  * Start and end offsets (end exclusive, whitespace trimmed) of each top-level
  * element of the JSON array in `text`, as a flat list [start0, end0, start1, ...].
  * Throws when the text is not an array.
@@ -37,11 +52,7 @@ export function arrayElementRanges(text: Uint8Array): number[] {
     const byte = text[at]!;
     if (byte === QUOTE) {
       if (start < 0) start = at;
-      at++;
-      while (at < text.length && text[at] !== QUOTE) {
-        if (text[at] === BACKSLASH) at++;
-        at++;
-      }
+      at = closingQuote(text, at + 1);
       end = at + 1;
     } else if (byte === OPEN_ARRAY || byte === OPEN_OBJECT) {
       if (start < 0) start = at;

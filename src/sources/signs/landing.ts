@@ -80,13 +80,15 @@ export class StagedLines {
     const out = this.#out;
     if (out.errored) throw out.errored;
     const ranges = arrayElementRanges(page.body);
+    // Line breaks can only be whitespace between tokens: a space does as well.
+    const breaks = page.body.includes(0x0a) || page.body.includes(0x0d);
     const parts: Buffer[] = [];
     page.positions.forEach((position, n) => {
       const start = ranges[2 * position]!;
       const end = ranges[2 * position + 1]!;
       let event = page.body.subarray(start, end);
-      // Line breaks can only be whitespace between tokens: a space does as well.
-      if (hasLineBreak(page.body, start, end)) event = Buffer.from(event.map(blankLineBreak));
+      if (breaks && hasLineBreak(page.body, start, end))
+        event = Buffer.from(event.map(blankLineBreak));
       parts.push(Buffer.from(`{"f":${page.indexes[n]!},"e":`), event, NEWLINE_CLOSE);
     });
     this.rows += page.positions.length;
