@@ -57,19 +57,17 @@ export async function fetchBulkFile(
     if (!info?.isFile()) throw new InputError(`signs.live: the bulk file ${source} does not exist`);
     lastModified = info.mtime.toUTCString();
     if (query.ifModifiedSince === lastModified) return { lastModified, notModified: true };
-    if (!(await isGzip(source))) {
-      // Read where it lies: linked into staging (copied where a link cannot be made).
-      await link(source, path).catch(() => copyFile(source, path));
-      return { lastModified, notModified: false };
-    }
-    await pipeline(createReadStream(source), createGunzip(), createWriteStream(path));
-    return { lastModified, notModified: false };
   }
-  if (await isGzip(raw)) {
-    await pipeline(createReadStream(raw), createGunzip(), createWriteStream(path));
+  // What was fetched: the download, or the local file itself (read where it lies).
+  const fetched = isUrl(source) ? raw : source;
+  if (await isGzip(fetched)) {
+    await pipeline(createReadStream(fetched), createGunzip(), createWriteStream(path));
     await rm(raw, { force: true });
-  } else {
+  } else if (fetched === raw) {
     await rename(raw, path);
+  } else {
+    // linked into staging (copied where a link cannot be made), never written
+    await link(source, path).catch(() => copyFile(source, path));
   }
   return { lastModified, notModified: false };
 }

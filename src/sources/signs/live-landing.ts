@@ -110,9 +110,11 @@ async function keptRows(
   // from each line. The quick cut first; DuckDB's reader fails when it is wrong.
   const lines = join(download.staging, 'features.jsonl');
   const parts = featureParts(featureLines(lines));
+  // The members typing needs, read straight from each line (errors are the caller's to explain).
+  const members = () => keep(db.copy.bind(db), featureMembers(lines));
   const guessed = await compactFeatureLines(download.file, lines);
   if (guessed !== undefined) {
-    const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch((error: unknown) => {
+    const rows = await members().catch((error: unknown) => {
       download.note?.(`the quick cut into lines did not hold (${firstLineOf(error)}): cut again`);
       return undefined;
     });
@@ -128,7 +130,7 @@ async function keptRows(
     );
   await rm(download.file, { force: true });
   const features = { count: split.elements, parts };
-  const rows = await keep(db.copy.bind(db), featureMembers(lines)).catch((error: unknown) => {
+  const rows = await members().catch((error: unknown) => {
     // an element that is not an object, say: the lines read whole
     download.note?.(
       `the features' members could not be read (${firstLineOf(error)}): lines read whole`,
