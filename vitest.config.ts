@@ -1,15 +1,40 @@
+import { accessSync, constants, statfsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The tests' scratch folders go to a RAM disk when the machine has one with
+ * room (`/dev/shm`, 2 GB free or more) and `TMPDIR` is not set: the suite writes
+ * and removes tens of thousands of small files, which on a disk-backed file
+ * system costs about a third of its time in the kernel (the suite takes about
+ * 5 minutes instead of 6.5 on the 2-core machine). A `TMPDIR` of your own is
+ * kept.
+ */
+function scratchFolder(): string | undefined {
+  if (process.env['TMPDIR']) return undefined;
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    const disk = statfsSync('/dev/shm');
+    return disk.bavail * disk.bsize >= 2 * 1024 ** 3 ? '/dev/shm' : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const scratch = scratchFolder();
+// Set here too, so that every process the tests start inherits it.
+if (scratch) process.env['TMPDIR'] = scratch;
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Most tests wait on child processes, simulated latency and backoff rather than
-    // compute: three test files at a time keep two cores busy (the suite takes about
-    // 6.5 minutes instead of 11 with one file per core). The timeouts are safety nets
+    // compute: three test files at a time keep two cores busy (one file per core
+    // leaves them idle about a third of the time). The timeouts are safety nets
     // for a loaded machine, not limits any test is meant to approach.
     maxWorkers: 3,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    env: scratch ? { TMPDIR: scratch } : {},
   },
 });
