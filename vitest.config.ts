@@ -35,6 +35,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // A worker imports the code once for all the files it runs, not once per file
+    // (about 15 s less on two cores); no file changes what another imports.
+    isolate: false,
     env: scratch ? { TMPDIR: scratch } : {},
   },
 });

@@ -38,6 +38,11 @@ const FREE_TEXT_KEYS = new Set(['error', 'message', 'reason', 'body', 'excerpt',
 class Redactor {
   readonly #secrets = new Set<string>();
 
+  /** Forgets every secret: each command starts with none of its own (main). */
+  clear(): void {
+    this.#secrets.clear();
+  }
+
   add(secret: string | undefined): void {
     // Very short values would redact ordinary words; they are no real secrets.
     if (secret && secret.length >= 4) this.#secrets.add(secret);

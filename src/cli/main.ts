@@ -23,6 +23,8 @@ import { validateCommand } from './validate.js';
  * exits with it).
  */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  // The secrets of an earlier command in this process (a test's) are not this one's.
+  redactor.clear();
   const cli = yargs(argv)
     .scriptName('road-etl')
     .parserConfiguration({ 'camel-case-expansion': false })
