@@ -27,10 +27,10 @@ if (scratch) process.env['TMPDIR'] = scratch;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Most tests wait on child processes, simulated latency and backoff rather than
-    // compute: three test files at a time keep two cores busy (one file per core
-    // leaves them idle about a third of the time). The timeouts are safety nets
-    // for a loaded machine, not limits any test is meant to approach.
+    // Many tests wait on child processes, simulated latency and backoff: three test
+    // files at a time keep two cores busy (one file per core leaves them idle about
+    // a third of the time). The timeouts are safety nets for a loaded machine, not
+    // limits any test is meant to approach.
     maxWorkers: 3,
     testTimeout: 60_000,
     hookTimeout: 60_000,
