@@ -36,7 +36,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // A worker imports the code once for all the files it runs, not once per file
-    // (about 15 s less on two cores); no file changes what another imports.
+    // (about 15 s less on two cores). The code's one process-wide state, the
+    // secrets kept out of its output, starts empty with each command (main).
     isolate: false,
     env: scratch ? { TMPDIR: scratch } : {},
   },
