@@ -5,7 +5,7 @@
 // raw fetch-and-parse loop over the same batches, peak RSS.
 import { URLSearchParams } from 'node:url';
 import { Agent, request } from 'undici';
-import { cpuPerRow, mb, rate, runPipeline, startSimulator, withCpu } from './lib.js';
+import { cpuPerRow, mb, rate, runPipeline, startSimulator, withCpu, markdownTable } from './lib.js';
 
 const START = '2025-11-01T00:00:00Z';
 const END = '2026-11-01T00:00:00Z';
@@ -126,10 +126,4 @@ const results = [
   ],
   ['road-etl, next run: peak RSS', mb(learned.rss), '[< 300 MB]'],
 ];
-console.log(
-  [
-    '| measurement | result | ratio |',
-    '|---|---|---|',
-    ...results.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n'),
-);
+console.log(markdownTable(['measurement', 'result', 'ratio'], results));

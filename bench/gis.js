@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { mb, runPipeline, startSimulator } from './lib.js';
+import { mb, runPipeline, startSimulator, markdownTable } from './lib.js';
 
 const run = promisify(execFile);
 const signsArg = process.argv.indexOf('--signs');
@@ -128,10 +128,4 @@ try {
   if (dir) await rm(dir, { recursive: true, force: true });
 }
 
-console.log(
-  [
-    '| extract | written by | time | CPU | peak RSS | size |',
-    '|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n'),
-);
+console.log(markdownTable(['extract', 'written by', 'time', 'CPU', 'peak RSS', 'size'], rows));

@@ -165,3 +165,12 @@ export async function runFloor(script, ...args) {
   if (code !== 0) throw new Error(`${script} exited ${code}`);
   return JSON.parse(stdout.trim());
 }
+
+/** A Markdown table: the header's names, then one line per row of cells. */
+export function markdownTable(header, rows) {
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline as streamed } from 'node:stream/promises';
-import { cpuPerRow, mb, runFloor, runPipeline, startSimulator } from './lib.js';
+import { cpuPerRow, mb, runFloor, runPipeline, startSimulator, markdownTable } from './lib.js';
 
 const { liveUrl } = await import('../dist/sources/signs/client.js');
 const { arrayMemberToLines } = await import('../dist/util/json-lines.js');
@@ -76,11 +76,16 @@ for (const [name, label, args] of [
 }
 if (fileRows.length > 0)
   console.log(
-    [
-      '| v5 current state as a file | signs.live step | DuckDB alone (floor) | step / floor | step peak RSS |',
-      '|---|---|---|---|---|',
-      ...fileRows.map((r) => `| ${r.join(' | ')} |`),
-    ].join('\n'),
+    markdownTable(
+      [
+        'v5 current state as a file',
+        'signs.live step',
+        'DuckDB alone (floor)',
+        'step / floor',
+        'step peak RSS',
+      ],
+      fileRows,
+    ),
   );
 
 const apiRows = [];
@@ -104,11 +109,4 @@ for (const [name, label, args] of [
   }
   await sim.stop();
 }
-if (apiRows.length > 0)
-  console.log(
-    [
-      '| download | result | peak RSS |',
-      '|---|---|---|',
-      ...apiRows.map((r) => `| ${r.join(' | ')} |`),
-    ].join('\n'),
-  );
+if (apiRows.length > 0) console.log(markdownTable(['download', 'result', 'peak RSS'], apiRows));

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline as streamed } from 'node:stream/promises';
-import { ROOT, mb, runFloor, runPipeline, startSimulator, withCpu } from './lib.js';
+import { ROOT, mb, runFloor, runPipeline, startSimulator, withCpu, markdownTable } from './lib.js';
 
 const { liveUrl } = await import('../dist/sources/signs/client.js');
 const { arrayMemberToLines } = await import('../dist/util/json-lines.js');
@@ -92,13 +92,7 @@ for (let night = 0; night < nights; night++) {
 }
 if (folder) await rm(folder, { recursive: true, force: true });
 
-console.log(
-  [
-    '| night | step | time | client CPU | rows out | peak RSS |',
-    '|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n'),
-);
+console.log(markdownTable(['night', 'step', 'time', 'client CPU', 'rows out', 'peak RSS'], rows));
 const floorCpu = floor.download.cpuMs + floor.typing.cpu_ms;
 const floorMs = floor.download.ms + floor.typing.ms;
 console.log(

@@ -5,7 +5,7 @@
 // with `duckdb: { threads: 16, memory_limit: 1GB }`, and prints per step its
 // time, rows, CPU time and the peak RSS of the road-etl process (from the
 // manifest, which records both for every step).
-import { mb, runPipeline, startSimulator } from './lib.js';
+import { mb, runPipeline, startSimulator, markdownTable } from './lib.js';
 
 const signsArg = process.argv.indexOf('--signs');
 const scale = signsArg > 0 ? ['--signs', process.argv[signsArg + 1]] : ['--scale', 'national'];
@@ -86,9 +86,5 @@ try {
 }
 
 console.log(
-  [
-    '| settings | step | status | time | rows out | CPU | peak RSS |',
-    '|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-  ].join('\n'),
+  markdownTable(['settings', 'step', 'status', 'time', 'rows out', 'CPU', 'peak RSS'], rows),
 );

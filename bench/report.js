@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROOT, mb, runPipeline, startSimulator } from './lib.js';
+import { ROOT, mb, runPipeline, startSimulator, markdownTable } from './lib.js';
 
 const signsArg = process.argv.indexOf('--signs');
 const scale = signsArg > 0 ? ['--signs', process.argv[signsArg + 1]] : ['--scale', 'national'];
@@ -94,13 +94,7 @@ try {
     `page ${(page.size / 2 ** 20).toFixed(2)} MiB`,
     mb(report.rss),
   ]);
-  console.log(
-    [
-      '| step | time | rows out | peak RSS |',
-      '|---|---|---|---|',
-      ...rows.map((r) => `| ${r.join(' | ')} |`),
-    ].join('\n'),
-  );
+  console.log(markdownTable(['step', 'time', 'rows out', 'peak RSS'], rows));
 } finally {
   await rm(run.dir, { recursive: true, force: true });
 }

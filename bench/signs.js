@@ -14,6 +14,7 @@ import {
   runPipeline,
   startSimulator,
   withCpu,
+  markdownTable,
 } from './lib.js';
 
 const only = new Set(process.argv.slice(2));
@@ -208,9 +209,5 @@ if (want('pipeline')) {
   );
 }
 
-const table = [
-  '| measurement | result | ratio |',
-  '|---|---|---|',
-  ...results.map((r) => `| ${r.join(' | ')} |`),
-].join('\n');
+const table = markdownTable(['measurement', 'result', 'ratio'], results);
 console.log(table);
