@@ -27,6 +27,8 @@ if (scratch) process.env['TMPDIR'] = scratch;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A scratch folder for the whole run: the demo's output, run once for the files that read it.
+    globalSetup: ['test/global-setup.ts'],
     // Many tests wait on child processes, simulated latency and backoff: three test
     // files at a time keep two cores busy (one file per core leaves them idle about
     // a third of the time). The timeouts are safety nets for a loaded machine, not

@@ -21,6 +21,8 @@ export interface DatabaseOptions {
   threads?: number | undefined;
   /** Where DuckDB spills when memory runs short. Default: DuckDB's own. */
   tempDirectory?: string | undefined;
+  /** Growth of the process, in bytes, before releaseMemory gives memory back. Default: 16 MiB. */
+  releaseAfter?: number | undefined;
 }
 
 export type Row = Record<string, unknown>;
@@ -34,21 +36,33 @@ export type Row = Record<string, unknown>;
  */
 export const PARQUET_FORMAT = `FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE_BYTES '16MB'`;
 
+/** How much the process grows before releaseMemory gives memory back, by default: 16 MiB. */
+const RELEASE_AFTER = 16 * 2 ** 20;
+
+/** State shared by the connections of one database. */
+interface Shared {
+  /** The release under way, if any: one at a time. */
+  releasing: Promise<void>;
+  /** The process's resident memory after the last release (or the opening). */
+  released: number;
+  /** The growth from there that makes the next release worth its cost. */
+  releaseAfter: number;
+}
+
 export class Database {
   readonly #instance: DuckDBInstance;
   readonly connection: DuckDBConnection;
   /** The budget, and how it is shared out (DuckDB's memory_limit and threads). */
   readonly memory: DuckDbMemory;
   readonly #owner: boolean;
-  /** State shared by the connections of one database. */
-  readonly #shared: { releasing: Promise<void> };
+  readonly #shared: Shared;
 
   private constructor(
     instance: DuckDBInstance,
     connection: DuckDBConnection,
     memory: DuckDbMemory,
     owner: boolean,
-    shared: { releasing: Promise<void> },
+    shared: Shared,
   ) {
     this.#instance = instance;
     this.connection = connection;
@@ -83,7 +97,11 @@ export class Database {
     const instance = await DuckDBInstance.create(':memory:', config);
     const connection = await instance.connect();
     await connection.run(`SET TimeZone = 'UTC'`);
-    return new Database(instance, connection, memory, true, { releasing: Promise.resolve() });
+    return new Database(instance, connection, memory, true, {
+      releasing: Promise.resolve(),
+      released: process.memoryUsage.rss(),
+      releaseAfter: options.releaseAfter ?? RELEASE_AFTER,
+    });
   }
 
   /** Runs one statement; resolves to its rows as JSON-friendly objects. */
@@ -109,16 +127,22 @@ export class Database {
    * statement on another thread adds to it. DuckDB trims the allocator
    * (malloc_trim) when its thread pool is relaunched, which a change of
    * `threads` does; setting it one up and back again relaunches it twice and
-   * leaves the setting as it was. Takes about 10 ms.
+   * leaves the setting as it was. Takes about 10 ms, and the memory given back
+   * is faulted in again by the statements that follow: it is done only once the
+   * process has grown by `releaseAfter` since the last time, so that the many
+   * small units of a nightly run do not pay it each.
    */
   async releaseMemory(): Promise<void> {
     // One at a time for the whole database: two interleaved would leave `threads` changed.
     const release = this.#shared.releasing.then(async () => {
+      const shared = this.#shared;
+      if (process.memoryUsage.rss() - shared.released < shared.releaseAfter) return;
       const [row] = await this.all(`SELECT current_setting('threads') AS threads`);
       const threads = Number(row?.['threads']);
       if (!Number.isInteger(threads) || threads < 1) return;
       await this.connection.run(`SET threads = ${threads + 1}`);
       await this.connection.run(`SET threads = ${threads}`);
+      shared.released = process.memoryUsage.rss();
     });
     this.#shared.releasing = release.catch(() => undefined);
     await release;

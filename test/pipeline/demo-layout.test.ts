@@ -3,7 +3,8 @@ import { join, relative } from 'node:path';
 import { readManifest } from '../helpers/pipeline.js';
 import { describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { copyOfDemo } from '../helpers/demo.js';
+import { duck } from '../helpers/tmp.js';
 
 /** Parquet files below a folder, by the folder that holds them. */
 async function parquetByFolder(root: string): Promise<Map<string, string[]>> {
@@ -24,9 +25,9 @@ async function parquetByFolder(root: string): Promise<Map<string, string[]>> {
 
 describe('the layout of the demo output', () => {
   it('holds at most one file per partition and day, and a rerun adds none', async () => {
-    const output = join(await testDir(), 'output');
+    // The first run is the shared one, on a copy of its output: the second runs on that copy.
+    const { run: first, output } = await copyOfDemo();
     const args = ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output];
-    const first = await runCli(args, { env: {} });
     expect(first.code, first.stderr).toBe(0);
 
     const files = await parquetByFolder(output);

@@ -13,6 +13,7 @@ import { readManifest } from '../helpers/pipeline.js';
 import { describe, expect, it } from 'vitest';
 import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { ROOT, runCli } from '../helpers/cli.js';
+import { sharedDemo } from '../helpers/demo.js';
 import { BICYCLE_PATH, useSimulator } from '../helpers/simulator.js';
 import { pipelineProject, testDir } from '../helpers/tmp.js';
 
@@ -144,12 +145,10 @@ describe('secrets appear nowhere', () => {
   });
 
   it('in a run of pipelines/demo.yaml (the embedded simulator and its tokens)', async () => {
-    // (a folder named like the pipeline: its name, paths and messages stay in the clear)
-    const output = join(await testDir(), 'demo-output');
-    const result = await runCli(
-      ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output, '--log-level', 'debug'],
-      { env: {} },
-    );
+    // The shared run (helpers/demo.ts), at log level debug, into a folder named like the
+    // pipeline: its name, paths and messages stay in the clear.
+    const result = await sharedDemo();
+    const { output } = result;
     expect(result.code, result.stderr).toBe(0);
     expect(await leaks(output, [result.stdout, result.stderr], [JWT, /Bearer \S/])).toEqual([]);
     // the manifest (and the report) still name its pipeline and files

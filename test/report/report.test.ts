@@ -12,6 +12,7 @@ import {
   paintedPixels,
 } from '../helpers/browser.js';
 import { ROOT, runCli } from '../helpers/cli.js';
+import { sharedDemo } from '../helpers/demo.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { duck, outputHashes, testDir } from '../helpers/tmp.js';
 
@@ -21,11 +22,11 @@ let demo: string;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  demo = join(await mkdtemp(join(tmpdir(), 'road-etl-report-')), 'output');
-  const run = await runCli(['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', demo], {
-    env: {},
-  });
+  const run = await sharedDemo();
   if (run.code !== 0) throw new Error(`the demo failed: ${run.stderr}`);
+  // A copy: the tests write reports into it.
+  demo = join(await mkdtemp(join(tmpdir(), 'road-etl-report-')), 'output');
+  await cp(run.output, demo, { recursive: true });
   if (CHROMIUM) browser = await launch();
 }, 180_000);
 
