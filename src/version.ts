@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { installed } from './util/root.js';
 
 /** road-etl's version, from its package.json. */
 export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  JSON.parse(readFileSync(installed('package.json'), 'utf8')) as {
     version: string;
   }
 ).version;

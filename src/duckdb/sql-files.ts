@@ -5,14 +5,13 @@
  * code runs from src/ or from dist/, once per process.
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { installed } from '../util/root.js';
 
-const SOURCE_ROOT = new URL('../../src/', import.meta.url);
 const read = new Map<string, Promise<string>>();
 
 /** The text of src/<folder>/sql/<name>.sql. */
 export function engineSql(folder: string, name: string): Promise<string> {
-  const path = fileURLToPath(new URL(`${folder}/sql/${name}.sql`, SOURCE_ROOT));
+  const path = installed(`src/${folder}/sql/${name}.sql`);
   let text = read.get(path);
   if (!text) {
     text = readFile(path, 'utf8');

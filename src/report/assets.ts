@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { RunError } from '../errors.js';
+import { installed } from '../util/root.js';
 import { PAGE_STYLES } from './styles.js';
 
 export interface PageAssets {
@@ -18,7 +18,7 @@ const require = createRequire(import.meta.url);
 
 /** The page's own scripts, compiled from src/report/page/, in the order they run. */
 const PAGE_SCRIPTS = ['common', 'maps', 'charts', 'main'].map((name) =>
-  fileURLToPath(new URL(`../../dist/report-page/page/${name}.js`, import.meta.url)),
+  installed(`dist/report-page/page/${name}.js`),
 );
 
 async function read(path: string, what: string): Promise<string> {
