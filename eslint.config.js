@@ -58,7 +58,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', 'bench/**/*.js', 'eslint.config.js'],
+    files: ['bin/**/*.js', 'bench/**/*.js', 'eslint.config.js', 'rolldown.config.js'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       globals: {
