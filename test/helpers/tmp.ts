@@ -32,11 +32,17 @@ export async function writeParquet(path: string, select: string): Promise<void> 
   }
 }
 
-/** Runs a query in a fresh DuckDB and returns the rows as JSON-friendly objects. */
+/**
+ * The DuckDB of the tests' own queries, opened once per worker (about 12 ms of
+ * CPU each time it is opened): each query has a connection of its own.
+ */
+let queries: Promise<Database> | undefined;
+
+/** Runs a query on a fresh connection (UTC) and returns the rows as JSON-friendly objects. */
 export async function duck(sql: string): Promise<Record<string, unknown>[]> {
-  const db = await Database.open();
+  queries ??= Database.open();
+  const db = await (await queries).fork();
   try {
-    await db.run(`SET TimeZone = 'UTC'`);
     return await db.all(sql);
   } finally {
     db.close();
