@@ -1,6 +1,8 @@
 /**
- * A scratch folder for the whole test run, shared by the test files of every
- * worker (what they share there: helpers/demo.ts), and removed at the end.
+ * A scratch folder for each run of the tests, shared by the test files of
+ * every worker (what they share there: helpers/demo.ts), and removed at the
+ * end. In watch mode each rerun has a new one: nothing of the last run's
+ * code is reused.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +17,15 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const folder = await mkdtemp(join(tmpdir(), 'road-etl-shared-'));
-  project.provide('sharedFolder', folder);
-  return () => rm(folder, { recursive: true, force: true });
+  const folders: string[] = [];
+  const fresh = async (): Promise<void> => {
+    const folder = await mkdtemp(join(tmpdir(), 'road-etl-shared-'));
+    folders.push(folder);
+    project.provide('sharedFolder', folder);
+  };
+  await fresh();
+  project.onTestsRerun(fresh);
+  return async () => {
+    await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
+  };
 }

@@ -20,12 +20,18 @@ export interface DemoRun extends CliResult {
 /** The arguments of the shared run, less the output folder. */
 export const DEMO_ARGS = ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--log-level', 'debug'];
 
-let mine: Promise<DemoRun> | undefined;
+/** The shared run of each test run (its shared folder), as this worker has it. */
+const runs = new Map<string, Promise<DemoRun>>();
 
 /** The shared run of the demo (running it, or waiting for the worker that does). */
 export function sharedDemo(): Promise<DemoRun> {
-  mine ??= fetchDemo();
-  return mine;
+  const shared = inject('sharedFolder');
+  let run = runs.get(shared);
+  if (!run) {
+    run = fetchDemo(shared);
+    runs.set(shared, run);
+  }
+  return run;
 }
 
 /** A copy of the shared demo's output in a folder of the current test, for a test that changes it. */
@@ -36,8 +42,8 @@ export async function copyOfDemo(): Promise<{ run: DemoRun; output: string }> {
   return { run, output };
 }
 
-async function fetchDemo(): Promise<DemoRun> {
-  const folder = join(inject('sharedFolder'), 'demo');
+async function fetchDemo(shared: string): Promise<DemoRun> {
+  const folder = join(shared, 'demo');
   const result = join(folder, 'run.json');
   try {
     // Whoever creates the folder runs the demo.
