@@ -149,14 +149,22 @@ export async function createDatasetViews(
   }
 }
 
-/** Creates an empty view with the given columns where no dataset of that name exists yet. */
+/**
+ * Creates an empty view with the given columns where no dataset of that name
+ * exists yet, unless it is one of `made` (already such a view); resolves to
+ * the names that have an empty view now.
+ */
 export async function createPlaceholderViews(
   db: Database,
   views: Readonly<Record<string, readonly (readonly [string, string])[]>>,
   existing: readonly Dataset[],
-): Promise<void> {
+  made: ReadonlySet<string> = new Set(),
+): Promise<Set<string>> {
+  const empty = new Set<string>();
   for (const [name, columns] of Object.entries(views)) {
     if (existing.some((d) => d.name === name || latestSnapshotView(d) === name)) continue;
+    empty.add(name);
+    if (made.has(name)) continue;
     const select = columns
       .map(([column, type]) => `CAST(NULL AS ${type}) AS ${quotedIdentifier(column)}`)
       .join(', ');
@@ -164,4 +172,5 @@ export async function createPlaceholderViews(
       `CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS SELECT ${select} WHERE false`,
     );
   }
+  return empty;
 }

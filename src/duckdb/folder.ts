@@ -48,6 +48,8 @@ export async function openOutputFolder(
 ): Promise<OutputFolder> {
   const db = await Database.open(options.database);
   const made = new Map<string, string>();
+  // The empty views made, kept until their dataset is written (about 1 ms each, after every step).
+  let empty = new Set<string>();
   const folder: OutputFolder = {
     db,
     async refresh(found) {
@@ -55,7 +57,11 @@ export async function openOutputFolder(
       const changed = datasets.filter((d) => made.get(d.name) !== signature(d));
       await createDatasetViews(db, changed, options.derived);
       for (const d of changed) made.set(d.name, signature(d));
-      if (options.placeholders) await createPlaceholderViews(db, options.placeholders, datasets);
+      if (options.placeholders) {
+        empty = await createPlaceholderViews(db, options.placeholders, datasets, empty);
+        // A dataset gone again has an empty view: its view is made anew when it is back.
+        for (const name of empty) made.delete(name);
+      }
       return datasets;
     },
     close: () => db.close(),
