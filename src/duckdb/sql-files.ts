@@ -2,7 +2,7 @@
  * Engine SQL kept as files beside the code that runs it (src/<folder>/sql/*.sql):
  * readable and runnable on their own (`duckdb` with the output's views), with
  * values bound as $name, never pasted. Read from the source tree whether the
- * code runs from src/ or from dist/, once per process.
+ * code runs from src/, dist/ or the bundle, once per process.
  */
 import { readFile } from 'node:fs/promises';
 import { installed } from '../util/root.js';

@@ -134,7 +134,8 @@ export class StepRunner {
       await state.finish('failed').catch(() => undefined);
     } finally {
       await clients.close().catch(() => undefined);
-      // What the step's statements freed goes back to the system before the next step.
+      // What the step's statements freed goes back to the system before the next step
+      // (once the run has grown enough to be worth it: Database.releaseMemory).
       await this.#folder?.db.releaseMemory().catch(() => undefined);
       report.files = await stillThere(files, output);
       report.finished_at = new Date().toISOString();

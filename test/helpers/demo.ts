@@ -18,7 +18,7 @@ export interface DemoRun extends CliResult {
 }
 
 /** The arguments of the shared run, less the output folder. */
-export const DEMO_ARGS = ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--log-level', 'debug'];
+const DEMO_ARGS = ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--log-level', 'debug'];
 
 /** The shared run of each test run (its shared folder), as this worker has it. */
 const runs = new Map<string, Promise<DemoRun>>();

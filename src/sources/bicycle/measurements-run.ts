@@ -223,7 +223,7 @@ export class MeasurementsRun {
         stage: (work) =>
           session.land(async () => {
             const result = await work(session.db);
-            // What the staging freed goes back to the system before the next batch.
+            // What the staging freed goes back to the system before the next batch (once it adds up).
             await session.db.releaseMemory();
             return result;
           }),

@@ -193,7 +193,7 @@ export class EventsRun {
     const stem = unitStem(context.stepId, position(start));
     const landed = await this.#landings(async () => {
       const result = await landUnit(db, context.output, context.staging, stem, unit, parts);
-      // What the landing freed goes back to the system before the next unit.
+      // What the landing freed goes back to the system before the next unit (once it adds up).
       await db.releaseMemory();
       return result;
     });
