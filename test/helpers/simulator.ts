@@ -1,10 +1,32 @@
 import { afterAll } from 'vitest';
 import { BICYCLE_PATHS, SIGNS_PATHS } from '../../src/endpoints.js';
-import { Simulator, type SimulatorInput } from '../../src/simulator/index.js';
+import {
+  DEFAULT_SIMULATOR_OPTIONS,
+  Simulator,
+  type SimulatorInput,
+} from '../../src/simulator/index.js';
 
-/** Starts a simulator on a free port for this test file; closed after the file's tests. */
+/**
+ * The sign feed of the tests' simulators: three months up to the simulator's
+ * feed end, not its five years. The events are the same in number; a run lands
+ * them in about 90 day files instead of a thousand, which is most of what a
+ * test of the signs pipelines cost (writing, copying, hashing and reading
+ * those files). A test whose setting depends on the long feed asks for it
+ * (LONG_FEED), as does any that sets `feedStart` itself.
+ */
+const TEST_FEED: SimulatorInput = { signs: { feedStart: '2026-08-15T00:00:00.000Z' } };
+
+/** The simulator's own five-year feed. */
+export const LONG_FEED: SimulatorInput = {
+  signs: { feedStart: DEFAULT_SIMULATOR_OPTIONS.signs.feedStart },
+};
+
+/**
+ * Starts a simulator on a free port for this test file (on the tests' three-month
+ * feed unless the inputs say otherwise); closed after the file's tests.
+ */
 export async function useSimulator(...inputs: SimulatorInput[]): Promise<Simulator> {
-  const simulator = await Simulator.start(...inputs);
+  const simulator = await Simulator.start(TEST_FEED, ...inputs);
   afterAll(() => simulator.close());
   return simulator;
 }

@@ -19,11 +19,16 @@ import {
   stateExportPipeline,
   truthEventHashes,
 } from '../helpers/signs.js';
-import { useSimulator } from '../helpers/simulator.js';
+import { LONG_FEED, useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 import { inMountNamespace } from '../helpers/trouble.js';
 
-const simulator = await useSimulator({ seed: 43, signs: { signs: 300 }, faults: { latencyMs: 2 } });
+// The five-year feed: its day files are what fills the small disks below.
+const simulator = await useSimulator(LONG_FEED, {
+  seed: 43,
+  signs: { signs: 300 },
+  faults: { latencyMs: 2 },
+});
 const env = { ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL };
 
 const PIPELINE = stateExportPipeline(

@@ -161,7 +161,7 @@ describe('signs.events against the simulator', () => {
     const growing = await useSimulator({
       seed: 11,
       signs: { signs: 500 },
-      now: '2024-06-01T00:00:00.000Z',
+      now: '2026-10-01T00:00:00.000Z',
     });
     const dir = await testDir();
     const first = await runAgainst(growing, { concurrency: 3 }, dir);
