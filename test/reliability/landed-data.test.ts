@@ -246,12 +246,19 @@ describe('a rerun on landed data is stopped by a signal', () => {
 describe('killed again and again on landed data', () => {
   it('20 rounds of SIGKILL at a random moment, each followed at once by the next run: none is refused, nothing landed is lost', async () => {
     const { dir, file, output } = await withLandedData();
+    // A random moment is one before the run would have ended: as long as a whole rerun
+    // on landed data takes on this machine now, timed on a copy of its own.
+    const timed = await withLandedData();
+    const started = performance.now();
+    const whole = await collect(startCli(['run', timed.file, '--output', timed.output], { env }));
+    expect(whole.code, whole.stderr).toBe(0);
+    const span = 0.9 * (performance.now() - started) - 100;
     const refused: string[] = [];
     let killed = 0;
     for (let round = 0; round < 20; round++) {
       const child = startCli(['run', file, '--output', output], { env });
       const done = collect(child);
-      await sleep(100 + Math.floor(Math.random() * 1400));
+      await sleep(100 + Math.floor(Math.random() * span));
       child.kill('SIGKILL');
       const result = await done;
       if (result.signal === 'SIGKILL') killed++;
