@@ -148,6 +148,13 @@ if (want('cpu')) {
     join(dir, 'events.jsonl'),
     join(dir, 'events.parquet'),
   );
+  // Not the floor, but what the layout alone adds to it: the same COPY writing a file a day.
+  const byDay = await runFloor(
+    'signs-floor.js',
+    join(dir, 'events.jsonl'),
+    join(dir, 'by-day'),
+    '--by-day',
+  );
   await rm(dir, { recursive: true, force: true });
   const run = await runPipeline(eventsPipeline({ concurrency: 1 }), sim.env);
   await sim.stop();
@@ -168,6 +175,11 @@ if (want('cpu')) {
       '-',
     ],
     ['client CPU per event: the floor (the two above)', `${floorUs.toFixed(1)} µs each`, '1.00'],
+    [
+      'the layout alone: DuckDB landing them a file a day (not the floor: what the day files add to it)',
+      `${byDay.files.toLocaleString('en')} files: ${cpuPerRow(byDay.cpu_ms, byDay.rows).toFixed(1)} µs each (${(byDay.cpu_ms / 1000).toFixed(1)} s)`,
+      `${((rawUs + cpuPerRow(byDay.cpu_ms, byDay.rows)) / floorUs).toFixed(2)} with the raw loop`,
+    ],
     [
       'client CPU per event: road-etl, 1 reader (user + system of the process)',
       `${step.rows_out.toLocaleString('en')} events: ${oneUs.toFixed(1)} µs each (${(step.cpu_ms / 1000).toFixed(1)} s), wall ${(step.duration_ms / 1000).toFixed(1)} s`,
