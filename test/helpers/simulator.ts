@@ -9,10 +9,10 @@ import {
 /**
  * The sign feed of the tests' simulators: three months up to the simulator's
  * feed end, not its five years. The events are the same in number; a run lands
- * them in about 90 day files instead of a thousand, which is most of what a
- * test of the signs pipelines cost (writing, copying, hashing and reading
- * those files). A test whose setting depends on the long feed asks for it
- * (LONG_FEED), as does any that sets `feedStart` itself.
+ * them in at most 92 day files instead of hundreds (1,169 for 800 signs),
+ * which were most of what a test of the signs pipelines cost (writing,
+ * copying, hashing and reading those files). A test whose setting depends on
+ * the long feed asks for it (LONG_FEED); one that sets `feedStart` keeps it.
  */
 const TEST_FEED: SimulatorInput = { signs: { feedStart: '2026-08-15T00:00:00.000Z' } };
 
