@@ -74,6 +74,19 @@ export function collect(child: ChildProcess, timeoutMs = 120_000): Promise<CliRe
 }
 
 /**
+ * How long `road-etl ARGS` takes, run whole as a process on this machine now
+ * (ms): what a test that kills runs at random moments picks its moments in.
+ * Throws when the run fails.
+ */
+export async function wholeRunMs(args: string[], options: CliOptions = {}): Promise<number> {
+  const started = performance.now();
+  const result = await collect(startCli(args, options), options.timeoutMs ?? 120_000);
+  if (result.code !== 0)
+    throw new Error(`road-etl ${args.join(' ')} exited ${String(result.code)}: ${result.stderr}`);
+  return performance.now() - started;
+}
+
+/**
  * Starts `road-etl ARGS` `rounds` times and kills each with SIGKILL after a
  * random `minMs` .. `minMs + spanMs`; resolves to the delays of the runs that
  * were killed (not those that finished first).
