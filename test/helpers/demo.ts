@@ -5,6 +5,7 @@
  * (global-setup.ts); the files of other workers wait for it. The demo takes
  * about 19 s of CPU: run once instead of once per file.
  */
+import { once } from 'node:events';
 import { watch } from 'node:fs';
 import { cp, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -75,10 +76,7 @@ async function whenWritten(folder: string, name: string): Promise<string> {
   try {
     for (;;) {
       // Listening before looking: a rename between the two is not missed.
-      const changed = new Promise<void>((resolve, reject) => {
-        watcher.once('change', () => resolve());
-        watcher.once('error', reject);
-      });
+      const changed = once(watcher, 'change');
       const text = await read();
       if (text !== undefined) return text;
       await changed;
