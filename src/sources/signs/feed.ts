@@ -147,6 +147,11 @@ class PageTaker {
 
   /** Takes the events of an instant inside the page: identical events share id and type, only those are compared. */
   takeDistinct(start: number, stop: number): void {
+    // Most instants hold one event: nothing to compare.
+    if (stop - start === 1) {
+      this.#take(start, 0);
+      return;
+    }
     const byKey = new Map<string, number[]>();
     for (let at = start; at < stop; at++) {
       const event = record(this.#page[at]);

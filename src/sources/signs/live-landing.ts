@@ -6,7 +6,12 @@
  */
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import {
+  PARQUET_FORMAT,
+  quotedString,
+  STAGED_FORMAT,
+  type Database,
+} from '../../duckdb/database.js';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError, firstLineOf } from '../../errors.js';
 import { commitFiles, makeFolder, temporaryPath } from '../../util/fs.js';
@@ -22,9 +27,6 @@ import {
   featureMembers,
   featureParts,
 } from './live.js';
-
-/** Parquet for files that live only in staging: fast to write and read back. */
-const STAGED = `FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB'`;
 
 export interface LiveDownload {
   /** The downloaded file, in `staging`: read only (a local bulk file is linked there, not copied). */
@@ -99,7 +101,7 @@ async function keptRows(
     // statement, DuckDB held far more of a national file than the budget allows.
     const made = join(download.staging, 'features.parquet');
     const count = await copy(
-      `COPY (SELECT f FROM ${csvFeatures(download.file)}) TO ${quotedString(made)} (${STAGED})`,
+      `COPY (SELECT f FROM ${csvFeatures(download.file)}) TO ${quotedString(made)} (${STAGED_FORMAT})`,
     );
     await rm(download.file, { force: true });
     const parts = featureParts(`read_parquet(${quotedString(made)})`);

@@ -8,7 +8,12 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import {
+  PARQUET_FORMAT,
+  quotedString,
+  STAGED_FORMAT,
+  type Database,
+} from '../../duckdb/database.js';
 import { DataError } from '../../errors.js';
 import { commitFile, makeFolder, temporaryPath } from '../../util/fs.js';
 import { QUARANTINE_DATASET } from './landing.js';
@@ -63,7 +68,7 @@ async function writeTyped(
   if (download.format === 'json') {
     await db.run(
       `COPY (SELECT json AS raw FROM read_json_objects(${quotedString(download.file)}, format = 'array'))
-       TO ${quotedString(records)} (FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZE_BYTES '16MB')`,
+       TO ${quotedString(records)} (${STAGED_FORMAT})`,
     );
     await rm(download.file, { force: true });
   }
