@@ -58,7 +58,7 @@ export async function readBurst(read: BurstRead): Promise<{ found: number; event
     // Taken off the queue: a page is not held once it has been read.
     const { events: page, body } = await pages.shift()!;
     read.onPage();
-    const taken: TakenPage = { body, positions: [], indexes: [] };
+    const taken: TakenPage = { body, positions: [], indexes: [], instants: [] };
     let atInstant = 0;
     for (const [position, event] of page.entries()) {
       if (toOffset(event['publication_timestamp']) !== instant) continue;
@@ -68,6 +68,7 @@ export async function readBurst(read: BurstRead): Promise<{ found: number; event
       seen.add(hash);
       taken.positions.push(position);
       taken.indexes.push(index++);
+      taken.instants.push(instant);
     }
     await read.take(taken);
     found += taken.positions.length;

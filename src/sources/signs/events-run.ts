@@ -138,11 +138,11 @@ export class EventsRun {
       range.state.cursor = end;
       await this.save();
     };
-    const flush = async (wait: boolean): Promise<void> => {
+    const flush = async (wait: boolean, end?: Cursor): Promise<void> => {
       await landing; // at most one unit in flight; its failure surfaces here
       const unit = lines;
       lines = this.#stagedLines();
-      landing = land(unit, range.state.cursor, range.live);
+      landing = land(unit, range.state.cursor, end ?? range.live);
       landing.catch(() => undefined); // awaited later; never left unhandled
       if (wait) await landing;
     };

@@ -24,6 +24,18 @@ export interface TakenPage {
   body: Buffer;
   positions: number[];
   indexes: number[];
+  /** The instant of each event taken (offset format). */
+  instants: string[];
+}
+
+/** The events taken from `from` to `to` (exclusive) of a page. */
+export function takenSlice(taken: TakenPage, from: number, to?: number): TakenPage {
+  return {
+    body: taken.body,
+    positions: taken.positions.slice(from, to),
+    indexes: taken.indexes.slice(from, to),
+    instants: taken.instants.slice(from, to),
+  };
 }
 
 export interface PageOutcome {
@@ -112,16 +124,19 @@ class PageTaker {
   readonly taken: TakenPage;
   readonly towns = new Set<string>();
   readonly #page: readonly unknown[];
+  readonly #instants: readonly string[];
   readonly #hashes = new Map<number, string>();
 
-  constructor(page: readonly unknown[], body: Buffer) {
+  constructor(page: readonly unknown[], body: Buffer, instants: readonly string[]) {
     this.#page = page;
-    this.taken = { body, positions: [], indexes: [] };
+    this.#instants = instants;
+    this.taken = { body, positions: [], indexes: [], instants: [] };
   }
 
   #take(position: number, index: number): void {
     this.taken.positions.push(position);
     this.taken.indexes.push(index);
+    this.taken.instants.push(this.#instants[position]!);
     const town = townOf(record(this.#page[position]));
     if (town) this.towns.add(town);
   }
@@ -185,7 +200,7 @@ export function processPage(
   end?: number,
 ): PageOutcome {
   const { instants, reachedEnd, allAtOffset } = instantsOf(page, cursor, end);
-  const taker = new PageTaker(page, body);
+  const taker = new PageTaker(page, body, instants);
   let next: Cursor = cursor;
   for (let start = 0; start < instants.length;) {
     const instant = instants[start]!;

@@ -69,7 +69,7 @@ export class StagedLines {
   }
 
   /** Appends the taken events of a page. */
-  async add(page: TakenPage): Promise<void> {
+  async add(page: Pick<TakenPage, 'body' | 'positions' | 'indexes'>): Promise<void> {
     if (page.positions.length === 0) return;
     if (!this.#out) {
       await makeFolder(dirname(this.path));

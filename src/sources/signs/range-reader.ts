@@ -6,7 +6,14 @@
  * yields, so that a split meanwhile never cuts into a page.
  */
 import type { SignsClient } from './client.js';
-import { offsetMs, processPage, type PageOutcome, type TakenPage } from './feed.js';
+import {
+  offsetMs,
+  processPage,
+  takenSlice,
+  type Cursor,
+  type PageOutcome,
+  type TakenPage,
+} from './feed.js';
 import type { LiveRange } from './ranges.js';
 
 type FeedPage = Awaited<ReturnType<SignsClient['events']>>;
@@ -23,8 +30,11 @@ export interface RangeReading {
   stage(taken: TakenPage): Promise<void>;
   /** Events staged in the unit in hand. */
   staged(): number;
-  /** Hands the unit in hand on to land (and waits for it when `wait`). */
-  flush(wait: boolean): Promise<void>;
+  /**
+   * Hands the unit in hand on to land (and waits for it when `wait`); it ends
+   * at `end`, by default where the range's live cursor is.
+   */
+  flush(wait: boolean, end?: Cursor): Promise<void>;
   /** Reads a crowded instant per town; moves the range's live cursor past it. */
   burst(instant: string, townless: boolean): Promise<void>;
   /** Told of each page taken, before anything yields. */
@@ -70,6 +80,8 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     range.live = outcome.next;
     return outcome;
   };
+  // The instant of the last event staged in the unit in hand.
+  let lastInstant: string | undefined;
   for (;;) {
     if (reading.signal.aborted) {
       await reading.flush(true); // the unit in hand is finished, then the run stops
@@ -77,7 +89,15 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     }
     const before = offsetMs(range.live.offset);
     const outcome = await nextPage();
-    await reading.stage(outcome.taken);
+    const { taken } = outcome;
+    const cut = dayCut(taken, reading.staged(), reading.unitRows, lastInstant);
+    if (cut === undefined) await reading.stage(taken);
+    else {
+      await reading.stage(takenSlice(taken, 0, cut));
+      await reading.flush(false, { offset: taken.instants[cut]!, seen: [] });
+      await reading.stage(takenSlice(taken, cut));
+    }
+    lastInstant = taken.instants.at(-1) ?? lastInstant;
     if (outcome.stuckAt) await reading.burst(outcome.stuckAt, outcome.townless);
     reading.onProgress(
       outcome.taken.positions.length,
@@ -90,6 +110,37 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
       range.finished = true;
       return outcome.reachedEnd;
     }
-    if (reading.staged() >= reading.unitRows) await reading.flush(false);
+    // A day that goes on past the unit's size by a quarter is cut where the page ends.
+    if (reading.staged() >= reading.unitRows + Math.ceil(reading.unitRows / 4))
+      await reading.flush(false);
   }
+}
+
+/** The UTC day of an instant in the offset format. */
+function dayOf(instant: string): string {
+  return instant.slice(0, 10);
+}
+
+/**
+ * Where in a page the unit in hand ends, once it holds `unitRows` events: at
+ * the first event of a new UTC day, so that one reader's units do not share a
+ * day's partition (each would make a file there). Undefined when the page has
+ * no such place: the unit goes on. Only where the rest of the page is not
+ * earlier than the cut, so that a reader starting again at the cut's instant
+ * finds every event after it.
+ */
+export function dayCut(
+  taken: TakenPage,
+  staged: number,
+  unitRows: number,
+  lastInstant: string | undefined,
+): number | undefined {
+  const { instants } = taken;
+  for (let n = Math.max(0, unitRows - staged); n < instants.length; n++) {
+    const previous = n === 0 ? lastInstant : instants[n - 1];
+    const instant = instants[n]!;
+    if (previous === undefined || dayOf(previous) === dayOf(instant)) continue;
+    if (instants.slice(n).every((later) => later >= instant)) return n;
+  }
+  return undefined;
 }
