@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -11,6 +12,7 @@ import {
   truthEventHashes,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
+import { dayCut } from '../../src/sources/signs/range-reader.js';
 import { outputHashes, testDir } from '../helpers/tmp.js';
 
 const sorted = (values: string[]) => [...values].sort();
@@ -47,6 +49,40 @@ describe('signs.events against the simulator', () => {
       expect(summary.steps[0]!.rows_out).toBe(truth.length);
     },
   );
+
+  it('ends each unit of a reader where a new day begins: no day is split, nothing to merge', async () => {
+    // Units that end wherever a page ends split a day between two files about once a
+    // unit; a unit due now ends at the first event of a new day instead, unless that
+    // day goes on past a quarter of the unit's size (not on this feed: the size is
+    // chosen above four times its busiest day).
+    const perDay = new Map<string, number>();
+    for (const event of simulator.world.distinctEvents()) {
+      const ms = Date.parse(String(event['publication_timestamp']));
+      const day = new Date(ms).toISOString().slice(0, 10);
+      perDay.set(day, (perDay.get(day) ?? 0) + 1);
+    }
+    const unitRows = 4 * Math.max(...perDay.values()) + 1;
+    const { failure, output, logger } = await runAgainst(simulator, {
+      limit: 7,
+      concurrency: 1,
+      unit_rows: unitRows,
+    });
+    expect(failure).toBeUndefined();
+    expect(await landedEventHashes(output)).toEqual(truth);
+    const units = logger.events.filter((e) => e.event === 'signs.unit');
+    expect(units.length).toBeGreaterThan(3);
+    expect(logger.events.filter((e) => e.event === 'signs.compaction')).toEqual([]);
+    const days = await readdir(join(output, 'signs', 'events'));
+    expect(days.length).toBe(perDay.size);
+    for (const day of days)
+      expect(await readdir(join(output, 'signs', 'events', day))).toHaveLength(1);
+    // Every unit but the last is full, and none has gone past its quarter.
+    const rows = units.map((e) => Number(e.fields['rows']));
+    for (const n of rows.slice(0, -1)) {
+      expect(n).toBeGreaterThanOrEqual(unitRows);
+      expect(n).toBeLessThan(unitRows + Math.ceil(unitRows / 4) + 7);
+    }
+  });
 
   it('stops every reader soon after one fails for good, keeping what landed', async () => {
     const slow = await useSimulator({
@@ -316,5 +352,40 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
         (e) => (e['location'] as { county: { code: string } }).county.code === 'GM0363',
       ).length - reachable,
     );
+  });
+});
+
+describe('dayCut', () => {
+  const page = (instants: string[]) => ({
+    body: Buffer.alloc(0),
+    positions: instants.map((_, n) => n),
+    indexes: instants.map(() => 0),
+    instants,
+  });
+  const day1 = '2026-03-01T23:59:59.999Z';
+  const day2 = '2026-03-02T00:00:00.000Z';
+  const day3 = '2026-03-03T08:00:00.000Z';
+
+  it('cuts a due unit at the first event of a new day', () => {
+    expect(dayCut(page([day1, day1, day2, day2]), 10, 10, day1)).toBe(2);
+    // due only after the first two events of the page
+    expect(dayCut(page([day1, day2, day2, day3]), 8, 10, day1)).toBe(3);
+    // the page begins a new day
+    expect(dayCut(page([day2, day2]), 12, 10, day1)).toBe(0);
+  });
+
+  it('does not cut a unit that is not due, nor a page of one day', () => {
+    expect(dayCut(page([day1, day2]), 5, 10, day1)).toBeUndefined();
+    expect(dayCut(page([day2, day2]), 12, 10, day2)).toBeUndefined();
+    expect(dayCut(page([day2]), 0, 0, undefined)).toBeUndefined();
+  });
+
+  it('does not cut where the events are out of order around the cut', () => {
+    // Starting again at day3's instant, a reader would not be given the day2 event after it;
+    // starting at day2's, it would be given the day3 event before it a second time.
+    expect(dayCut(page([day1, day3, day2]), 10, 10, day1)).toBeUndefined();
+    expect(dayCut(page([day1, day3, day1]), 10, 10, day1)).toBeUndefined();
+    // the reader has staged a later instant than the page's
+    expect(dayCut(page([day2, day2]), 12, 10, day3)).toBeUndefined();
   });
 });

@@ -80,8 +80,8 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     range.live = outcome.next;
     return outcome;
   };
-  // The instant of the last event staged in the unit in hand.
-  let lastInstant: string | undefined;
+  // The latest instant this reader has staged.
+  let latest: string | undefined;
   for (;;) {
     if (reading.signal.aborted) {
       await reading.flush(true); // the unit in hand is finished, then the run stops
@@ -90,14 +90,15 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     const before = offsetMs(range.live.offset);
     const outcome = await nextPage();
     const { taken } = outcome;
-    const cut = dayCut(taken, reading.staged(), reading.unitRows, lastInstant);
+    const cut = dayCut(taken, reading.staged(), reading.unitRows, latest);
     if (cut === undefined) await reading.stage(taken);
     else {
       await reading.stage(takenSlice(taken, 0, cut));
       await reading.flush(false, { offset: taken.instants[cut]!, seen: [] });
       await reading.stage(takenSlice(taken, cut));
     }
-    lastInstant = taken.instants.at(-1) ?? lastInstant;
+    for (const instant of taken.instants)
+      if (latest === undefined || instant > latest) latest = instant;
     if (outcome.stuckAt) await reading.burst(outcome.stuckAt, outcome.townless);
     reading.onProgress(
       outcome.taken.positions.length,
@@ -125,22 +126,29 @@ function dayOf(instant: string): string {
  * Where in a page the unit in hand ends, once it holds `unitRows` events: at
  * the first event of a new UTC day, so that one reader's units do not share a
  * day's partition (each would make a file there). Undefined when the page has
- * no such place: the unit goes on. Only where the rest of the page is not
- * earlier than the cut, so that a reader starting again at the cut's instant
- * finds every event after it.
+ * no such place: the unit goes on. The cut's instant must be later than every
+ * event before it (`latest`: the latest instant the reader has staged) and
+ * not later than any after it, so that a reader starting again there (with
+ * nothing of that instant seen) is given exactly the events after the cut.
  */
 export function dayCut(
   taken: TakenPage,
   staged: number,
   unitRows: number,
-  lastInstant: string | undefined,
+  latest: string | undefined,
 ): number | undefined {
   const { instants } = taken;
-  for (let n = Math.max(0, unitRows - staged); n < instants.length; n++) {
-    const previous = n === 0 ? lastInstant : instants[n - 1];
+  let before = latest;
+  for (let n = 0; n < instants.length; n++) {
     const instant = instants[n]!;
-    if (previous === undefined || dayOf(previous) === dayOf(instant)) continue;
-    if (instants.slice(n).every((later) => later >= instant)) return n;
+    if (
+      n >= unitRows - staged &&
+      before !== undefined &&
+      dayOf(before) < dayOf(instant) &&
+      instants.slice(n).every((later) => later >= instant)
+    )
+      return n;
+    if (before === undefined || instant > before) before = instant;
   }
   return undefined;
 }
