@@ -41,6 +41,33 @@ describe('the first run’s ranges, planned without a network', () => {
     for (const r of ranges) expect(r.cursor).toEqual({ offset: r.start, seen: [] });
   });
 
+  it('cuts at UTC midnight when the ranges are a day or more wide, so that no day has two readers', () => {
+    const from = T0 + 5 * 3_600_000; // 05:00
+    const ranges = planRanges({
+      start: undefined,
+      firstInstant: at(from),
+      readers: 2,
+      now: T0 + 10 * DAY + 7 * 3_600_000,
+    });
+    // six ranges of 1 day 17 hours, each bound moved to its nearest midnight
+    expect(ranges.map((r) => r.end)).toEqual([
+      at(T0 + 2 * DAY),
+      at(T0 + 4 * DAY),
+      at(T0 + 5 * DAY),
+      at(T0 + 7 * DAY),
+      at(T0 + 9 * DAY),
+      null,
+    ]);
+    // narrower than a day: cut where the arithmetic falls
+    const hourly = planRanges({
+      start: undefined,
+      firstInstant: at(from),
+      readers: 2,
+      now: from + 12 * 3_600_000,
+    });
+    expect(hourly[1]!.start).toBe(at(from + 2 * 3_600_000));
+  });
+
   it('does not cut a history shorter than two minutes', () => {
     expect(
       planRanges({ start: undefined, firstInstant: at(T0), readers: 8, now: T0 + 90_000 }),
@@ -78,6 +105,14 @@ describe('splitting the range with the most work left', () => {
     expect(part.claimed).toBe(true);
     expect(dense.state.end).toBe(at(T0 + 5 * DAY));
     expect(ranges).toEqual([dense, part, sparse]);
+  });
+
+  it('splits a range of two days or more at the midnight nearest its middle', () => {
+    const range = busy(T0, T0 + 9 * DAY, 1000, T0 + DAY + 5 * 3_600_000);
+    const part = splitLargest([range], T0 + 20 * DAY, 100)!;
+    // the middle of what is left is day 5 at 02:30
+    expect(part.state.start).toBe(at(T0 + 5 * DAY));
+    expect(range.state.end).toBe(at(T0 + 5 * DAY));
   });
 
   it('leaves the open range, short ranges and ranges with little work left alone', () => {

@@ -2,7 +2,9 @@
  * The backfill's time ranges, planned and split without the network: the first
  * run cuts the history from the feed's first event to now into ranges (the
  * last one open, following the feed), and a reader that runs out of ranges
- * takes the upper half of the range with the most work left.
+ * takes the upper half of the range with the most work left. Ranges a day or
+ * more wide are cut at UTC midnight, so that a day's partition is one
+ * reader's: two readers in one day would each make a file there.
  */
 import { offsetMs, toOffset, type Cursor } from './feed.js';
 import type { FeedPosition } from './landing.js';
@@ -14,6 +16,12 @@ const MIN_SPLIT_MS = 60_000;
 const MIN_SPLIT_PAGES = 8;
 /** The first run plans this many ranges per reader: a reader that finishes takes the next one. */
 const RANGES_PER_READER = 3;
+const DAY_MS = 86_400_000;
+
+/** The UTC midnight nearest to an instant (ms). */
+function nearestMidnight(ms: number): number {
+  return Math.round(ms / DAY_MS) * DAY_MS;
+}
 
 export interface RangeState {
   start: string;
@@ -77,9 +85,12 @@ export function planRanges(input: RangePlanInput): RangeState[] {
     Math.floor((now - from) / MIN_SPLIT_MS),
   );
   if (count < 2) return [open];
-  const bounds = Array.from({ length: count - 1 }, (_, i) =>
-    new Date(from + Math.floor(((i + 1) * (now - from)) / count)).toISOString(),
-  );
+  // A day or more apart, bounds at the nearest midnight stay in order and inside the history.
+  const daily = (now - from) / count >= DAY_MS;
+  const bounds = Array.from({ length: count - 1 }, (_, i) => {
+    const ms = from + Math.floor(((i + 1) * (now - from)) / count);
+    return new Date(daily ? nearestMidnight(ms) : ms).toISOString();
+  });
   const starts = [start, ...bounds];
   return starts.map((s, i) => ({
     start: s,
@@ -118,9 +129,10 @@ export function splitLargest(
   )[0];
   if (!largest || span(largest, now) < MIN_SPLIT_MS) return undefined;
   if (estimatedRest(largest, now) < MIN_SPLIT_PAGES * 2 * limit) return undefined;
-  const mid = new Date(
-    offsetMs(largest.live.offset) + Math.floor(span(largest, now) / 2),
-  ).toISOString();
+  const half = Math.floor(span(largest, now) / 2);
+  const middle = offsetMs(largest.live.offset) + half;
+  // Half a range of two days or more: its nearest midnight is inside it.
+  const mid = new Date(half >= DAY_MS ? nearestMidnight(middle) : middle).toISOString();
   const part: LiveRange = {
     ...liveRange({ start: mid, end: largest.state.end, cursor: { offset: mid, seen: [] } }),
     claimed: true,
