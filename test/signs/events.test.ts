@@ -62,6 +62,14 @@ describe('signs.events against the simulator', () => {
       perDay.set(day, (perDay.get(day) ?? 0) + 1);
     }
     const unitRows = 4 * Math.max(...perDay.values()) + 1;
+    // Units fill up before they span a month of days (UNIT_DAYS): any 30 days hold more.
+    const daily = [...perDay.entries()].sort(([a], [b]) => a.localeCompare(b));
+    const within30 = (from: string) =>
+      daily
+        .filter(([day]) => day >= from && Date.parse(day) - Date.parse(from) < 30 * 86_400_000)
+        .reduce((sum, [, n]) => sum + n, 0);
+    const inner = daily.slice(0, -30).map(([day]) => within30(day));
+    expect(Math.min(...inner)).toBeGreaterThan(unitRows);
     const { failure, output, logger } = await runAgainst(simulator, {
       limit: 7,
       concurrency: 1,
@@ -367,25 +375,36 @@ describe('dayCut', () => {
   const day3 = '2026-03-03T08:00:00.000Z';
 
   it('cuts a due unit at the first event of a new day', () => {
-    expect(dayCut(page([day1, day1, day2, day2]), 10, 10, day1)).toBe(2);
+    expect(dayCut(page([day1, day1, day2, day2]), { staged: 10, first: day1 }, 10, day1)).toBe(2);
     // due only after the first two events of the page
-    expect(dayCut(page([day1, day2, day2, day3]), 8, 10, day1)).toBe(3);
+    expect(dayCut(page([day1, day2, day2, day3]), { staged: 8, first: day1 }, 10, day1)).toBe(3);
     // the page begins a new day
-    expect(dayCut(page([day2, day2]), 12, 10, day1)).toBe(0);
+    expect(dayCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day1)).toBe(0);
   });
 
   it('does not cut a unit that is not due, nor a page of one day', () => {
-    expect(dayCut(page([day1, day2]), 5, 10, day1)).toBeUndefined();
-    expect(dayCut(page([day2, day2]), 12, 10, day2)).toBeUndefined();
-    expect(dayCut(page([day2]), 0, 0, undefined)).toBeUndefined();
+    expect(dayCut(page([day1, day2]), { staged: 5, first: day1 }, 10, day1)).toBeUndefined();
+    expect(dayCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day2)).toBeUndefined();
+    expect(dayCut(page([day2]), { staged: 0, first: undefined }, 0, undefined)).toBeUndefined();
+  });
+
+  it('cuts a unit that spans a month of days, however few its events', () => {
+    const before = '2026-03-30T10:00:00.000Z';
+    // 2026-04-01 is 31 days after day1's day (2026-03-01); 2026-03-31 is 30
+    expect(
+      dayCut(page(['2026-04-01T06:00:00.000Z']), { staged: 3, first: day1 }, 10_000, before),
+    ).toBe(0);
+    expect(
+      dayCut(page(['2026-03-31T06:00:00.000Z']), { staged: 3, first: day1 }, 10_000, before),
+    ).toBeUndefined();
   });
 
   it('does not cut where the events are out of order around the cut', () => {
     // Starting again at day3's instant, a reader would not be given the day2 event after it;
     // starting at day2's, it would be given the day3 event before it a second time.
-    expect(dayCut(page([day1, day3, day2]), 10, 10, day1)).toBeUndefined();
-    expect(dayCut(page([day1, day3, day1]), 10, 10, day1)).toBeUndefined();
+    expect(dayCut(page([day1, day3, day2]), { staged: 10, first: day1 }, 10, day1)).toBeUndefined();
+    expect(dayCut(page([day1, day3, day1]), { staged: 10, first: day1 }, 10, day1)).toBeUndefined();
     // the reader has staged a later instant than the page's
-    expect(dayCut(page([day2, day2]), 12, 10, day3)).toBeUndefined();
+    expect(dayCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day3)).toBeUndefined();
   });
 });

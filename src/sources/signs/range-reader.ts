@@ -80,8 +80,13 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     range.live = outcome.next;
     return outcome;
   };
-  // The latest instant this reader has staged.
+  // The latest instant this reader has staged, and the first of the unit in hand.
   let latest: string | undefined;
+  let first: string | undefined;
+  const stage = async (taken: TakenPage): Promise<void> => {
+    if (reading.staged() === 0) first = taken.instants[0];
+    await reading.stage(taken);
+  };
   for (;;) {
     if (reading.signal.aborted) {
       await reading.flush(true); // the unit in hand is finished, then the run stops
@@ -90,12 +95,13 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     const before = offsetMs(range.live.offset);
     const outcome = await nextPage();
     const { taken } = outcome;
-    const cut = dayCut(taken, reading.staged(), reading.unitRows, latest);
-    if (cut === undefined) await reading.stage(taken);
+    const unit = { staged: reading.staged(), first: reading.staged() > 0 ? first : undefined };
+    const cut = dayCut(taken, unit, reading.unitRows, latest);
+    if (cut === undefined) await stage(taken);
     else {
-      await reading.stage(takenSlice(taken, 0, cut));
+      await stage(takenSlice(taken, 0, cut));
       await reading.flush(false, { offset: taken.instants[cut]!, seen: [] });
-      await reading.stage(takenSlice(taken, cut));
+      await stage(takenSlice(taken, cut));
     }
     for (const instant of taken.instants)
       if (latest === undefined || instant > latest) latest = instant;
@@ -123,26 +129,43 @@ function dayOf(instant: string): string {
 }
 
 /**
- * Where in a page the unit in hand ends, once it holds `unitRows` events: at
- * the first event of a new UTC day, so that one reader's units do not share a
- * day's partition (each would make a file there). Undefined when the page has
- * no such place: the unit goes on. The cut's instant must be later than every
+ * A unit spans at most this many UTC days: DuckDB holds a writer for each day
+ * file of a unit while it lands (about 1.4 MB each), so on a sparse feed the
+ * days, not the events, are what a landing's memory grows with.
+ */
+export const UNIT_DAYS = 31;
+const DAY_MS = 86_400_000;
+
+function daysBetween(from: string, to: string): number {
+  return Math.floor(offsetMs(to) / DAY_MS) - Math.floor(offsetMs(from) / DAY_MS);
+}
+
+/**
+ * Where in a page the unit in hand ends, once it is due (it holds `unitRows`
+ * events, or spans UNIT_DAYS days from its `first` instant): at the first
+ * event of a new UTC day, so that one reader's units do not share a day's
+ * partition (each would make a file there). Undefined when the page has no
+ * such place: the unit goes on. The cut's instant must be later than every
  * event before it (`latest`: the latest instant the reader has staged) and
  * not later than any after it, so that a reader starting again there (with
  * nothing of that instant seen) is given exactly the events after the cut.
  */
 export function dayCut(
   taken: TakenPage,
-  staged: number,
+  unit: { staged: number; first: string | undefined },
   unitRows: number,
   latest: string | undefined,
 ): number | undefined {
   const { instants } = taken;
+  const first = unit.first ?? instants[0];
   let before = latest;
   for (let n = 0; n < instants.length; n++) {
     const instant = instants[n]!;
+    const due =
+      n >= unitRows - unit.staged ||
+      (first !== undefined && daysBetween(first, instant) >= UNIT_DAYS);
     if (
-      n >= unitRows - staged &&
+      due &&
       before !== undefined &&
       dayOf(before) < dayOf(instant) &&
       instants.slice(n).every((later) => later >= instant)
