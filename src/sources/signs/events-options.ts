@@ -39,7 +39,9 @@ export const signsEventsOptions = z.strictObject({
     .int()
     .min(1)
     .default(10_000)
-    .describe('Events landed per unit (file set), up to where the next day begins. Default 10000.'),
+    .describe(
+      'Events landed per unit (file set, at most 31 days), up to where the next day begins. Default 10000.',
+    ),
   unreachable: z
     .enum(['fail', 'record'])
     .default('fail')

@@ -14,7 +14,7 @@ import {
   type PageOutcome,
   type TakenPage,
 } from './feed.js';
-import type { LiveRange } from './ranges.js';
+import { DAY_MS, type LiveRange } from './ranges.js';
 
 type FeedPage = Awaited<ReturnType<SignsClient['events']>>;
 
@@ -134,7 +134,6 @@ function dayOf(instant: string): string {
  * days, not the events, are what a landing's memory grows with.
  */
 export const UNIT_DAYS = 31;
-const DAY_MS = 86_400_000;
 
 function daysBetween(from: string, to: string): number {
   return Math.floor(offsetMs(to) / DAY_MS) - Math.floor(offsetMs(from) / DAY_MS);

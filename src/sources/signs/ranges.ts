@@ -16,7 +16,7 @@ const MIN_SPLIT_MS = 60_000;
 const MIN_SPLIT_PAGES = 8;
 /** The first run plans this many ranges per reader: a reader that finishes takes the next one. */
 const RANGES_PER_READER = 3;
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /** The UTC midnight nearest to an instant (ms). */
 function nearestMidnight(ms: number): number {
