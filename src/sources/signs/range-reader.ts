@@ -123,11 +123,6 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
   }
 }
 
-/** The UTC day of an instant in the offset format. */
-function dayOf(instant: string): string {
-  return instant.slice(0, 10);
-}
-
 /**
  * A unit spans at most this many UTC days: DuckDB holds a writer for each day
  * file of a unit while it lands (about 1.4 MB each), so on a sparse feed the
@@ -135,8 +130,9 @@ function dayOf(instant: string): string {
  */
 export const UNIT_DAYS = 31;
 
-function daysBetween(from: string, to: string): number {
-  return Math.floor(offsetMs(to) / DAY_MS) - Math.floor(offsetMs(from) / DAY_MS);
+/** The UTC day of an instant (days since the epoch). */
+function dayOf(instant: string): number {
+  return Math.floor(offsetMs(instant) / DAY_MS);
 }
 
 /**
@@ -157,16 +153,17 @@ export function dayCut(
 ): number | undefined {
   const { instants } = taken;
   const first = unit.first ?? instants[0];
+  const firstDay = first === undefined ? undefined : dayOf(first);
   let before = latest;
   for (let n = 0; n < instants.length; n++) {
     const instant = instants[n]!;
+    const day = dayOf(instant);
     const due =
-      n >= unitRows - unit.staged ||
-      (first !== undefined && daysBetween(first, instant) >= UNIT_DAYS);
+      n >= unitRows - unit.staged || (firstDay !== undefined && day - firstDay >= UNIT_DAYS);
     if (
       due &&
       before !== undefined &&
-      dayOf(before) < dayOf(instant) &&
+      dayOf(before) < day &&
       instants.slice(n).every((later) => later >= instant)
     )
       return n;
