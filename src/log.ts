@@ -43,9 +43,26 @@ class Redactor {
     this.#secrets.clear();
   }
 
-  add(secret: string | undefined): void {
+  /**
+   * Registers a secret in every form it travels in: as it is, URL- and
+   * form-encoded (a token request's body, a query), JSON-escaped (a body
+   * excerpt), base64 (Basic auth). A password (`user` given) also as the
+   * Basic-auth pair `user:password`, and each form encoded once more (an echo
+   * of an echo).
+   */
+  add(secret: string | undefined, user?: string): void {
     // Very short values would redact ordinary words; they are no real secrets.
-    if (secret && secret.length >= 4) this.#secrets.add(secret);
+    if (!secret || secret.length < 4) return;
+    const forms = new Set(secretForms(secret));
+    if (user !== undefined) {
+      forms.add(base64(`${user}:${secret}`));
+      for (const form of [...forms]) for (const again of secretForms(form)) forms.add(again);
+    }
+    for (const form of forms) if (form.length >= 4) this.#secrets.add(form);
+    // The longest first: a form that holds another is replaced whole.
+    const sorted = [...this.#secrets].sort((a, b) => b.length - a.length);
+    this.#secrets.clear();
+    for (const form of sorted) this.#secrets.add(form);
   }
 
   /** Free text with every secret replaced. */
@@ -69,6 +86,28 @@ class Redactor {
     }
     return value;
   }
+}
+
+const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+/** A secret as URL, form and JSON encoding and base64 give it (lower-case hex escapes too). */
+function secretForms(secret: string): string[] {
+  const url = encodeURIComponent(secret);
+  const form = new URLSearchParams({ s: secret }).toString().slice(2);
+  const json = JSON.stringify(secret).slice(1, -1);
+  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+  const b64 = base64(secret);
+  return [
+    secret,
+    url,
+    lower(url),
+    form,
+    lower(form),
+    json,
+    b64,
+    b64.replace(/=+$/, ''),
+    b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
+  ];
 }
 
 /** The process-wide redactor: credentials are registered as soon as they are read. */

@@ -7,6 +7,7 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
 import { createGunzip, gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { Dispatcher } from 'undici';
@@ -57,6 +58,55 @@ export function networkError(
   );
 }
 
+/** The least rate a body must come at: `minRate` bytes a second over each span of `windowMs` (0: any). */
+export interface Rate {
+  minRate: number;
+  windowMs: number;
+}
+
+/**
+ * A pass-through that fails when the body comes slower than the rate (an
+ * answer that trickles would otherwise never end: undici's idle timeout starts
+ * again at every byte). The readers take its failure for a transfer that broke
+ * off, worth another attempt.
+ */
+function rateGuard({ minRate, windowMs }: Rate): Transform {
+  let bytes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+    destroy(error, done) {
+      clearInterval(timer);
+      done(error);
+    },
+    flush(done) {
+      clearInterval(timer);
+      done();
+    },
+  });
+  if (minRate > 0) {
+    timer = setInterval(() => {
+      if (bytes < (minRate * windowMs) / 1000) {
+        const seconds = windowMs / 1000;
+        guard.destroy(
+          Object.assign(
+            new Error(
+              `the answer came too slowly (${bytes} bytes in ${seconds} s, less than min_rate ${minRate} bytes a second)`,
+            ),
+            { code: 'ETOOSLOW' },
+          ),
+        );
+      }
+      bytes = 0;
+    }, windowMs);
+    timer.unref();
+  }
+  return guard;
+}
+
 /** Whether the server compressed the body (asked for or not). */
 function isGzip(response: Dispatcher.ResponseData): boolean {
   return /\bgzip\b/.test(String(response.headers['content-encoding'] ?? ''));
@@ -69,9 +119,14 @@ export async function readBody(
   response: Dispatcher.ResponseData,
   req: HttpRequest,
   signal: AbortSignal,
+  rate: Rate = { minRate: 0, windowMs: 60_000 },
 ): Promise<Buffer> {
   try {
-    const body = Buffer.from(await response.body.arrayBuffer());
+    const chunks: Buffer[] = [];
+    await pipeline(response.body, rateGuard(rate), async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) chunks.push(chunk);
+    });
+    const body = Buffer.concat(chunks);
     return isGzip(response) ? await gunzipAsync(body) : body;
   } catch (error) {
     if (signal.aborted && req.signal?.aborted) throw error;
@@ -124,10 +179,12 @@ export async function bodyToFile(
   check: FileCheck | undefined,
   stopped: () => boolean,
   doing: string,
+  rate: Rate = { minRate: 0, windowMs: 60_000 },
 ): Promise<void> {
   const { statusCode: status, headers } = response;
   try {
-    const decoded = isGzip(response) ? [response.body, createGunzip()] : [response.body];
+    const received = [response.body, rateGuard(rate)];
+    const decoded = isGzip(response) ? [...received, createGunzip()] : received;
     await pipeline([...decoded, createWriteStream(path)]);
   } catch (error) {
     await rm(path, { force: true });

@@ -18,6 +18,7 @@ import {
   bodyToFile,
   shortUrl,
   type FileCheck,
+  type Rate,
 } from './answers.js';
 
 export interface HttpClientOptions {
@@ -29,6 +30,13 @@ export interface HttpClientOptions {
   backoffMs?: number;
   /** Longest backoff, ms (also caps Retry-After). Default 30000. */
   maxBackoffMs?: number;
+  /**
+   * Least bytes a second a body must come at, measured over rateWindowMs: an
+   * answer that trickles is given up and retried (0: no bound). Default 2048.
+   */
+  minRate?: number;
+  /** The span over which minRate is measured, ms. Default 60000. */
+  rateWindowMs?: number;
   /** Connections kept open per origin. Default 16. */
   connections?: number;
   logger?: Logger | undefined;
@@ -63,6 +71,8 @@ export class HttpClient {
       retries: options.retries ?? 5,
       backoffMs: options.backoffMs ?? 500,
       maxBackoffMs: options.maxBackoffMs ?? 30_000,
+      minRate: options.minRate ?? 2048,
+      rateWindowMs: options.rateWindowMs ?? 60_000,
       connections: options.connections ?? 16,
     };
     this.#logger = options.logger;
@@ -72,6 +82,10 @@ export class HttpClient {
       headersTimeout: this.#options.timeoutMs,
       bodyTimeout: this.#options.timeoutMs,
     });
+  }
+
+  get #rate(): Rate {
+    return { minRate: this.#options.minRate, windowMs: this.#options.rateWindowMs };
   }
 
   async close(): Promise<void> {
@@ -91,7 +105,7 @@ export class HttpClient {
       const response = {
         status: opened.statusCode,
         headers: opened.headers,
-        body: await readBody(opened, req, signal),
+        body: await readBody(opened, req, signal, this.#rate),
       };
       if (response.status >= 200 && response.status < 300) {
         const problem = check?.(response);
@@ -118,10 +132,14 @@ export class HttpClient {
       const { statusCode: status, headers } = response;
       if (status >= 200 && status < 300) {
         const stopped = (): boolean => signal.aborted && req.signal?.aborted === true;
-        await bodyToFile(response, path, check, stopped, 'The body broke off');
+        await bodyToFile(response, path, check, stopped, 'The body broke off', this.#rate);
         return { status, headers, body: Buffer.alloc(0) };
       }
-      return notOk(req, { status, headers, body: await readBody(response, req, signal) });
+      return notOk(req, {
+        status,
+        headers,
+        body: await readBody(response, req, signal, this.#rate),
+      });
     });
   }
 
@@ -180,7 +198,9 @@ export class HttpClient {
           return { headers: response.headers, notModified: true };
         }
         if (response.statusCode !== 200) {
-          const body = await readBody(response, req, signal).catch(() => Buffer.alloc(0));
+          const body = await readBody(response, req, signal, this.#rate).catch(() =>
+            Buffer.alloc(0),
+          );
           notOk(
             { ...req, pass: [] },
             { status: response.statusCode, headers: response.headers, body },
@@ -193,6 +213,7 @@ export class HttpClient {
           check,
           () => req.signal?.aborted === true,
           'The download broke off',
+          this.#rate,
         );
         return { headers: response.headers, notModified: false };
       },
@@ -200,17 +221,32 @@ export class HttpClient {
     );
   }
 
+  /**
+   * Retries work made of an answer that came whole (a download and what is read
+   * from it) while the work throws a RetryableError: a body that ends early but
+   * cleanly, one that is empty or implausible. The same backoff as a failed
+   * request; then a failure naming the endpoint, the status and an excerpt.
+   * The work's own requests retry as usual: a failure of theirs passes.
+   */
+  async retryAnswer<T>(
+    req: Pick<HttpRequest, 'method' | 'url' | 'signal'>,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    return this.#withRetries(req, work, false);
+  }
+
   /** Sends the request and resolves once the headers are in (the body is left to the caller). */
   async #open(req: HttpRequest, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     this.requests++;
     try {
-      return await request(req.url, {
+      const response = await request(req.url, {
         method: req.method,
         headers: { 'user-agent': `road-etl/${VERSION}`, ...req.headers },
         body: req.body ?? null,
         dispatcher: this.#dispatcher,
         signal,
       });
+      return response;
     } catch (error) {
       if (signal.aborted && req.signal?.aborted) throw error;
       throw networkError(error);
@@ -218,7 +254,7 @@ export class HttpClient {
   }
 
   async #withRetries<T>(
-    req: HttpRequest,
+    req: Pick<HttpRequest, 'method' | 'url' | 'signal'>,
     attempt: (signal: AbortSignal) => Promise<T>,
     whole = true,
   ): Promise<T> {

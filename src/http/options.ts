@@ -14,6 +14,27 @@ export function requestOptions(timeoutMs: number) {
       .describe(`Deadline per request. Default ${timeoutMs}.`),
     retries: z.number().int().min(0).default(5).describe('Retries per request. Default 5.'),
     backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
+    ...rateOptions(),
+  };
+}
+
+/** Zod fields min_rate and rate_window_ms: an answer that trickles is given up and retried. */
+export function rateOptions() {
+  return {
+    min_rate: z
+      .number()
+      .int()
+      .min(0)
+      .default(2048)
+      .describe(
+        'Least bytes a second an answer must come at, over rate_window_ms, or the attempt is given up and retried (0: no bound). Default 2048.',
+      ),
+    rate_window_ms: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe('The span over which min_rate is measured. Default 60000.'),
   };
 }
 
@@ -21,6 +42,8 @@ export interface RequestOptions {
   timeout_ms: number;
   retries: number;
   backoff_ms: number;
+  min_rate: number;
+  rate_window_ms: number;
 }
 
 export function httpClientFor(options: RequestOptions, context: { log: Logger }): HttpClient {
@@ -28,6 +51,8 @@ export function httpClientFor(options: RequestOptions, context: { log: Logger })
     timeoutMs: options.timeout_ms,
     retries: options.retries,
     backoffMs: options.backoff_ms,
+    minRate: options.min_rate,
+    rateWindowMs: options.rate_window_ms,
     logger: context.log,
   });
 }

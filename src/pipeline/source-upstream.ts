@@ -60,7 +60,7 @@ export function resolveUpstream(
       }
     }
     Object.assign(upstream, upstreamOf(group, values, env));
-    if (upstream.bicycle) redactor.add(upstream.bicycle.password);
+    if (upstream.bicycle) redactor.add(upstream.bicycle.password, upstream.bicycle.username);
   }
   return upstream;
 }

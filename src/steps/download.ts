@@ -83,6 +83,13 @@ export interface DownloadStep {
   unchanged(lastModified: string | undefined): StepOutcome;
   /** Lands the downloaded file; resolves to the step's outcome. */
   land(file: string, headers: Fetched['headers']): Promise<StepOutcome>;
+  /**
+   * The endpoint, when an answer that came whole may still be unsound (cut
+   * short but ended cleanly, empty, implausible: land throws a RetryableError):
+   * the download and its landing are then tried again with backoff, and at last
+   * reported as upstream trouble naming it.
+   */
+  endpoint?: { method: 'GET'; url: string };
 }
 
 /** The service's Last-Modified in ms; NaN when it gave none (or none that parses). */
@@ -98,18 +105,25 @@ export async function runDownload(
   plan: DownloadPlan,
   step: DownloadStep,
 ): Promise<StepOutcome> {
-  await rm(context.staging, { recursive: true, force: true });
-  await makeFolder(context.staging);
   const http = context.http(options);
-  try {
-    const since = plan.if_modified_since ?? undefined;
-    const file = join(context.staging, step.file);
+  const since = plan.if_modified_since ?? undefined;
+  const file = join(context.staging, step.file);
+  let counted = 0;
+  const attempt = async (): Promise<StepOutcome> => {
+    await rm(context.staging, { recursive: true, force: true });
+    await makeFolder(context.staging);
     const { headers, notModified } = await step.fetch(http, file, since);
-    context.progress.add({ requests: http.requests });
+    context.progress.add({ requests: http.requests - counted });
+    counted = http.requests;
     if (notModified) return step.unchanged(since);
     const outcome = await step.land(file, headers);
     await saveDownload(context, plan.request, headers);
     return outcome;
+  };
+  try {
+    return step.endpoint
+      ? await http.retryAnswer({ ...step.endpoint, signal: context.signal }, attempt)
+      : await attempt();
   } finally {
     await rm(context.staging, { recursive: true, force: true });
   }

@@ -15,10 +15,11 @@ import {
   LIVE_GEOMETRY,
   renameOldSnapshots,
 } from '../sources/signs/live.js';
-import { landLiveSnapshot } from '../sources/signs/live-landing.js';
+import { judgeSnapshot, landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
   fetchCurrentState,
   liveBase,
+  liveEndpoint,
   liveRequest,
   liveRequestKey,
   signsLiveOptions,
@@ -90,8 +91,10 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
         { renamed },
       );
     let downloadedAt = 0;
+    const db = await context.database();
     return runDownload(options, context, plan, {
       file: `current-state.${options.format}`,
+      endpoint: { method: 'GET', url: liveEndpoint(options, upstream) },
       fetch(http, file, since) {
         downloadedAt = Date.now();
         return fetchCurrentState(options, upstream, { http, file, since, signal: context.signal });
@@ -111,6 +114,8 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
           format: options.format,
           api: options.api,
           downloadedAt,
+          judge: (file, rows, features) =>
+            judgeSnapshot(db, { file, rows, features, maxGone: options.max_gone }),
         }),
     });
   },

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataError } from '../../src/errors.js';
+import { UpstreamError } from '../../src/errors.js';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { liveUrl } from '../../src/sources/signs/client.js';
@@ -249,17 +249,19 @@ describe('signs_live_changes: each sign’s history from daily current states', 
     const start = simulator.world.now;
     const days = [start - 60 * DAY, start - 30 * DAY, start - 29 * DAY];
     const states: LiveFeature[][] = [];
+    // A month apart, more than the 5% of a day's plausible change goes: let it through.
+    const options = { api: 'v5', max_gone: 0.5 };
     try {
       for (const day of days) {
         simulator.world.setNow(new Date(day).toISOString());
-        const { failure } = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
+        const { failure } = await runDefinition(dir, pipeline(options), await sqlFiles(), {
           env,
         });
         expect(failure).toBeUndefined();
         states.push(truth('v5'));
       }
       // The same day again: the service answers Not Modified, and nothing is added.
-      const again = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env });
+      const again = await runDefinition(dir, pipeline(options), await sqlFiles(), { env });
       expect(again.failure).toBeUndefined();
     } finally {
       simulator.world.setNow(new Date(start).toISOString());
@@ -526,12 +528,18 @@ describe('a download that is not a FeatureCollection', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // The same request: the service answers it (and the check of its data) with a page
     // that is no FeatureCollection, whatever the If-Modified-Since.
-    const failed = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
-      env: { ROAD_ETL_SIGNS_URL: url },
-    });
-    expect(failed.failure).toBeInstanceOf(DataError);
-    expect((failed.failure as DataError).exitCode).toBe(1);
-    expect(failed.failure?.message).toMatch(/the v5 answer is not a FeatureCollection/);
+    const failed = await runDefinition(
+      dir,
+      pipeline({ api: 'v5', retries: 2, backoff_ms: 1 }),
+      await sqlFiles(),
+      { env: { ROAD_ETL_SIGNS_URL: url } },
+    );
+    // Upstream trouble, asked three times, reported with the endpoint, the status and the body.
+    expect(failed.failure).toBeInstanceOf(UpstreamError);
+    expect((failed.failure as UpstreamError).exitCode).toBe(1);
+    expect(failed.failure?.message).toMatch(
+      /after 3 attempts \(signs.live: the v5 answer is not a FeatureCollection.*GET http.*v5\/current-state with status 200: .*Probeer het later opnieuw/,
+    );
     expect(await outputHashes(landed.output, ['manifest.json'])).toEqual(before);
   });
 });
@@ -552,7 +560,12 @@ describe('a folder of an earlier version', () => {
       await rename(join(folder, name!), join(folder, old));
 
       simulator.world.setNow(new Date(start - 9 * DAY).toISOString());
-      const second = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env });
+      const second = await runDefinition(
+        dir,
+        pipeline({ api: 'v5', max_gone: 0.5 }),
+        await sqlFiles(),
+        { env },
+      );
       expect(second.failure).toBeUndefined();
       const names = (await readdir(folder)).sort();
       expect(names).toHaveLength(2);

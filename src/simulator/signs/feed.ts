@@ -225,6 +225,28 @@ export class SignFeed {
   }
 
   /**
+   * How many times the sign was created again after a deletion, by events
+   * published at or before `at` (0: never). Today's API gives a sign created
+   * again a new UUID: another sign replaced the one removed.
+   */
+  recreations(sign: number, at: number): number {
+    // eventType's walk, once over the rounds (not again for each).
+    let count = 0;
+    let alive = true;
+    for (let r = this.bornRound(sign) + 1; this.#roundStart(r) <= at; r++) {
+      if (alive) {
+        if (unit(this.#seed, sign, r, SALT.change) < this.#options.updateRate)
+          alive = unit(this.#seed, sign, r, SALT.kind) >= this.#options.deleteRate;
+      } else if (unit(this.#seed, sign, r, SALT.recreate) < this.#options.recreateRate) {
+        alive = true;
+        const tick = Math.floor(this.position(sign, r) / TICK_POSITIONS);
+        if (this.tickTime(r, tick) <= at) count++;
+      }
+    }
+    return count;
+  }
+
+  /**
    * Events in feed order from the first one published at or after `from`, up to
    * and including `until`. With townIndex, only that town's signs.
    */

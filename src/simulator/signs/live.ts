@@ -4,7 +4,9 @@
  * world as the v1 feed. A sign keeps its UUID across versions and days; its
  * properties come from its latest event, cleaned up as the newer API serves
  * them (numbers as numbers, dates as yyyy-MM-dd) and absent rather than null.
- * A sign whose latest event is a deletion is served as REMOVED.
+ * A sign whose latest event is a deletion is served as REMOVED for two weeks,
+ * then left out; a sign created again is served under a new UUID. So each day
+ * adds signs and removes some, besides changing others.
  */
 import { choose, hash, unit } from '../../util/hash.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
@@ -33,10 +35,18 @@ export function liveMoment(now: number): number {
   return Math.floor(now / DAY_MS) * DAY_MS;
 }
 
-/** The sign's UUID (version 4 layout), the same in v4 and v5 and from day to day. */
-function signUuid(seed: number, sign: number): string {
+/**
+ * The sign's UUID (version 4 layout), the same in v4 and v5 and from day to
+ * day; a sign created again after a deletion is another sign, with a UUID of
+ * its own (`generation`, how many times it was created again).
+ */
+function signUuid(seed: number, sign: number, generation: number): string {
   const hex = [1, 2, 3, 4]
-    .map((k) => hash(seed, sign, 0x55, k).toString(16).padStart(8, '0'))
+    .map((k) =>
+      hash(seed, sign, 0x55 + generation * 0x100, k)
+        .toString(16)
+        .padStart(8, '0'),
+    )
     .join('');
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
@@ -220,7 +230,16 @@ function v5Properties(f: SignFacts): Record<string, unknown> {
   };
 }
 
-/** A sign's feature as of `at`, or undefined when the sign does not exist yet. */
+/**
+ * How long a removed sign is still served (as REMOVED, with its removedOn):
+ * then it is left out of the current state, as NDW clears its removed signs.
+ */
+export const REMOVED_SERVED_MS = 14 * DAY_MS;
+
+/**
+ * A sign's feature as of `at`, or undefined when the sign does not exist yet
+ * or was removed more than REMOVED_SERVED_MS before.
+ */
 function liveFeature(
   world: World,
   sign: number,
@@ -229,6 +248,7 @@ function liveFeature(
 ): LiveFeature | undefined {
   const latest = world.feed.latestEvent(sign, at);
   if (!latest) return undefined;
+  if (latest.type === 'deleted' && at - latest.time > REMOVED_SERVED_MS) return undefined;
   const seed = world.options.seed;
   const payload = world.payloads.build(
     latest,
@@ -255,7 +275,7 @@ function liveFeature(
   const { wgs84 } = facts.location;
   return {
     type: 'Feature',
-    id: signUuid(seed, sign),
+    id: signUuid(seed, sign, world.feed.recreations(sign, at)),
     geometry: { type: 'Point', coordinates: [num(wgs84.longitude)!, num(wgs84.latitude)!] },
     properties: present(api === 'v4' ? v4Properties(facts) : v5Properties(facts)),
   };

@@ -44,7 +44,7 @@ export class TokenSource {
     this.#http = http;
     this.#credentials = credentials;
     this.#now = now;
-    redactor.add(credentials.password);
+    redactor.add(credentials.password, credentials.username);
   }
 
   /** A valid access token; concurrent callers wait for the same request. */

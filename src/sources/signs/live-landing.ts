@@ -4,7 +4,7 @@
  * (signs/live_snapshots/snapshot=<moment>/) with the features that cannot be
  * typed quarantined beside it, each file put in place whole.
  */
-import { rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   PARQUET_FORMAT,
@@ -14,6 +14,7 @@ import {
 } from '../../duckdb/database.js';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError, firstLineOf } from '../../errors.js';
+import { RetryableError } from '../../http/answers.js';
 import { commitFiles, makeFolder, temporaryPath } from '../../util/fs.js';
 import { compactFeatureLines } from '../../util/feature-lines.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
@@ -41,6 +42,12 @@ export interface LiveDownload {
   stepId: string;
   /** Told why the quick way was not taken (the file cut a second time, or the lines read whole). */
   note?: (message: string) => void;
+  /**
+   * Why the typed snapshot (`file`, of `rows` signs out of `features`) cannot
+   * be the day's truth (empty, too far from the last snapshot); undefined when
+   * it can. Asked before anything is put in place.
+   */
+  judge?: (file: string, rows: number, features: number) => Promise<string | undefined>;
 }
 
 export interface LandedLive {
@@ -168,6 +175,8 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     `${download.stepId}-${moment.replace(/[-:.]/g, '')}.parquet`,
   );
   const moves: [string, string][] = [];
+  // The answer's end, for a message: where a body cut short shows it.
+  const tail = await fileTail(download.file);
   try {
     const kept = temporaryPath(snapshot, download.scratch);
     moves.push([kept, snapshot]);
@@ -181,6 +190,8 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
         values,
       ),
     );
+    const problem = await download.judge?.(kept, rows, features.count);
+    if (problem) throw new RetryableError(problem, 200, tail, undefined);
     let quarantined = 0;
     if (rows < features.count) {
       const held = temporaryPath(quarantine, download.scratch);
@@ -199,8 +210,56 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     return { snapshot: moment, rows, quarantined, files: moves.map(([, path]) => path) };
   } catch (error) {
     await Promise.all(moves.map(([temporary]) => rm(temporary, { force: true })));
+    // An answer that came whole on the wire but cannot be read is asked for again, as a broken transfer is.
+    if (error instanceof DataError)
+      throw new RetryableError(error.message, 200, tail, undefined, { cause: error });
     throw error;
   }
+}
+
+/** The last bytes of a file, as text for a message (empty when it cannot be read). */
+async function fileTail(path: string, bytes = 200): Promise<string> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return '';
+  try {
+    const { size } = await handle.stat();
+    const buffer = Buffer.alloc(Math.min(bytes, size));
+    await handle.read(buffer, 0, buffer.length, size - buffer.length);
+    return `${size > bytes ? '…' : ''}${buffer.toString('utf8')}`;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Why a typed snapshot cannot be the day's truth: it holds no sign, or it
+ * leaves out more than `maxGone` of the last snapshot's signs (a real day
+ * removes a few hundred of two million; an answer cut short or emptied by a
+ * troubled service, far more). Growth never counts against it. Undefined when
+ * it may land; `maxGone` 1 lets anything through.
+ */
+export async function judgeSnapshot(
+  db: Database,
+  snapshot: { file: string; rows: number; features: number; maxGone: number },
+): Promise<string | undefined> {
+  const { file, rows, features, maxGone } = snapshot;
+  if (maxGone >= 1) return undefined;
+  if (features === 0)
+    return 'the answer holds no sign (an empty FeatureCollection); if that is the truth, let it through with max_gone: 1';
+  const [last] = await db.all(
+    `WITH new AS (SELECT sign_id FROM read_parquet(${quotedString(file)}))
+     SELECT count(*) AS before, count(*) FILTER (WHERE n.sign_id IS NULL) AS gone,
+            strftime(max(l.downloaded_at) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') AS moment
+     FROM signs_live l LEFT JOIN new n ON n.sign_id = l.sign_id`,
+  );
+  const before = Number(last?.['before'] ?? 0);
+  const gone = Number(last?.['gone'] ?? 0);
+  if (before === 0 || gone <= maxGone * before) return undefined;
+  const pct = (n: number) => `${Math.round((n * 1000) / before) / 10}%`;
+  return (
+    `the answer is implausible: it holds ${rows} sign(s), and leaves out ${gone} of the ${before} signs of the last snapshot (${String(last?.['moment'])}), ${pct(gone)}, more than max_gone ${maxGone * 100}%; ` +
+    `if the change is real, let it through with max_gone (a param of traffic-signs-live.yaml)`
+  );
 }
 
 /**
@@ -210,7 +269,7 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
  */
 export async function landLiveSnapshot(
   context: RunContext,
-  download: Pick<LiveDownload, 'file' | 'format' | 'api' | 'downloadedAt'>,
+  download: Pick<LiveDownload, 'file' | 'format' | 'api' | 'downloadedAt' | 'judge'>,
 ): Promise<RunOutcome> {
   const landed = await landLive(await context.database(), {
     ...download,

@@ -7,7 +7,7 @@ import type { HttpClient } from '../../http/client.js';
 import { requestOptions, textList } from '../../http/options.js';
 import type { Upstream } from '../context.js';
 import { fetchBulkFile } from './bulk.js';
-import { TOWN_CODE, TOWN_CODE_HELP, downloadLive } from './client.js';
+import { TOWN_CODE, TOWN_CODE_HELP, downloadLive, liveUrl } from './client.js';
 
 export const signsLiveOptions = z
   .strictObject({
@@ -38,6 +38,14 @@ export const signsLiveOptions = z
       .nullish()
       .describe(
         "NDW's daily bulk file of the current state instead of the API: an http(s) URL or a local path, gzip or not, in the v4 CSV layout (api v4, format csv) or GeoJSON",
+      ),
+    max_gone: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.05)
+      .describe(
+        "The largest share of the last snapshot's signs that a new answer may leave out before it is taken for upstream trouble (retried, then exit 1; nothing lands). A real day removes a few hundred of two million signs. 1 lets any answer through, an empty one too. Default 0.05.",
       ),
     ...requestOptions(600_000),
   })
@@ -83,6 +91,22 @@ export function liveBase(
   // A bulk file is not the API: there is no upstream to identify.
   if (options.file) return undefined;
   return upstream && (options.api === 'v5' ? upstream.v5Url : upstream.url);
+}
+
+/** Where the current state comes from, for messages: the API's URL, or the bulk file. */
+export function liveEndpoint(options: SignsLiveOptions, upstream: Upstream['signs']): string {
+  if (options.file) return options.file;
+  const base = liveBase(options, upstream);
+  if (base === undefined) return `the ${options.api} current state`;
+  return liveUrl({
+    api: options.api,
+    base,
+    format: options.format,
+    countyCode: options.county_code ?? undefined,
+    rvvCodes: options.rvv_codes ?? undefined,
+    roadSectionIds: options.road_section_ids ?? undefined,
+    status: options.status ?? undefined,
+  });
 }
 
 /** The options that shape the answer: only the same request may skip the download. */

@@ -1,5 +1,6 @@
 /** The options of a `signs.snapshot` step: the v1 current-state download (4.6) and its filters. */
 import { z } from 'zod';
+import { rateOptions } from '../../http/options.js';
 import { TOWN_CODE, TOWN_CODE_HELP } from './client.js';
 
 export const signsSnapshotOptions = z.strictObject({
@@ -25,6 +26,7 @@ export const signsSnapshotOptions = z.strictObject({
     .describe('Longest silence during the download. Default 120000.'),
   retries: z.number().int().min(0).default(3).describe('Retries of the whole download. Default 3.'),
   backoff_ms: z.number().int().min(0).default(500).describe('First retry backoff. Default 500.'),
+  ...rateOptions(),
 });
 
 export type SignsSnapshotOptions = z.output<typeof signsSnapshotOptions>;
