@@ -21,6 +21,7 @@ interface RunArgs extends CommonArgs {
   param: string[];
   select: string[] | undefined;
   reset: string[] | undefined;
+  'accept-upstream': string[] | undefined;
   'dry-run': boolean;
 }
 
@@ -38,6 +39,12 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
         type: 'string',
         array: true,
         describe: 'Start these steps over: forget their checkpoints and data',
+      })
+      .option('accept-upstream', {
+        type: 'string',
+        array: true,
+        describe:
+          'These steps (comma list) read the same upstream as their landed data, whatever its check says: keep the data and go on',
       })
       .option('dry-run', {
         type: 'boolean',
@@ -131,6 +138,7 @@ async function runCommandFor(
       output,
       select,
       reset: commaList(args.reset),
+      acceptUpstream: commaList(args['accept-upstream']),
       logger,
       progress: createProgress(logger, io.stderr),
       signal: controller.signal,

@@ -223,10 +223,8 @@ export class HttpClient {
 
   /**
    * Retries work made of an answer that came whole (a download and what is read
-   * from it) while the work throws a RetryableError: a body that ends early but
-   * cleanly, one that is empty or implausible. The same backoff as a failed
-   * request; then a failure naming the endpoint, the status and an excerpt.
-   * The work's own requests retry as usual: a failure of theirs passes.
+   * from it: cut short but ended cleanly, empty, implausible) while it throws a
+   * RetryableError, with the same backoff; its own requests' failures pass.
    */
   async retryAnswer<T>(
     req: Pick<HttpRequest, 'method' | 'url' | 'signal'>,

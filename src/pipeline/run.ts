@@ -28,6 +28,8 @@ export interface RunOptions {
   select?: readonly string[] | undefined;
   /** Steps to start over (their checkpoints and data forgotten first). */
   reset?: readonly string[] | undefined;
+  /** Steps whose upstream the user says is the one their data came from: not asked, their data kept. */
+  acceptUpstream?: readonly string[] | undefined;
   logger: Logger;
   progress: Progress;
   signal?: AbortSignal | undefined;
@@ -43,6 +45,7 @@ export interface RunResult {
 interface Prepared {
   selected: PipelineStep[];
   resets: Set<string>;
+  accepted: Set<string>;
   store: StateStore;
 }
 
@@ -75,11 +78,17 @@ async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepare
   const { selected, reused } = selectSteps(pipeline, options.select);
   const store = new StateStore(output);
   const resets = new Set(options.reset ?? []);
-  const unknownResets = [...resets].filter((id) => !selected.some((s) => s.id === id));
-  if (unknownResets.length > 0) {
-    throw new InputError(
-      `--reset: ${unknownResets.join(', ')} is not among the steps that run (${selected.map((s) => s.id).join(', ')})`,
-    );
+  const accepted = new Set(options.acceptUpstream ?? []);
+  for (const [flag, ids] of [
+    ['--reset', resets],
+    ['--accept-upstream', accepted],
+  ] as const) {
+    const unknown = [...ids].filter((id) => !selected.some((s) => s.id === id));
+    if (unknown.length > 0) {
+      throw new InputError(
+        `${flag}: ${unknown.join(', ')} is not among the steps that run (${selected.map((s) => s.id).join(', ')})`,
+      );
+    }
   }
   for (const { step, need } of reused) {
     const record = await store.read(need);
@@ -93,7 +102,7 @@ async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepare
       need,
     });
   }
-  return { selected, resets, store };
+  return { selected, resets, accepted, store };
 }
 
 /**
@@ -102,7 +111,7 @@ async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepare
  */
 async function takeFolder(
   pipeline: Pipeline,
-  { selected, resets, store }: Prepared,
+  { selected, resets, accepted, store }: Prepared,
   options: RunOptions,
 ): Promise<Taken> {
   const { output, logger } = options;
@@ -114,6 +123,7 @@ async function takeFolder(
       sqlDir: pipeline.sqlDir,
       store,
       resets,
+      accepted,
       upstream,
       log: logger,
       signal,
@@ -127,6 +137,7 @@ async function takeFolder(
       upstream,
       store,
       resets,
+      accepted,
       logger,
       progress: options.progress,
       signal,

@@ -31,6 +31,8 @@ export interface RunScope {
   store: StateStore;
   /** Steps to start over (--reset). */
   resets: ReadonlySet<string>;
+  /** Steps whose upstream the user accepted as their data's (--accept-upstream). */
+  accepted: ReadonlySet<string>;
   logger: Logger;
   progress: Progress;
   signal: AbortSignal;
@@ -120,7 +122,7 @@ export class StepRunner {
       progress.start(step.id);
       const outcome = await step.kind.run(step.options, context, planned.plan);
       progress.finish();
-      await identifyUpstream(step, context, state, logger);
+      await identifyUpstream(step, context, state, logger, this.#scope.accepted.has(step.id));
       await state.finish('succeeded');
       this.#succeeded(step, outcome, report);
     } catch (error) {
@@ -255,11 +257,12 @@ async function identifyUpstream(
   context: StepContext,
   state: StepState,
   logger: Logger,
+  accepted: boolean,
 ): Promise<void> {
   const hooks = step.kind.upstreamIdentity;
   if (!hooks) return;
   try {
-    state.identify(await hooks.identify(step.options, context));
+    state.identify(await hooks.identify(step.options, context, accepted));
   } catch (error) {
     // The data has landed; the next run checks against what was known before.
     logger.log(

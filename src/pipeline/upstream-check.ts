@@ -4,9 +4,11 @@
  * folder holds (UpstreamIdentityHooks). A run never continues from another
  * upstream's data: pointed elsewhere, it is refused (exit 2, nothing written)
  * with both upstreams named and the --reset that starts over. An upstream that
- * cannot be asked now is no proof of anything: the run goes on, and meets it.
+ * fails the question after its retries, or answers it with nothing, is upstream
+ * trouble (exit 1, nothing written); one that cannot be asked for another reason
+ * (no network to it yet, say) is no proof of anything: the run goes on, and meets it.
  */
-import { UpstreamChangedError } from '../errors.js';
+import { UpstreamChangedError, UpstreamError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { PlanContext, Upstream, UpstreamCheckContext } from '../steps/step-kind.js';
 import { HttpClients } from '../http/options.js';
@@ -19,6 +21,8 @@ interface CheckScope {
   store: StateStore;
   /** Steps started over: their data goes, so whence it came does not matter. */
   resets: ReadonlySet<string>;
+  /** Steps whose upstream the user says is the same (--accept-upstream): not asked, data kept. */
+  accepted: ReadonlySet<string>;
   upstream: Upstream;
   log: Logger;
   signal: AbortSignal;
@@ -52,7 +56,8 @@ export async function checkUpstreams(
   throw new UpstreamChangedError(
     `The data in ${context.output} came from another upstream than the one configured now:\n` +
       problems.map((p) => `  ${p.step}: ${p.reason}\n`).join('') +
-      `A run does not continue from another upstream's data. Start over with --reset ${steps_} (their data is removed first), or write to another --output.`,
+      `A run does not continue from another upstream's data. Start over with --reset ${steps_} (their data is removed first), or write to another --output. ` +
+      `If it is the same service all the same (its ids renumbered, a copy you mean to follow), keep the landed data and go on with --accept-upstream ${steps_}.`,
   );
 }
 
@@ -63,6 +68,15 @@ async function checkStep(
 ): Promise<string | undefined> {
   const hooks = step.kind.upstreamIdentity;
   if (!hooks || context.resets.has(step.id)) return undefined;
+  if (context.accepted.has(step.id)) {
+    context.log.log(
+      'warn',
+      'upstream.accepted',
+      `${step.id}: not asked whether its upstream serves the data of ${context.output} (--accept-upstream): its landed data is kept and continued`,
+      { step: step.id },
+    );
+    return undefined;
+  }
   const record = await context.store.read(step.id);
   if (!record?.upstream) return undefined;
   const plan: PlanContext = {
@@ -82,6 +96,16 @@ async function checkStep(
   try {
     return await hooks.check(step.options, checking, record.upstream);
   } catch (error) {
+    // A service that fails the question, or answers it with nothing, is in trouble: exit 1, nothing written.
+    if (error instanceof UpstreamError) {
+      context.log.log(
+        'error',
+        'upstream.check_failed',
+        `${step.id}: the upstream failed the question whether it still serves the data of ${context.output}`,
+        { step: step.id },
+      );
+      throw error;
+    }
     context.log.log(
       'warn',
       'upstream.unchecked',

@@ -35,7 +35,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   views: { signs_events: EVENTS_VIEW_COLUMNS },
   plan: planEvents,
   describe: describeEvents,
-  upstreamIdentity: feedIdentityHooks(),
+  upstreamIdentity: feedIdentityHooks(true),
   async reset(_options, context) {
     await rm(compactionPaths(context).journal, { force: true });
     await removeStepFiles(context.output, context.stepId);

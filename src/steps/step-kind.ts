@@ -62,7 +62,12 @@ export interface UpstreamCheckContext extends PlanContext {
  * upstream at another address (a port of localhost) passes: the data decides.
  */
 export interface UpstreamIdentityHooks<Options> {
-  identify(options: Options, context: StepContext): Promise<UpstreamIdentity | undefined>;
+  /** `accepted`: the user said this upstream is the data's (--accept-upstream): identify it by what it serves. */
+  identify(
+    options: Options,
+    context: StepContext,
+    accepted: boolean,
+  ): Promise<UpstreamIdentity | undefined>;
   check(
     options: Options,
     context: UpstreamCheckContext,

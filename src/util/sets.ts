@@ -1,9 +1,11 @@
-/** How much two sets share: the size of their intersection over that of their union (1 when both are empty). */
-export function jaccard(a: Iterable<string>, b: Iterable<string>): number {
-  const left = new Set(a);
-  const right = new Set(b);
-  let shared = 0;
-  for (const item of left) if (right.has(item)) shared++;
-  const union = left.size + right.size - shared;
-  return union === 0 ? 1 : shared / union;
+/**
+ * The share of `held` that `now` still has: its intersection over `held`'s size
+ * (1 when `held` is empty). What `now` has beside it (growth) never lowers it.
+ */
+export function stillHeld(held: Iterable<string>, now: Iterable<string>): number {
+  const before = new Set(held);
+  const after = new Set(now);
+  let kept = 0;
+  for (const item of before) if (after.has(item)) kept++;
+  return before.size === 0 ? 1 : kept / before.size;
 }

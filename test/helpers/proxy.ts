@@ -15,8 +15,12 @@ import { afterAll } from 'vitest';
 export type Spoil =
   /** A 200 whose FeatureCollection keeps only what `keep` gives of its features. */
   | { kind: 'features'; keep: (features: unknown[]) => unknown[] }
+  /** A 200 whose JSON body is what `edit` makes of it. */
+  | { kind: 'json'; edit: (body: unknown) => unknown }
   /** A 200 whose body ends after `fraction` of it, as a whole chunked answer ends. */
   | { kind: 'cut'; fraction: number }
+  /** The same, cut just after a feature in the middle of a FeatureCollection. */
+  | { kind: 'cut-after-feature' }
   /** A 200 whose body comes `bytes` at a time every `everyMs`. */
   | { kind: 'trickle'; bytes: number; everyMs: number }
   /** A 200 whose body has bytes in its middle replaced by others (same length). */
@@ -28,6 +32,7 @@ interface Rule {
   path: string;
   left: number;
   spoil: Spoil;
+  when: ((query: URLSearchParams) => boolean) | undefined;
 }
 
 export interface Proxy {
@@ -35,8 +40,13 @@ export interface Proxy {
   origin: string;
   /** The simulator's ROAD_ETL_* variables, pointed at the proxy. */
   env<T extends Record<string, string>>(env: T): T;
-  /** Spoils the next `count` answers of requests whose path starts with `path`. */
-  spoil(path: string, spoil: Spoil, count?: number): void;
+  /** Spoils the next `count` answers of requests whose path ends with `path` (and whose query `when` takes). */
+  spoil(
+    path: string,
+    spoil: Spoil,
+    count?: number,
+    when?: (query: URLSearchParams) => boolean,
+  ): void;
   /** Answers spoiled so far, and requests forwarded, by path. */
   spoiled: number;
   forwarded: Map<string, number>;
@@ -67,8 +77,8 @@ export async function useProxy(target: string): Promise<Proxy> {
         ]),
       ) as typeof env;
     },
-    spoil(path, spoil, count = 1) {
-      rules.push({ path, left: count, spoil });
+    spoil(path, spoil, count = 1, when = undefined) {
+      rules.push({ path, left: count, spoil, when });
     },
     spoiled: 0,
     forwarded: new Map(),
@@ -79,8 +89,11 @@ export async function useProxy(target: string): Promise<Proxy> {
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readAll(req);
-    const path = (req.url ?? '/').split('?')[0]!;
-    const rule = rules.find((r) => r.left > 0 && path.startsWith(r.path));
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    const path = url.pathname;
+    const rule = rules.find(
+      (r) => r.left > 0 && path.endsWith(r.path) && (r.when?.(url.searchParams) ?? true),
+    );
     if (rule) {
       rule.left--;
       proxy.spoiled++;
@@ -103,14 +116,20 @@ export async function useProxy(target: string): Promise<Proxy> {
           return;
         }
         void readAll(response).then(async (whole) => {
-          const { 'content-length': _, ...rest } = response.headers;
+          const rest = { ...response.headers };
+          delete rest['content-length'];
           let out = whole;
           if (spoil.kind === 'features') {
             const collection = JSON.parse(whole.toString('utf8')) as { features: unknown[] };
             collection.features = spoil.keep(collection.features);
             out = Buffer.from(JSON.stringify(collection));
+          } else if (spoil.kind === 'json') {
+            out = Buffer.from(JSON.stringify(spoil.edit(JSON.parse(whole.toString('utf8')))));
           } else if (spoil.kind === 'cut') {
             out = whole.subarray(0, Math.floor(whole.length * spoil.fraction));
+          } else if (spoil.kind === 'cut-after-feature') {
+            const at = whole.indexOf('},{"type":"Feature"', Math.floor(whole.length / 2));
+            out = whole.subarray(0, at + 1);
           } else if (spoil.kind === 'break') {
             out = Buffer.from(whole);
             const middle = Math.floor(out.length / 2);

@@ -11,6 +11,7 @@
 import { choose, hash, unit } from '../../util/hash.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import type { World } from '../world.js';
+import { OPENING_HOURS, conditions, present } from './live-conditions.js';
 
 export type LiveApi = 'v4' | 'v5';
 export const LIVE_STATUSES = ['PLANNED', 'PLACED', 'REMOVED'] as const;
@@ -66,34 +67,7 @@ function day(value: unknown): string | undefined {
   return dutch ? `${dutch[3]}-${dutch[2]}-${dutch[1]}` : value.slice(0, 10);
 }
 
-/** The properties without the absent ones: the newer API leaves a null field out. */
-function present(properties: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(properties).filter(([, v]) => v !== undefined));
-}
-
-const OPENING_HOURS: Record<string, string> = { 'Ma t/m vr 7-19 h': 'Mo-Fr 07:00-19:00' };
 const ZONE_CODES = ['BEGIN', 'END', 'REPEAT', 'UNKNOWN'] as const;
-/** The vehicle types of NDW's OpenAPI file (ConditionPropertiesDtoV5). */
-const VEHICLES = [
-  'pedestrian',
-  'rider',
-  'bicycle',
-  'moped',
-  'microcar',
-  'agriculturalVehicle',
-  'car',
-  'truck',
-  'bus',
-  'motorcycle',
-  'caravan',
-  'trailer',
-  'deliveryVan',
-  'tram',
-  'taxi',
-  'all',
-  'unknown',
-] as const;
-
 /** What a sign's properties are made of, as of the moment asked for. */
 interface SignFacts {
   seed: number;
@@ -165,40 +139,6 @@ function v4Properties(f: SignFacts): Record<string, unknown> {
       h(13) % 7 === 0
         ? `https://zoek.officielebekendmakingen.nl/gmb-2024-${h(14) % 99999}.html`
         : undefined,
-  };
-}
-
-/**
- * v5's machine-readable conditions: every vehicle type of NDW's enum, now and
- * then two, and rarely one it may add later (clients are told to expect them);
- * the opening hours of the text sign as OSM time validity; a category and a
- * maximum now and then.
- */
-function conditions({ h, seed, sign, texts }: SignFacts): Record<string, unknown> {
-  return {
-    restrictions: present({
-      vehicleType: [
-        choose(VEHICLES, seed, sign, 16),
-        ...(h(18) % 6 === 0 ? [choose(VEHICLES, seed, sign, 19)] : []),
-        ...(h(20) % 40 === 0 ? ['hoverboard'] : []),
-      ].filter((v, i, all) => all.indexOf(v) === i),
-      category: h(21) % 9 === 0 ? ['loading'] : undefined,
-      timeValidity: texts.map((t) => OPENING_HOURS[t]).find((v) => v !== undefined),
-      weight: h(22) % 11 === 0 ? 3.5 : undefined,
-      height: h(23) % 13 === 0 ? 2.4 : undefined,
-    }),
-    exemptions: [
-      ...(texts.includes('Uitgezonderd fietsers') ? [{ vehicleType: ['bicycle'] }] : []),
-      ...(h(24) % 10 === 0
-        ? [
-            {
-              vehicleType: ['deliveryVan', 'truck'],
-              category: ['permit'],
-              timeValidity: 'Mo-Sa 06:00-11:00',
-            },
-          ]
-        : []),
-    ],
   };
 }
 

@@ -6,7 +6,8 @@
  * md5 starts with 0-3), the same part every time.
  */
 import { createHash } from 'node:crypto';
-import { jaccard } from '../../util/sets.js';
+import { UpstreamError } from '../../errors.js';
+import { stillHeld } from '../../util/sets.js';
 import type { BicycleClient } from './client.js';
 
 /** The least share of the location ids that the same service still lists. */
@@ -42,8 +43,17 @@ export async function catalogDiffers(
   stored: CatalogIdentity,
   signal: AbortSignal,
 ): Promise<string | undefined> {
-  const now = catalogIdentity(url, catalogIds((await client.locations(signal)).value));
-  const share = jaccard(stored.locations, now.locations);
+  const answer = await client.locations(signal);
+  const now = catalogIdentity(url, catalogIds(answer.value));
+  // An empty catalog says nothing of whose data it is: upstream trouble.
+  if (now.locations.length === 0 && stored.locations.length > 0)
+    throw new UpstreamError('The location catalog is empty', {
+      method: 'GET',
+      url,
+      status: 200,
+      body: answer.body.toString('utf8'),
+    });
+  const share = stillHeld(stored.locations, now.locations);
   if (share >= SAME_LOCATIONS) return undefined;
-  return `the catalog of ${url} shares ${Math.round(share * 100)}% of its location ids with the one read before (${stored.url})`;
+  return `the catalog of ${url} holds ${Math.round(share * 100)}% of the location ids of the one read before (${stored.url})`;
 }

@@ -4,18 +4,19 @@
  *
  * - v1 (event feed, current-state download): the feed's first event, which a
  *   service never changes; one request of one event.
- * - v4/v5 (current state): the signs of the smallest municipality of the last
- *   snapshot. Its state now, a small download, must share most of them (a day
- *   changes a few signs; another service or another simulator shares almost none).
+ * - v4/v5 (current state): the signs of the smallest municipalities of the last
+ *   snapshot, a sample of a few hundred. Their state now, a few small downloads,
+ *   must still hold most of them (a day removes a few signs; another service or
+ *   another simulator serves almost none).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
 import type { HttpClient } from '../../http/client.js';
-import { jaccard } from '../../util/sets.js';
+import { RetryableError } from '../../http/answers.js';
 import { EPOCH } from './ranges.js';
-import { SignsClient, downloadLive, type LiveQuery } from './client.js';
+import { SignsClient, downloadLive, liveUrl, type LiveQuery } from './client.js';
 
 /** The least share of a municipality's signs that the same service still serves a day later. */
 const SAME_SIGNS = 0.5;
@@ -24,7 +25,84 @@ export type FeedIdentity = {
   url: string;
   /** The feed's first event (null: the feed was empty). */
   first_event: { id: string; publication_timestamp: string } | null;
+  /**
+   * The history the folder holds where it goes on: the signs of the events
+   * landed at the latest instant that has few, read with the same town filter.
+   * A service that shares the feed's start but grew otherwise serves others there.
+   */
+  history?: { instant: string; town_code: string | null; ids: string[] };
 };
+
+/** Events an instant of the history may hold: all of them fit one page of the feed (duplicates too). */
+const HISTORY_EVENTS = 40;
+
+/** The history the folder holds at its latest instant of few events (undefined: none landed). */
+export async function landedFeedHistory(
+  db: Database,
+  townCode: string | undefined,
+): Promise<FeedIdentity['history']> {
+  const [row] = await db.all(
+    `SELECT strftime(publication_timestamp AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') AS instant,
+            list(DISTINCT id::VARCHAR ORDER BY id::VARCHAR) AS ids
+     FROM signs_events GROUP BY publication_timestamp
+     HAVING count(*) <= ${HISTORY_EVENTS}
+     ORDER BY publication_timestamp DESC LIMIT 1`,
+  );
+  if (!row) return undefined;
+  return {
+    instant: String(row['instant']),
+    town_code: townCode ?? null,
+    ids: row['ids'] as string[],
+  };
+}
+
+type History = NonNullable<FeedIdentity['history']>;
+
+/** The signs whose events the feed at `url` serves at the history's instant. */
+async function servedAt(
+  http: HttpClient,
+  url: string,
+  history: History,
+  signal: AbortSignal,
+): Promise<Set<string>> {
+  const { events } = await new SignsClient(http, url).events({
+    offset: history.instant,
+    limit: 100,
+    townCode: history.town_code ?? undefined,
+    signal,
+  });
+  return new Set(
+    events
+      .filter((e) => Date.parse(String(e['publication_timestamp'])) === Date.parse(history.instant))
+      .map((e) => String(e['id'])),
+  );
+}
+
+/** The history at the same instant as the feed at `url` serves it (for a service the user accepted). */
+export async function servedFeedHistory(
+  http: HttpClient,
+  url: string,
+  history: History,
+  signal: AbortSignal,
+): Promise<History> {
+  const ids = [...(await servedAt(http, url, history, signal))].sort();
+  return { ...history, ids };
+}
+
+/** Why the feed at `url` does not serve the history the folder holds; undefined when it does. */
+export async function feedHistoryDiffers(
+  http: HttpClient,
+  url: string,
+  stored: FeedIdentity,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const history = stored.history;
+  if (!history) return undefined;
+  const at = await servedAt(http, url, history, signal);
+  const missing = history.ids.filter((id) => !at.has(id));
+  if (missing.length === 0) return undefined;
+  return `the feed at ${url} does not serve the history the folder holds: of the ${history.ids.length} sign(s) whose events were landed at ${history.instant} (read from ${stored.url}), it serves ${history.ids.length - missing.length} there`;
+}
 
 /** Asks the v1 feed for its first event. */
 export async function feedIdentity(
@@ -57,10 +135,21 @@ export type LiveIdentity = {
   url: string;
   /** The request the snapshots were taken with (version and filters). */
   request: string;
-  /** The smallest municipality of the last snapshot, and its signs then. */
-  county: string | null;
-  signs: string[];
+  /**
+   * A sample of the last snapshot: the signs of its smallest municipalities,
+   * taken until there are SAMPLE_SIGNS (each municipality is one small request).
+   */
+  sample?: { county: string; signs: string[] }[];
+  /** As an earlier version kept it: the smallest municipality alone. */
+  county?: string | null;
+  signs?: string[];
 };
+
+/** Signs a sample should hold to decide; fewer (a small selection) decide nothing. */
+const SAMPLE_SIGNS = 200;
+const DECIDING_SIGNS = 20;
+/** Municipalities asked at most. */
+const SAMPLE_COUNTIES = 5;
 
 /** The identity of the last snapshot in the folder, for the request it was taken with. */
 export async function landedLiveIdentity(
@@ -68,22 +157,81 @@ export async function landedLiveIdentity(
   url: string,
   request: string,
 ): Promise<LiveIdentity> {
-  const [smallest] = await db.all(
-    `SELECT county_code, list(sign_id::VARCHAR ORDER BY sign_id) AS signs
-     FROM signs_live WHERE county_code IS NOT NULL
-     GROUP BY county_code ORDER BY count(*), county_code LIMIT 1`,
+  const rows = await db.all(
+    `WITH counties AS (
+       SELECT county_code, list(sign_id::VARCHAR ORDER BY sign_id) AS signs, count(*) AS n
+       FROM signs_live WHERE county_code IS NOT NULL GROUP BY county_code),
+     ranked AS (
+       SELECT *, sum(n) OVER (ORDER BY n, county_code ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+       FROM counties)
+     SELECT county_code, signs FROM ranked
+     WHERE coalesce(before, 0) < ${SAMPLE_SIGNS}
+     ORDER BY n, county_code LIMIT ${SAMPLE_COUNTIES}`,
   );
   return {
     url,
     request,
-    county: smallest ? String(smallest['county_code']) : null,
-    signs: smallest ? (smallest['signs'] as string[]) : [],
+    sample: rows.map((r) => ({ county: String(r['county_code']), signs: r['signs'] as string[] })),
   };
+}
+
+/** The sample of an identity, as this version or an earlier one kept it. */
+function sampleOf(stored: LiveIdentity): { county: string; signs: string[] }[] {
+  if (stored.sample) return stored.sample;
+  return stored.county ? [{ county: stored.county, signs: stored.signs ?? [] }] : [];
+}
+
+/** The signs of one municipality the service serves now, for the same request; an empty answer is trouble. */
+async function servedNow(
+  http: HttpClient,
+  query: Omit<LiveQuery, 'format' | 'countyCode'>,
+  county: string,
+  held: number,
+): Promise<Set<string>> {
+  const probe = { ...query, format: 'geojson' as const, countyCode: county };
+  const url = liveUrl(probe);
+  return http.retryAnswer({ method: 'GET', url, signal: query.signal }, async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'road-etl-probe-'));
+    try {
+      const file = join(folder, 'county.geojson');
+      await downloadLive(http, probe, file);
+      const text = await readFile(file, 'utf8');
+      let features: unknown;
+      try {
+        features = (JSON.parse(text) as { features?: unknown }).features;
+      } catch (error) {
+        throw new RetryableError(
+          `the answer is not JSON (${(error as Error).message})`,
+          200,
+          text,
+          undefined,
+        );
+      }
+      // An answer that is no FeatureCollection, or an empty one, says nothing of whose data it is.
+      if (!Array.isArray(features))
+        throw new RetryableError('the answer is not a FeatureCollection', 200, text, undefined);
+      if (features.length === 0)
+        throw new RetryableError(
+          `the answer holds no sign of ${county}, which had ${held} in the last snapshot`,
+          200,
+          text,
+          undefined,
+        );
+      return new Set((features as { id?: unknown }[]).map((f) => String(f.id)));
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
 }
 
 /**
  * Why the service now configured does not serve the snapshots of `stored`:
- * other filters asked, or the municipality's signs no longer the same.
+ * other filters asked, or the signs of the sample no longer served. Decided by
+ * the share of the sample's signs the service still serves (a day removes a
+ * few; growth never counts against it; another service serves almost none),
+ * over a sample large enough to decide: a smaller one decides nothing. A probe
+ * that fails or comes back empty is upstream trouble (thrown), not another
+ * upstream.
  */
 export async function liveDiffers(
   http: HttpClient,
@@ -92,19 +240,16 @@ export async function liveDiffers(
 ): Promise<string | undefined> {
   if (stored.request !== query.request)
     return `the snapshots in the folder were taken with ${stored.request}, the step now asks for ${query.request}: their day-to-day changes would compare different selections`;
-  if (stored.county === null) return undefined;
-  const folder = await mkdtemp(join(tmpdir(), 'road-etl-probe-'));
-  try {
-    const file = join(folder, 'county.geojson');
-    await downloadLive(http, { ...query, format: 'geojson', countyCode: stored.county }, file);
-    const features = (JSON.parse(await readFile(file, 'utf8')) as { features?: unknown }).features;
-    // An answer that is no FeatureCollection says nothing of whose data it is.
-    if (!Array.isArray(features)) throw new Error(`${query.base} answered no FeatureCollection`);
-    const now = (features as { id?: unknown }[]).map((f) => String(f.id));
-    const share = jaccard(stored.signs, now);
-    if (share >= SAME_SIGNS) return undefined;
-    return `of the ${stored.signs.length} signs of ${stored.county} in the last snapshot (read from ${stored.url}), ${query.base} serves ${Math.round(share * 100)}% now (${now.length} signs)`;
-  } finally {
-    await rm(folder, { recursive: true, force: true });
+  const sample = sampleOf(stored);
+  const held = sample.reduce((n, c) => n + c.signs.length, 0);
+  if (held < DECIDING_SIGNS) return undefined;
+  let kept = 0;
+  for (const { county, signs } of sample) {
+    const now = await servedNow(http, query, county, signs.length);
+    kept += signs.filter((id) => now.has(id)).length;
   }
+  const share = kept / held;
+  if (share >= SAME_SIGNS) return undefined;
+  const counties = sample.map((c) => c.county).join(', ');
+  return `of the ${held} signs of ${counties} in the last snapshot (read from ${stored.url}), ${query.base} serves ${kept} (${Math.round(share * 100)}%) now`;
 }

@@ -231,9 +231,13 @@ async function fileTail(path: string, bytes = 200): Promise<string> {
   }
 }
 
+/** Signs gone that no share makes implausible. */
+const FEW_GONE = 10;
+
 /**
  * Why a typed snapshot cannot be the day's truth: it holds no sign, or it
- * leaves out more than `maxGone` of the last snapshot's signs (a real day
+ * leaves out more than `maxGone` of the last snapshot's signs, and more than
+ * FEW_GONE (a real day
  * removes a few hundred of two million; an answer cut short or emptied by a
  * troubled service, far more). Growth never counts against it. Undefined when
  * it may land; `maxGone` 1 lets anything through.
@@ -254,7 +258,8 @@ export async function judgeSnapshot(
   );
   const before = Number(last?.['before'] ?? 0);
   const gone = Number(last?.['gone'] ?? 0);
-  if (before === 0 || gone <= maxGone * before) return undefined;
+  // A share of a handful of signs says nothing: a two-sign selection with one replaced is a day like any.
+  if (before === 0 || gone <= maxGone * before || gone <= FEW_GONE) return undefined;
   const pct = (n: number) => `${Math.round((n * 1000) / before) / 10}%`;
   return (
     `the answer is implausible: it holds ${rows} sign(s), and leaves out ${gone} of the ${before} signs of the last snapshot (${String(last?.['moment'])}), ${pct(gone)}, more than max_gone ${maxGone * 100}%; ` +

@@ -1,0 +1,275 @@
+/**
+ * Today's API, night after night, with a fault-injecting proxy in front of the
+ * simulator: every case starts from a folder that holds a landed night, meets
+ * a spoiled answer on the next one, and must leave the folder as it was (an
+ * answer that cannot be the day's truth) or land the day exactly (an answer
+ * asked for again). The next healthy night is then compared with the
+ * simulator's ground truth, the day's added and removed signs included.
+ */
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { liveState, type LiveFeature } from '../../src/simulator/index.js';
+import { SIGNS_PATHS } from '../../src/endpoints.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { useProxy, type Spoil } from '../helpers/proxy.js';
+import { landedEventHashes, signsPipeline, truthLiveChanges } from '../helpers/signs.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, outputHashes, pipelineProject } from '../helpers/tmp.js';
+
+const DAY = 86_400_000;
+const simulator = await useSimulator({ seed: 29, signs: { signs: 700 } });
+const proxy = await useProxy(simulator.env.ROAD_ETL_SIGNS_URL);
+const env = proxy.env({
+  ROAD_ETL_SIGNS_URL: simulator.env.ROAD_ETL_SIGNS_URL,
+  ROAD_ETL_SIGNS_V5_URL: simulator.env.ROAD_ETL_SIGNS_V5_URL,
+});
+const V5 = SIGNS_PATHS.live.v5;
+
+/** The shipped pipeline, with few quick retries and a short window for the least rate. */
+async function project(): Promise<{ file: string; output: string }> {
+  const shipped = await readFile(join(ROOT, 'pipelines/traffic-signs-live.yaml'), 'utf8');
+  const yaml = shipped.replace(
+    '      max_gone: ${params.max_gone}\n',
+    '      max_gone: ${params.max_gone}\n      retries: 2\n      backoff_ms: 20\n      min_rate: 2048\n      rate_window_ms: 1000\n',
+  );
+  expect(yaml).not.toBe(shipped);
+  return pipelineProject(yaml, ['signs_live_changes.sql']);
+}
+
+async function night(file: string, output: string) {
+  const result = await runCli(['run', file, '--output', output, '--log-format', 'json'], { env });
+  const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+  return { ...result, summary };
+}
+
+/**
+ * Every file of the folder with its hash, and what each step's state keeps
+ * (its checkpoint: the Last-Modified of the last download; its upstream's
+ * identity), not when it last ran or how that ended.
+ */
+async function folderState(output: string): Promise<Map<string, string>> {
+  const files = await outputHashes(output, ['manifest.json']);
+  for (const name of await readdir(join(output, '.state'))) {
+    if (!name.endsWith('.json') || name === 'runs.json') continue;
+    const record = JSON.parse(await readFile(join(output, '.state', name), 'utf8')) as {
+      checkpoint?: unknown;
+      upstream?: unknown;
+    };
+    files.set(join('.state', name), JSON.stringify([record.checkpoint, record.upstream]));
+  }
+  return files;
+}
+
+/** signs_live as landed, compared on what the simulator served. */
+async function landedLive(output: string): Promise<string[]> {
+  const rows = await duck(
+    `SELECT sign_id::VARCHAR AS id, properties::VARCHAR AS p
+     FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true)
+     WHERE snapshot = (SELECT max(snapshot) FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true))`,
+  );
+  return rows.map((r) => `${String(r['id'])} ${JSON.stringify(JSON.parse(String(r['p'])))}`).sort();
+}
+const truthLive = (features: LiveFeature[]) =>
+  features.map((f) => `${f.id} ${JSON.stringify(f.properties)}`).sort();
+
+async function landedChanges(output: string): Promise<string[]> {
+  const rows = await duck(
+    `SELECT dense_rank() OVER (ORDER BY to_moment) AS pair, sign_id::VARCHAR AS sign_id, change, changed_fields
+     FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet', hive_partitioning = true)`,
+  );
+  return rows
+    .map(
+      (r) =>
+        `${String(r['pair'])} ${String(r['sign_id'])} ${String(r['change'])}` +
+        (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
+    )
+    .sort();
+}
+
+/** Runs `body` with the simulator's clock at `days` after its start, then sets it back. */
+async function withDays<T>(days: number, body: () => Promise<T>): Promise<T> {
+  const start = simulator.world.now;
+  simulator.world.setNow(new Date(start + days * DAY).toISOString());
+  try {
+    return await body();
+  } finally {
+    simulator.world.setNow(new Date(start).toISOString());
+  }
+}
+
+const state = () => [...liveState(simulator.world, simulator.world.now, 'v5')];
+
+/** The whole selection's download, not the identity probe of a municipality. */
+const whole = (query: URLSearchParams) => !query.has('countyCode');
+/** The identity probe. */
+const probe = (query: URLSearchParams) => query.has('countyCode');
+
+describe('a spoiled current state on the next night', () => {
+  const spoiled: [string, Spoil, typeof whole, RegExp][] = [
+    [
+      'an empty FeatureCollection',
+      { kind: 'features', keep: () => [] },
+      whole,
+      /after 3 attempts \(the answer holds no sign.*GET http:\/\/127\.0\.0\.1:\d+\/signs\/.*v5\/current-state with status 200/,
+    ],
+    [
+      'half of the features',
+      { kind: 'features', keep: (f) => f.slice(0, Math.floor(f.length / 2)) },
+      whole,
+      /after 3 attempts \(the answer is implausible: it holds \d+ sign\(s\), and leaves out \d+ of the \d+ signs of the last snapshot.*GET http:\/\/127\.0\.0\.1:\d+\/signs\/.*v5\/current-state with status 200/,
+    ],
+    [
+      'an empty answer to the identity probe',
+      { kind: 'features', keep: () => [] },
+      probe,
+      /after 3 attempts \(the answer holds no sign of GM\d{4}, which had \d+ in the last snapshot\).*countyCode=GM\d{4} with status 200/,
+    ],
+  ];
+  it.each(spoiled)(
+    '%s, every attempt: exit 1, the folder as it was; the next healthy night lands the day exactly',
+    async (_name, spoil, when, message) => {
+      const { file, output } = await project();
+      const day1 = await withDays(-1, async () => {
+        expect((await night(file, output)).code).toBe(0);
+        return state();
+      });
+      const before = await folderState(output);
+
+      const day2 = state();
+      proxy.spoil(V5, spoil, 100, when);
+      const failed = await night(file, output);
+      proxy.clear();
+      expect(failed.code, failed.stderr).toBe(1);
+      expect(failed.summary['exit_code']).toBe(1);
+      expect(String(failed.summary['error'])).toMatch(message);
+      expect(await folderState(output)).toEqual(before);
+
+      const healthy = await night(file, output);
+      expect(healthy.code, healthy.stderr).toBe(0);
+      expect(await landedLive(output)).toEqual(truthLive(day2));
+      const want = truthLiveChanges([day1, day2]);
+      expect(want.some((w) => w.includes(' added'))).toBe(true);
+      expect(want.some((w) => w.includes(' removed'))).toBe(true);
+      expect(await landedChanges(output)).toEqual(want);
+    },
+  );
+
+  it('once, then well: retried, and the day lands exactly', async () => {
+    const { file, output } = await project();
+    await withDays(-1, async () => expect((await night(file, output)).code).toBe(0));
+    proxy.spoil(V5, { kind: 'features', keep: () => [] }, 1, whole);
+    const result = await night(file, output);
+    expect(result.code, result.stderr).toBe(0);
+    expect(proxy.spoiled).toBeGreaterThan(0);
+    expect(result.stderr).toMatch(/"event":"http.retry".*holds no sign/);
+    expect(await landedLive(output)).toEqual(truthLive(state()));
+  });
+
+  it('a large change that is real is let through with max_gone', async () => {
+    const { file, output } = await project();
+    const day1 = await withDays(-1, async () => {
+      expect((await night(file, output)).code).toBe(0);
+      return state().length;
+    });
+    proxy.spoil(V5, { kind: 'features', keep: (f) => f.slice(0, 100) }, 1, whole);
+    const result = await runCli(
+      ['run', file, '--output', output, '--param', 'max_gone=1', '--log-format', 'json'],
+      { env },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const rows = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet') GROUP BY downloaded_at ORDER BY downloaded_at`,
+    );
+    expect(rows.map((r) => Number(r['n']))).toEqual([day1, 100]);
+  });
+});
+
+describe('a current state that comes badly on the wire', () => {
+  it.each([
+    ['cut short, but ended as if whole', { kind: 'cut', fraction: 0.6 } as Spoil],
+    ['cut short just after a feature', { kind: 'cut-after-feature' } as Spoil],
+    ['trickling, a few bytes at a time', { kind: 'trickle', bytes: 64, everyMs: 100 } as Spoil],
+  ])('%s, once: retried, in bounded time, and the day lands exactly', async (_name, spoil) => {
+    const { file, output } = await project();
+    await withDays(-1, async () => expect((await night(file, output)).code).toBe(0));
+    const before = await folderState(output);
+    expect(before.size).toBeGreaterThan(0);
+    proxy.spoil(V5, spoil, 1, whole);
+    const started = Date.now();
+    const result = await night(file, output);
+    expect(result.code, result.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(result.stderr).toMatch(/"event":"http.retry"/);
+    expect(await landedLive(output)).toEqual(truthLive(state()));
+  });
+});
+
+describe('whose data a folder holds, decided by evidence', () => {
+  it('a selection of two signs, one replaced by another the next day: continued, and the change lands', async () => {
+    const { file, output } = await project();
+    const [a, b] = await withDays(-1, async () => state());
+    const today = state();
+    const c = today.find((f) => f.id !== a!.id && f.id !== b!.id)!;
+    const ids = new Set([a!.id, b!.id]);
+    const keep = (features: unknown[]) => (features as LiveFeature[]).filter((f) => ids.has(f.id));
+    proxy.spoil(V5, { kind: 'features', keep }, 100);
+    try {
+      await withDays(-1, async () => expect((await night(file, output)).code).toBe(0));
+      ids.delete(b!.id);
+      ids.add(c.id);
+      const next = await night(file, output);
+      expect(next.code, next.stderr).toBe(0);
+    } finally {
+      proxy.clear();
+    }
+    const day1 = await withDays(-1, async () =>
+      state().filter((f) => f.id === a!.id || f.id === b!.id),
+    );
+    const day2 = today.filter((f) => f.id === a!.id || f.id === c.id);
+    expect(await landedLive(output)).toEqual(truthLive(day2));
+    const want = truthLiveChanges([day1, day2]);
+    expect(want).toContain(`1 ${b!.id} removed`);
+    expect(want).toContain(`1 ${c.id} added`);
+    expect(await landedChanges(output)).toEqual(want);
+  });
+
+  it('a v1 feed that shares the first events but not the later history: refused (exit 2, nothing written); kept and continued when the user says it is the same', async () => {
+    const project = await pipelineProject(signsPipeline({ limit: 100, concurrency: 2 }));
+    const run = (...extra: string[]) =>
+      runCli(['run', project.file, '--output', project.output, ...extra], { env });
+    expect((await run()).code).toBe(0);
+    const landed = await folderState(project.output);
+    const events = await landedEventHashes(project.output);
+    expect(events.length).toBeGreaterThan(0);
+
+    // Another service: the same feed up to a moment a month back, other signs after it.
+    const since = simulator.world.now - 30 * DAY;
+    const edit = (events: unknown) =>
+      (events as Record<string, unknown>[]).map((e) =>
+        Date.parse(String(e['publication_timestamp'])) > since
+          ? { ...e, id: String(Number(e['id']) + 1_000_000) }
+          : e,
+      );
+    proxy.spoil(SIGNS_PATHS.events, { kind: 'json', edit }, 10_000);
+    try {
+      const refused = await run();
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toMatch(/does not serve the history the folder holds/);
+      expect(refused.stderr).toContain('--reset signs_events');
+      expect(refused.stderr).toContain('--accept-upstream signs_events');
+      expect(await folderState(project.output)).toEqual(landed);
+
+      const accepted = await run('--accept-upstream', 'signs_events');
+      expect(accepted.code, accepted.stderr).toBe(0);
+      // The landed history is kept (what the service serves after the cursor is added to
+      // it); the service is the folder's from now on.
+      const after = new Set(await landedEventHashes(project.output));
+      expect(events.filter((hash) => !after.has(hash))).toEqual([]);
+      const next = await run();
+      expect(next.code, next.stderr).toBe(0);
+    } finally {
+      proxy.clear();
+    }
+  });
+});
