@@ -13,6 +13,7 @@ export interface RunDefinitionOptions {
   env?: Record<string, string | undefined>;
   select?: string[];
   reset?: string[];
+  acceptUpstream?: string[];
   signal?: AbortSignal;
 }
 
@@ -39,6 +40,7 @@ export async function runDefinition(
     output,
     select: options.select,
     reset: options.reset,
+    acceptUpstream: options.acceptUpstream,
     logger,
     progress: silentProgress,
     signal: options.signal,

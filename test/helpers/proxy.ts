@@ -77,7 +77,7 @@ export async function useProxy(target: string): Promise<Proxy> {
         ]),
       ) as typeof env;
     },
-    spoil(path, spoil, count = 1, when = undefined) {
+    spoil(path, spoil, count = 1, when?) {
       rules.push({ path, left: count, spoil, when });
     },
     spoiled: 0,

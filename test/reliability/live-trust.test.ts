@@ -4,13 +4,21 @@
  * a spoiled answer on the next one, and must leave the folder as it was (an
  * answer that cannot be the day's truth) or land the day exactly (an answer
  * asked for again). The next healthy night is then compared with the
- * simulator's ground truth, the day's added and removed signs included.
+ * simulator's ground truth, the day's added and removed signs included. The
+ * bicycle answers meet the same: a body broken in the middle, and a token
+ * endpoint that echoes the password it was sent.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveFeature } from '../../src/simulator/index.js';
-import { SIGNS_PATHS } from '../../src/endpoints.js';
+import { BICYCLE_PATHS, SIGNS_PATHS } from '../../src/endpoints.js';
+import {
+  idsWithPrefix,
+  landedMeasurements,
+  measurementsPipeline,
+  truthMeasurements,
+} from '../helpers/bicycle.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { useProxy, type Spoil } from '../helpers/proxy.js';
 import { landedEventHashes, signsPipeline, truthLiveChanges } from '../helpers/signs.js';
@@ -25,6 +33,13 @@ const env = proxy.env({
   ROAD_ETL_SIGNS_V5_URL: simulator.env.ROAD_ETL_SIGNS_V5_URL,
 });
 const V5 = SIGNS_PATHS.live.v5;
+const bicycle = await useSimulator({
+  seed: 31,
+  bicycle: { locations: 12 },
+  auth: { password: 'p@ss w0rd/+%&x=1', username: 'svc-trust' },
+});
+const bicycleProxy = await useProxy(bicycle.env.ROAD_ETL_BICYCLE_URL);
+const bicycleEnv = bicycleProxy.env({ ...bicycle.env });
 
 /** The shipped pipeline, with few quick retries and a short window for the least rate. */
 async function project(): Promise<{ file: string; output: string }> {
@@ -208,7 +223,7 @@ describe('a current state that comes badly on the wire', () => {
 describe('whose data a folder holds, decided by evidence', () => {
   it('a selection of two signs, one replaced by another the next day: continued, and the change lands', async () => {
     const { file, output } = await project();
-    const [a, b] = await withDays(-1, async () => state());
+    const [a, b] = await withDays(-1, () => Promise.resolve(state()));
     const today = state();
     const c = today.find((f) => f.id !== a!.id && f.id !== b!.id)!;
     const ids = new Set([a!.id, b!.id]);
@@ -223,8 +238,8 @@ describe('whose data a folder holds, decided by evidence', () => {
     } finally {
       proxy.clear();
     }
-    const day1 = await withDays(-1, async () =>
-      state().filter((f) => f.id === a!.id || f.id === b!.id),
+    const day1 = await withDays(-1, () =>
+      Promise.resolve(state().filter((f) => f.id === a!.id || f.id === b!.id)),
     );
     const day2 = today.filter((f) => f.id === a!.id || f.id === c.id);
     expect(await landedLive(output)).toEqual(truthLive(day2));
@@ -271,5 +286,75 @@ describe('whose data a folder holds, decided by evidence', () => {
     } finally {
       proxy.clear();
     }
+  });
+});
+
+describe('the bicycle answers', () => {
+  const START = '2026-10-01T00:00:00Z';
+  const END = '2026-10-03T00:00:00Z';
+  const definition = measurementsPipeline({
+    start: START,
+    end: END,
+    prefixes: ['GAL', 'UTR'],
+    retries: 2,
+    backoff_ms: 20,
+  });
+  const truth = () =>
+    truthMeasurements(bicycle, idsWithPrefix(bicycle, 'GAL', 'UTR'), START, END).kept;
+
+  it('a body broken in the middle, every time: retried with backoff, then upstream trouble with endpoint, status and body; what landed stays', async () => {
+    const { file, output } = await pipelineProject(definition);
+    const run = () =>
+      runCli(['run', file, '--output', output, '--log-format', 'json'], { env: bicycleEnv });
+    expect((await run()).code).toBe(0);
+    // The datasets and extracts (the state records the run that did not finish).
+    const before = await outputHashes(output, ['manifest.json']);
+    bicycleProxy.spoil(BICYCLE_PATHS.measurements, { kind: 'break' }, 1000);
+    const failed = await run();
+    bicycleProxy.clear();
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).not.toMatch(/a bug|UnreadableBodyError|\n\s+at /);
+    expect(failed.stderr).toMatch(/asking again \(attempt 3 of 3\)/);
+    expect(failed.stdout.trim().split('\n').at(-1)).toMatch(
+      /Request failed after 3 attempts \(the body is not a JSON array of objects.*POST http:\/\/127\.0\.0\.1:\d+\/.*with status 200: \[/,
+    );
+    expect(await outputHashes(output, ['manifest.json'])).toEqual(before);
+  });
+
+  it('a body broken once: asked again, and the counts land exactly', async () => {
+    const { file, output } = await pipelineProject(definition);
+    bicycleProxy.spoil(BICYCLE_PATHS.measurements, { kind: 'break' }, 1);
+    const result = await runCli(['run', file, '--output', output, '--log-format', 'json'], {
+      env: bicycleEnv,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(bicycleProxy.spoiled).toBeGreaterThan(0);
+    expect(await landedMeasurements(output)).toEqual(truth());
+  });
+
+  it('a token endpoint that echoes the form it was sent: no form of the password anywhere', async () => {
+    const { file, output } = await pipelineProject(definition);
+    bicycleProxy.spoil('/openid-connect/token', { kind: 'echo', status: 500 }, 1000);
+    const failed = await runCli(['run', file, '--output', output, '--log-format', 'json'], {
+      env: bicycleEnv,
+    });
+    bicycleProxy.clear();
+    expect(failed.code).toBe(1);
+    // The echo did reach road-etl: the username beside the password is in the message.
+    expect(failed.stderr).toContain('username=svc-trust');
+    const password = bicycle.env.ROAD_ETL_PASSWORD;
+    const forms = [
+      password,
+      encodeURIComponent(password),
+      new URLSearchParams({ p: password }).toString().slice(2),
+      JSON.stringify(password).slice(1, -1),
+      Buffer.from(password).toString('base64'),
+      Buffer.from(`svc-trust:${password}`).toString('base64'),
+    ];
+    const places = [failed.stdout, failed.stderr];
+    for (const entry of await readdir(output, { recursive: true, withFileTypes: true }))
+      if (entry.isFile())
+        places.push((await readFile(join(entry.parentPath, entry.name))).toString('latin1'));
+    for (const form of forms) for (const text of places) expect(text).not.toContain(form);
   });
 });

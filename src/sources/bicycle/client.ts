@@ -120,6 +120,12 @@ export class BicycleClient {
    * 4.1-4.3: measurements of a selection over [start, end] (timestamps
    * `YYYY-MM-DDTHH:mm:ssZ`); a 200 body is written to `file`.
    */
+  /** The endpoint a selection's measurements are asked of (for messages). */
+  measurementsUrl(selection: Selection): string {
+    if ('locations' in selection) return this.#base + MEASUREMENTS_PATH;
+    return this.#base + ('prefixes' in selection ? BICYCLE_PATHS.prefix : BICYCLE_PATHS.geo);
+  }
+
   async measurements(
     selection: Selection,
     startTime: string,

@@ -4,7 +4,9 @@
  * when DuckDB cannot read the body as JSON (a body cut short on the way).
  */
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { UpstreamError } from '../../errors.js';
 import { join } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
 import { formatSecondTimestamp } from '../../util/time.js';
@@ -35,8 +37,9 @@ export interface FetchBatchOptions {
   staging: string;
   /** Stages a body: DuckDB work, one batch at a time on the run's connection. */
   stage: (work: (db: Database) => Promise<StagedBatch>) => Promise<StagedBatch>;
-  /** Times an unreadable body is asked for again. */
+  /** Times an unreadable body is asked for again, and the first wait before it (doubling, with jitter). */
   retries: number;
+  backoffMs: number;
   signal: AbortSignal;
   /** Told of each request answered; of an answer with data (before it is staged); of a request that failed without an answer; of each body asked for again. */
   onRequest: () => void;
@@ -79,10 +82,37 @@ export async function fetchBatch(
       );
       return { ok: true, staged, file: `${stem}.parquet` };
     } catch (error) {
-      if (!(error instanceof UnreadableBodyError) || attempt >= options.retries) throw error;
+      if (!(error instanceof UnreadableBodyError)) throw error;
+      // A body that came whole on the wire but cannot be read is upstream trouble, as a broken transfer is.
+      if (attempt >= options.retries)
+        throw new UpstreamError(
+          `Request failed after ${attempt + 1} attempts (${error.message})`,
+          {
+            method: 'POST',
+            url: options.client.measurementsUrl(selection),
+            status: 200,
+            body: await excerptOfFile(body),
+          },
+          { cause: error },
+        );
+      const backoff = Math.min(30_000, Math.random() * options.backoffMs * 2 ** attempt);
       options.onRetry(error.message, attempt + 2);
+      await sleep(backoff, undefined, { signal: options.signal });
     } finally {
       await rm(body, { force: true });
     }
+  }
+}
+
+/** The first bytes of a body file, for a message. */
+async function excerptOfFile(path: string): Promise<string> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return '';
+  try {
+    const buffer = Buffer.alloc(300);
+    const { bytesRead } = await handle.read(buffer, 0, 300, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
   }
 }

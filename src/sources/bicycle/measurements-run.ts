@@ -228,6 +228,7 @@ export class MeasurementsRun {
             return result;
           }),
         retries: options.retries,
+        backoffMs: options.backoff_ms,
         signal: context.signal,
         onRequest: () => {
           stats.requests++;
