@@ -111,6 +111,8 @@ export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | und
 /**
  * Creates (or replaces) one view per dataset, and the views `derived` gives for
  * a dataset of that name (from its view and its latest snapshot's view).
+ * Resolves to the derived tables left without a view because a file of theirs
+ * cannot be read: the step that builds such a table builds it anew.
  */
 export async function createDatasetViews(
   db: Database,
@@ -118,7 +120,8 @@ export async function createDatasetViews(
   derived: Readonly<
     Record<string, (view: string, latest: string | undefined) => Record<string, string>>
   > = {},
-): Promise<void> {
+): Promise<string[]> {
+  const unread: string[] = [];
   for (const dataset of datasets) {
     try {
       await db.run(
@@ -140,6 +143,11 @@ export async function createDatasetViews(
         await db.run(`CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS ${sql}`);
     } catch (error) {
       // DuckDB reads the files' footers here: a damaged or foreign file shows up now.
+      if (dataset.relative.startsWith(`${DERIVED_FOLDER}/`)) {
+        await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(dataset.name)}`);
+        unread.push(dataset.name);
+        continue;
+      }
       throw new RunError(
         `Cannot read dataset ${dataset.name} (${dataset.folder}): ${firstLineOf(error)}. ` +
           'A file in it is damaged or not Parquet: remove that file, or start the step that writes it over with --reset',
@@ -147,6 +155,7 @@ export async function createDatasetViews(
       );
     }
   }
+  return unread;
 }
 
 /**

@@ -55,8 +55,9 @@ export async function openOutputFolder(
     async refresh(found) {
       const datasets = found ?? (await discoverDatasets(output));
       const changed = datasets.filter((d) => made.get(d.name) !== signature(d));
-      await createDatasetViews(db, changed, options.derived);
-      for (const d of changed) made.set(d.name, signature(d));
+      const unread = new Set(await createDatasetViews(db, changed, options.derived));
+      // A derived table that cannot be read has no view until it is built anew.
+      for (const d of changed) if (!unread.has(d.name)) made.set(d.name, signature(d));
       if (options.placeholders) {
         empty = await createPlaceholderViews(db, options.placeholders, datasets, empty);
         // A dataset gone again has an empty view: its view is made anew when it is back.

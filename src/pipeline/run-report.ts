@@ -27,6 +27,7 @@ export async function writeRunReport(
   manifest: Manifest,
   logger: Logger,
 ): Promise<string> {
+  logger.log('info', 'report.start', `Writing the report of ${output}`, {});
   try {
     const written = await writeReport(output, {
       manifest,

@@ -205,6 +205,12 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   } catch (error) {
     failure ??= explainIoError(error, 'writing manifest.json');
   }
+  // A signal after the last step still ends the run as interrupted (exit 1), whatever phase it meets.
+  const interrupted = (): void => {
+    if (options.signal?.aborted && !(failure instanceof InterruptedError))
+      failure ??= new InterruptedError(String(options.signal.reason ?? 'a signal'));
+  };
+  interrupted();
   let report: string | undefined;
   if (writer && pipeline.report && !(failure instanceof InterruptedError)) {
     try {
@@ -213,6 +219,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     } catch (error) {
       failure ??= error as Error;
     }
+    interrupted();
   }
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;

@@ -4,7 +4,8 @@
  * output folder, made once and its views kept up to date), measured, logged
  * and reported for the manifest.
  */
-import { join } from 'node:path';
+import { explainDamagedFile } from '../duckdb/damaged.js';
+import { join, relative } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { OutputFolder } from '../duckdb/folder.js';
@@ -215,8 +216,23 @@ export class StepRunner {
     if (signal.aborted) return new InterruptedError(String(signal.reason ?? 'a signal'));
     return (
       explainOutOfMemory(error, `step ${step.id}`, this.#folder?.db.memory) ??
+      explainDamagedFile(error, this.#scope.output, (dataset) => this.#writerOf(dataset)) ??
       explainIoError(afterStart(error), `step ${step.id}`)
     );
+  }
+
+  /** The step of this pipeline that writes a dataset (its view's name), if one does. */
+  #writerOf(dataset: string): { pipeline: string; step: string } | undefined {
+    const { pipeline } = this.#scope;
+    const step = pipeline.steps.find((s) => {
+      const outputs = (s.options as { outputs?: unknown }).outputs;
+      return (
+        Object.keys(s.kind.views ?? {}).includes(dataset) ||
+        (Array.isArray(outputs) && outputs.includes(dataset))
+      );
+    });
+    const near = relative(process.cwd(), pipeline.file);
+    return step && { pipeline: near.startsWith('..') ? pipeline.file : near, step: step.id };
   }
 
   close(): void {

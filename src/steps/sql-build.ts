@@ -9,7 +9,8 @@
  * everything, as does any change to a dataset of `incremental.rebuild_on`.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { damagedFiles } from '../duckdb/damaged.js';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER } from '../duckdb/datasets.js';
 import { partitionKeySql } from '../duckdb/partitions.js';
@@ -93,6 +94,19 @@ async function outputsPresent(output: string, outputs: readonly string[]): Promi
   return true;
 }
 
+/** The first file of the outputs whose footer cannot be read (relative to the folder), if any. */
+async function damagedOutputs(
+  db: Database,
+  output: string,
+  outputs: readonly string[],
+): Promise<string | undefined> {
+  for (const name of outputs) {
+    const [damaged] = await damagedFiles(db, join(output, DERIVED_FOLDER, name));
+    if (damaged !== undefined) return relative(output, damaged);
+  }
+  return undefined;
+}
+
 /**
  * Decides what to build and, for a partial build, sets the DuckDB variable
  * `partitions` on `db` to the list of output partitions (typed as `touches`
@@ -124,7 +138,6 @@ export async function planBuild(
     () => outputsPresent(context.output, definition.outputs),
     incremental.rebuild_on ?? [],
   );
-  if (changes.mode === 'unchanged') return changes;
   if (changes.mode === 'full') {
     if (changes.input) await setInputs(db, changes.input);
     return {
@@ -135,6 +148,19 @@ export async function planBuild(
       reason: changes.reason,
     };
   }
+  // A partition that cannot be read would stay as it is: the table is built anew from its sources.
+  const damaged = await damagedOutputs(db, context.output, definition.outputs);
+  if (damaged !== undefined) {
+    if (changes.mode === 'partial') await setInputs(db, changes.input);
+    return {
+      mode: 'full',
+      keys: undefined,
+      changed: [],
+      checkpoint: changes.checkpoint,
+      reason: `the file ${damaged} cannot be read (damaged or not Parquet): the table is built anew from its sources`,
+    };
+  }
+  if (changes.mode === 'unchanged') return changes;
 
   return incremental.fold !== undefined
     ? planFold(db, changes, incremental)

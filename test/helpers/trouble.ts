@@ -19,6 +19,28 @@ export async function signalDuringStep(
   env: Record<string, string | undefined>,
   spreadMs = 150,
 ): Promise<{ result: CliResult; sent: boolean }> {
+  return signalAtEvent(
+    file,
+    output,
+    (entry) => entry.event === 'step.start' && starts(entry),
+    signal,
+    env,
+    spreadMs,
+  );
+}
+
+/**
+ * Runs `road-etl run FILE --output OUTPUT` and sends `signal` a moment (0 to
+ * `spreadMs`) after the first JSON log line that `at` picks.
+ */
+export async function signalAtEvent(
+  file: string,
+  output: string,
+  at: (entry: { event?: string; step?: string; kind?: string }) => boolean,
+  signal: NodeJS.Signals,
+  env: Record<string, string | undefined>,
+  spreadMs = 150,
+): Promise<{ result: CliResult; sent: boolean }> {
   const child = startCli(['run', file, '--output', output, '--log-format', 'json'], { env });
   let sent = false;
   let pending = '';
@@ -29,7 +51,7 @@ export async function signalDuringStep(
     for (const line of lines) {
       if (sent || !line.startsWith('{')) continue;
       const entry = JSON.parse(line) as { event?: string; step?: string; kind?: string };
-      if (entry.event === 'step.start' && starts(entry)) {
+      if (at(entry)) {
         sent = true;
         setTimeout(() => child.kill(signal), Math.floor(Math.random() * spreadMs));
       }

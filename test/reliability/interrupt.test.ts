@@ -16,7 +16,7 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 import { expectSignsAndBicycleTruth } from '../helpers/truth.js';
-import { signalDuringStep } from '../helpers/trouble.js';
+import { signalAtEvent, signalDuringStep } from '../helpers/trouble.js';
 
 const START = '2026-03-01T00:00:00Z';
 const END = '2026-03-08T00:00:00Z';
@@ -153,4 +153,27 @@ describe('a run interrupted in each step kind', () => {
     },
     60_000,
   );
+});
+
+describe('a run interrupted after its last step', () => {
+  it('by SIGTERM while it writes the report: exit 1, interrupted, and a rerun gives the ground truth', async () => {
+    const { file, output } = await pipelineProject(
+      PIPELINE.replace('\nsteps:\n', '\nreport: true\nsteps:\n'),
+      ['signs_current_state.sql', 'bicycle_hourly.sql'],
+    );
+    const { result, sent } = await signalAtEvent(
+      file,
+      output,
+      (e) => e.event === 'report.start',
+      'SIGTERM',
+      env,
+      0,
+    );
+    expect(sent).toBe(true);
+    const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
+    expect([result.code, summary.status]).toEqual([1, 'interrupted']);
+    const rerun = await runCli(['run', file, '--output', output], { env });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    await expectGroundTruth(output);
+  }, 60_000);
 });

@@ -8,8 +8,8 @@
  * bicycle answers meet the same: a body broken in the middle, and a token
  * endpoint that echoes the password it was sent.
  */
-import { readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveFeature } from '../../src/simulator/index.js';
 import { BICYCLE_PATHS, SIGNS_PATHS } from '../../src/endpoints.js';
@@ -81,7 +81,7 @@ async function landedLive(output: string): Promise<string[]> {
   const rows = await duck(
     `SELECT sign_id::VARCHAR AS id, properties::VARCHAR AS p
      FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true)
-     WHERE snapshot = (SELECT max(snapshot) FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true))`,
+     WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true)))`,
   );
   return rows.map((r) => `${String(r['id'])} ${JSON.stringify(JSON.parse(String(r['p'])))}`).sort();
 }
@@ -356,5 +356,65 @@ describe('the bicycle answers', () => {
       if (entry.isFile())
         places.push((await readFile(join(entry.parentPath, entry.name))).toString('latin1'));
     for (const form of forms) for (const text of places) expect(text).not.toContain(form);
+  });
+});
+
+describe('a file of the folder that cannot be read', () => {
+  /** Two landed nights (two days back, and yesterday), their states. */
+  async function twoNights(file: string, output: string): Promise<LiveFeature[][]> {
+    const states: LiveFeature[][] = [];
+    for (const days of [-2, -1])
+      states.push(
+        await withDays(days, async () => {
+          const landed = await night(file, output);
+          expect(landed.code, landed.stderr).toBe(0);
+          return state();
+        }),
+      );
+    return states;
+  }
+  const cutInHalf = async (path: string) => {
+    const bytes = await readFile(path);
+    await writeFile(path, bytes.subarray(0, bytes.length >> 1));
+  };
+
+  it('a landed snapshot: exit 1 naming the file and the command that repairs the folder; that command gives the truth', async () => {
+    const { file, output } = await project();
+    await twoNights(file, output);
+    const snapshots = join(output, 'signs/live_snapshots');
+    const [first] = (await readdir(snapshots)).sort();
+    const damaged = join(snapshots, first!, 'signs_live.parquet');
+    await cutInHalf(damaged);
+    const before = await outputHashes(output, ['manifest.json']);
+
+    const failed = await night(file, output);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).not.toMatch(/a bug/);
+    const advice = `road-etl run ${relative(process.cwd(), file).startsWith('..') ? file : relative(process.cwd(), file)} --output ${output} --reset signs_live`;
+    expect(String(failed.summary['error'])).toContain(
+      `The file ${relative(output, damaged)} of dataset signs_live_snapshots cannot be read`,
+    );
+    expect(String(failed.summary['error'])).toContain(advice);
+    expect(await outputHashes(output, ['manifest.json'])).toEqual(before);
+
+    const repaired = await runCli(advice.split(' ').slice(1), { env });
+    expect(repaired.code, repaired.stderr).toBe(0);
+    expect(await landedLive(output)).toEqual(truthLive(state()));
+  });
+
+  it('a derived partition: built anew from its sources, equal to one build over every night', async () => {
+    const { file, output } = await project();
+    const states = await twoNights(file, output);
+    const changes = join(output, 'derived/signs_live_changes');
+    const [partition] = (await readdir(changes)).filter((n) => n.includes('='));
+    await cutInHalf(join(changes, partition!, 'data.parquet'));
+
+    const third = await night(file, output);
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stderr).toMatch(
+      /cannot be read \(damaged or not Parquet\): the table is built anew/,
+    );
+    states.push(state());
+    expect(await landedChanges(output)).toEqual(truthLiveChanges(states));
   });
 });

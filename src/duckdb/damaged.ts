@@ -1,0 +1,118 @@
+/**
+ * Files of the output folder that DuckDB cannot read (cut short by a disk, a
+ * copy or a hand): found from DuckDB's own words, or by reading each file's
+ * footer, and named with what repairs the folder.
+ */
+import { readdir } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { RunError } from '../errors.js';
+import { quotedString, type Database } from './database.js';
+import { DERIVED_FOLDER } from './datasets.js';
+
+/** A file of a dataset that cannot be read. Exit 1; the message says what repairs it. */
+export class DamagedFileError extends RunError {
+  override name = 'DamagedFileError';
+  constructor(
+    message: string,
+    readonly file: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** DuckDB's words for a Parquet file it cannot read, with the file's path. */
+const DAMAGED = [
+  /No magic bytes found at end of file '([^']+)'/,
+  /Footer length error in file '([^']+)'/,
+  /File '([^']+)' too small to be a Parquet file/,
+  /Invalid Input Error: .*?file '([^']+\.parquet)'/i,
+];
+
+/** The file a DuckDB error says it cannot read, and DuckDB's words, when it says so. */
+export function damagedFileOf(error: unknown): { file: string; words: string } | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  for (const pattern of DAMAGED) {
+    const found = pattern.exec(message);
+    if (found) return { file: found[1]!, words: found[0] };
+  }
+  return undefined;
+}
+
+/** The dataset a file of the output folder belongs to (its view's name), as discoverDatasets names it. */
+export function datasetOfFile(output: string, file: string): string | undefined {
+  const parts = relative(output, file).split(sep);
+  if (parts[0] === '..' || parts.length < 2) return undefined;
+  const folders = parts.slice(0, -1).filter((p) => !p.includes('='));
+  if (folders[0] === DERIVED_FOLDER) return folders[1];
+  return folders.join('_');
+}
+
+/**
+ * The error that names a damaged file of the folder and the command that
+ * repairs it (`writer`: the step that writes its dataset, when known);
+ * undefined when `error` is about no such file.
+ */
+export function explainDamagedFile(
+  error: unknown,
+  output: string,
+  writer: (dataset: string) => { pipeline: string; step: string } | undefined,
+): DamagedFileError | undefined {
+  if (error instanceof DamagedFileError) return error;
+  const damaged = damagedFileOf(error);
+  if (damaged === undefined || relative(output, damaged.file).startsWith('..')) return undefined;
+  const { file, words } = damaged;
+  const dataset = datasetOfFile(output, file);
+  const by = dataset === undefined ? undefined : writer(dataset);
+  const repair = by
+    ? `start the step that writes it over (its data is fetched or built again): road-etl run ${by.pipeline} --output ${output} --reset ${by.step}`
+    : 'remove the file, or start the step that writes it over with --reset';
+  return new DamagedFileError(
+    `The file ${relative(output, file)}${dataset ? ` of dataset ${dataset}` : ''} cannot be read: it is damaged or not Parquet (DuckDB: ${words}). To repair the folder, ${repair}`,
+    file,
+    { cause: error },
+  );
+}
+
+/** Every Parquet file below `folder` (one level of partitions, as the datasets are laid out). */
+async function parquetFiles(folder: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+    const path = join(folder, entry.name);
+    if (entry.isFile() && entry.name.endsWith('.parquet') && !entry.name.startsWith('.'))
+      files.push(path);
+    else if (entry.isDirectory() && entry.name.includes('='))
+      files.push(...(await parquetFiles(path)));
+  }
+  return files;
+}
+
+/**
+ * The files of a dataset folder whose footer DuckDB cannot read: all of them
+ * are read at once (footers only), and one by one only when that fails.
+ */
+export async function damagedFiles(db: Database, folder: string): Promise<string[]> {
+  const files = await parquetFiles(folder);
+  if (files.length === 0) return [];
+  const read = (list: readonly string[]) =>
+    db.all(
+      `SELECT count(*) AS n FROM parquet_file_metadata([${list.map(quotedString).join(', ')}])`,
+    );
+  if (
+    await read(files).then(
+      () => true,
+      () => false,
+    )
+  )
+    return [];
+  const damaged: string[] = [];
+  for (const file of files)
+    if (
+      !(await read([file]).then(
+        () => true,
+        () => false,
+      ))
+    )
+      damaged.push(file);
+  return damaged;
+}
