@@ -10,7 +10,7 @@
  * simulated inside road-etl.
  */
 import { readFile, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import {
@@ -106,8 +106,12 @@ describe('local trouble', () => {
     const before = await contents(output);
     const run = await runCli(['run', file, '--output', output], { env });
     expect(run.code).toBe(1);
+    // The file, its dataset, and the command that repairs the folder.
+    expect(run.stderr).toContain(
+      `The file ${relative(output, damaged)} of dataset signs_events cannot be read: it is damaged or not Parquet`,
+    );
     expect(run.stderr).toMatch(
-      /Cannot read dataset signs_events .*: .*damaged or not Parquet: remove that file, or start the step that writes it over with --reset/,
+      /To repair the folder, .*road-etl run \S+ --output \S+ --reset signs_events/,
     );
     expect(run.stderr).not.toMatch(/unexpected error/);
     expect(await contents(output)).toEqual(before);
