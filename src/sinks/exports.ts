@@ -2,11 +2,11 @@
  * Extracts from a DuckDB query to a file: CSV (RFC 4180, formula cells
  * neutralised), GeoJSON (RFC 7946 FeatureCollection of points) or Parquet
  * (zstd). Each is written under a temporary name, fsynced and renamed, and
- * streamed by DuckDB (or, for GeoJSON, chunk by chunk), so memory does not grow
- * with the number of rows.
+ * streamed by DuckDB, so memory does not grow with the number of rows.
  */
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import {
   PARQUET_FORMAT,
   quotedIdentifier,
@@ -40,10 +40,16 @@ export interface ExportResult {
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
 export const FORMULA_PREFIXES = ['=', '+', '-', '@', '\t', '\r'] as const;
 
-/** A cell that starts like a formula gets a leading apostrophe, which spreadsheets show as text. */
+/** The same characters as a regular expression of a cell's start. */
+const FORMULA_START = `^[${FORMULA_PREFIXES.map((p) => (p === '-' ? '\\-' : p)).join('')}]`;
+
+/**
+ * A cell that starts like a formula gets a leading apostrophe, which
+ * spreadsheets show as text. Every such first character sorts before "A", so
+ * one comparison lets most cells through before the pattern is tried.
+ */
 function neutralised(expression: string): string {
-  const prefixes = FORMULA_PREFIXES.map((p) => quotedString(p)).join(', ');
-  return `CASE WHEN left(${expression}, 1) IN (${prefixes}) THEN '''' || ${expression} ELSE ${expression} END`;
+  return `CASE WHEN ${expression} < 'A' AND regexp_matches(${expression}, ${quotedString(FORMULA_START)}) THEN '''' || ${expression} ELSE ${expression} END`;
 }
 
 export async function exportCsv(
@@ -92,6 +98,13 @@ function jsonValue(column: Column): string {
   return isTimestamp(column.type) ? isoTimestamp(column) : quotedIdentifier(column.name);
 }
 
+/**
+ * A GeoJSON FeatureCollection of points. DuckDB's JSON writer makes the
+ * features, on every thread, as a JSON array (a row a Feature: its type, id,
+ * geometry and properties, in the order of the source); the collection is
+ * that array between its opening and its closing, put together as the array
+ * is copied into the file.
+ */
 export async function exportGeoJson(
   db: Database,
   source: ExportSource,
@@ -100,45 +113,38 @@ export async function exportGeoJson(
   geometry: GeometryColumns,
 ): Promise<ExportResult> {
   const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
-  const properties = kept.map((c) => `${quotedString(c.name)}, ${jsonValue(c)}`);
+  const properties =
+    kept.length > 0
+      ? `struct_pack(${kept.map((c) => `${quotedIdentifier(c.name)} := ${jsonValue(c)}`).join(', ')})`
+      : `'{}'::JSON`;
   // Seven decimals, about a centimetre: what RFC 7946 (11.2) advises, no false precision.
-  const coordinates = `json_array(round(${lon}, 7), round(${lat}, 7))`;
-  const feature =
-    `json_object('type', 'Feature', ` +
-    (geometry.id ? `'id', ${quotedIdentifier(geometry.id)}, ` : '') +
-    `'geometry', CASE WHEN ${valid} THEN json_object('type', 'Point', 'coordinates', ${coordinates}) END, ` +
-    `'properties', ${properties.length > 0 ? `json_object(${properties.join(', ')})` : `'{}'::JSON`})::VARCHAR`;
-  const sql = `SELECT ${feature} AS feature, coalesce(${valid}, false) AS located FROM ${source.sql}`;
-
+  const point = `{'type': 'Point', 'coordinates': [round(${lon}, 7), round(${lat}, 7)]}`;
+  const features =
+    `SELECT 'Feature' AS "type", ` +
+    (geometry.id ? `${quotedIdentifier(geometry.id)} AS id, ` : '') +
+    `CASE WHEN ${valid} THEN ${point} END AS geometry, ${properties} AS properties FROM ${source.sql}`;
+  const [counted] = await db.all(
+    `SELECT count(*) FILTER (WHERE NOT coalesce(${valid}, false)) AS unlocated FROM ${source.sql}`,
+    source.params,
+  );
   return writeThrough(path, scratch, async (temporary) => {
-    const out = createWriteStream(temporary, { flags: 'wx' });
-    const failed = once(out, 'error').then(([error]) => {
-      throw error as Error;
-    });
-    failed.catch(() => undefined); // raced below; never left unhandled
-    const write = async (text: string): Promise<void> => {
-      if (!out.write(text)) await Promise.race([once(out, 'drain'), failed]);
-    };
-    let rows = 0;
-    let withoutGeometry = 0;
+    const array = `${temporary}.features`;
     try {
-      await write('{"type":"FeatureCollection","features":[');
-      const result = await db.connection.stream(sql, source.params);
-      for await (const chunk of result.yieldRows()) {
-        let text = '';
-        for (const [featureText, located] of chunk) {
-          text += (rows === 0 ? '\n' : ',\n') + String(featureText);
-          rows++;
-          if (located !== true) withoutGeometry++;
-        }
-        await write(text);
-      }
-      await write('\n]}\n');
-      out.end();
-      await Promise.race([once(out, 'finish'), failed]);
+      const rows = await db.copy(
+        `COPY (${features}) TO ${quotedString(array)} (FORMAT json, ARRAY true)`,
+        source.params,
+      );
+      await pipeline(
+        async function* () {
+          yield Buffer.from('{"type":"FeatureCollection","features":');
+          yield* createReadStream(array, { highWaterMark: 1 << 20 });
+          yield Buffer.from('}\n');
+        },
+        createWriteStream(temporary, { flags: 'wx' }),
+      );
+      return { rows, withoutGeometry: Number(counted?.['unlocated'] ?? 0) };
     } finally {
-      out.destroy();
+      await rm(array, { force: true });
     }
-    return { rows, withoutGeometry };
   });
 }
