@@ -1,5 +1,5 @@
 // Three national nights of today's API. Not part of `npm test`.
-//   node bench/national-live.js [nights]     (default 3)
+//   node bench/national-live.js [nights] [threads]     (default 3 nights, DuckDB's threads as the budget gives)
 // pipelines/traffic-signs-live.yaml as shipped (the v5 current state, the
 // changes between snapshots, the CSV, GeoJSON and FlatGeobuf extracts) with
 // `report: true`, under `duckdb: { memory_limit: 1GB }`, on one output folder,
@@ -21,12 +21,14 @@ const { liveUrl } = await import('../dist/sources/signs/client.js');
 const { arrayMemberToLines } = await import('../dist/util/json-lines.js');
 
 const nights = Number(process.argv[2] ?? 3);
+// DuckDB's threads as asked in the definition (the budget caps what it can feed; see the log's duckdb.memory).
+const threads = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
 const shipped = await readFile(join(ROOT, 'pipelines', 'traffic-signs-live.yaml'), 'utf8');
 const definition = shipped
   .replace(/^# yaml-language-server.*\n/, '')
   .replace(
     /^name: traffic_signs_live$/m,
-    'name: traffic_signs_live\nsql_dir: SQL_DIR\nduckdb: { memory_limit: 1GB }\nreport: true',
+    `name: traffic_signs_live\nsql_dir: SQL_DIR\nduckdb: { memory_limit: 1GB${threads ? `, threads: ${threads}` : ''} }\nreport: true`,
   );
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;

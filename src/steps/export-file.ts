@@ -1,7 +1,7 @@
 /** Writing an export: one file, or one file per month of a date column (export-months.ts). */
 import { relative } from 'node:path';
 import type { Database } from '../duckdb/database.js';
-import { RunError } from '../errors.js';
+import { RoadEtlError, RunError, explainIoError } from '../errors.js';
 import {
   exportCsv,
   exportGeoJson,
@@ -38,6 +38,9 @@ export async function exportFile(
   } catch (error) {
     const message = (error as Error).message;
     if ((error as NodeJS.ErrnoException).code) throw error; // I/O trouble: reported as such by the engine
+    // DuckDB's I/O trouble (a full disk while it writes the file) in the same words.
+    const local = explainIoError(error, `export to ${options.path}`);
+    if (local instanceof RoadEtlError) throw local;
     throw new RunError(`export of ${options.table ?? 'the query'} to ${options.path}: ${message}`, {
       cause: error,
     });

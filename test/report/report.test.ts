@@ -177,8 +177,13 @@ describe('the report of a run', () => {
         clip: { x: 0, y: Math.max(0, top - 12), width: 1280, height: 1240 },
       });
       // One mark per sign: Leaflet's canvas layer holds them all.
+      const live = parquet('signs/live_snapshots');
+      const located = await count(
+        `SELECT count(*) FROM ${live} WHERE longitude IS NOT NULL AND snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${live}))`,
+      );
+      expect(located).toBeGreaterThan(1000);
       expect(await page.locator('#sample-signs_live').textContent()).toContain(
-        'All 3,000 signs with a position are drawn',
+        `All ${located.toLocaleString('en-US')} signs with a position are drawn`,
       );
       // Choosing the other current state shows its own tables.
       await page.locator('input[name="sign-state"][value="1"]').check();
