@@ -152,3 +152,14 @@ export function truthLiveChanges(
   }
   return want.sort();
 }
+
+/** Rows of signs_live_changes as truthLiveChanges writes them: `pair sign change [fields]`, sorted. */
+export function changeLines(rows: readonly Record<string, unknown>[]): string[] {
+  return rows
+    .map(
+      (r) =>
+        `${String(r['pair'])} ${String(r['sign_id'])} ${String(r['change'])}` +
+        (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
+    )
+    .sort();
+}

@@ -5,7 +5,7 @@ import { liveState, type LiveFeature } from '../../src/simulator/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { truthLiveChanges } from '../helpers/signs.js';
+import { changeLines, truthLiveChanges } from '../helpers/signs.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
 // A world whose feed goes on past its laid-out end: each simulated day brings new events.
@@ -74,13 +74,7 @@ async function landedChanges(output: string): Promise<string[]> {
      FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet', hive_partitioning = true, hive_types = {'to_moment': TIMESTAMPTZ}) c
      JOIN snapshots s ON s.snapshot = c.to_moment`,
   );
-  return rows
-    .map(
-      (r) =>
-        `${String(r['pair'])} ${String(r['sign_id'])} ${String(r['change'])}` +
-        (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
-    )
-    .sort();
+  return changeLines(rows);
 }
 
 describe('nightly runs of the sign pipelines', () => {

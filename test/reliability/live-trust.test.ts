@@ -21,7 +21,12 @@ import {
 } from '../helpers/bicycle.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { useProxy, type Spoil } from '../helpers/proxy.js';
-import { landedEventHashes, signsPipeline, truthLiveChanges } from '../helpers/signs.js';
+import {
+  changeLines,
+  landedEventHashes,
+  signsPipeline,
+  truthLiveChanges,
+} from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, outputHashes, pipelineProject } from '../helpers/tmp.js';
 
@@ -93,13 +98,7 @@ async function landedChanges(output: string): Promise<string[]> {
     `SELECT dense_rank() OVER (ORDER BY to_moment) AS pair, sign_id::VARCHAR AS sign_id, change, changed_fields
      FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet', hive_partitioning = true)`,
   );
-  return rows
-    .map(
-      (r) =>
-        `${String(r['pair'])} ${String(r['sign_id'])} ${String(r['change'])}` +
-        (r['change'] === 'changed' ? ` ${(r['changed_fields'] as string[]).join(',')}` : ''),
-    )
-    .sort();
+  return changeLines(rows);
 }
 
 /** Runs `body` with the simulator's clock at `days` after its start, then sets it back. */
