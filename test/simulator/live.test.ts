@@ -88,4 +88,29 @@ describe('simulator: today’s traffic-sign API (v4, v5 current state)', () => {
       simulator.world.setNow(new Date(start).toISOString());
     }
   });
+
+  it('moves like NDW’s: each day adds signs under new UUIDs and removes some; a removed sign is served two weeks, then left out', () => {
+    const DAY = 86_400_000;
+    const world = simulator.world;
+    const ids = (days: number) =>
+      new Set([...liveState(world, world.now + days * DAY, 'v5')].map((f) => f.id));
+    let added = 0;
+    let removed = 0;
+    let before = ids(-8);
+    for (let day = -7; day <= 0; day++) {
+      const now = ids(day);
+      added += [...now].filter((id) => !before.has(id)).length;
+      removed += [...before].filter((id) => !now.has(id)).length;
+      before = now;
+    }
+    expect(added).toBeGreaterThan(0);
+    expect(removed).toBeGreaterThan(0);
+    // What a sign looks like while it is still served after its removal, and after.
+    const today = [...liveState(world, world.now, 'v5')];
+    const gone = today.find((f) => f.properties['removedOn'] !== undefined)!;
+    expect(gone).toBeDefined();
+    const removedOn = Date.parse(String(gone.properties['removedOn']));
+    expect(world.now - removedOn).toBeLessThanOrEqual(15 * DAY);
+    expect(ids((removedOn - world.now) / DAY + 16).has(gone.id)).toBe(false);
+  });
 });
