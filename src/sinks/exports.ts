@@ -40,16 +40,10 @@ export interface ExportResult {
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
 export const FORMULA_PREFIXES = ['=', '+', '-', '@', '\t', '\r'] as const;
 
-/** The same characters as a regular expression of a cell's start. */
-const FORMULA_START = `^[${FORMULA_PREFIXES.map((p) => (p === '-' ? '\\-' : p)).join('')}]`;
-
-/**
- * A cell that starts like a formula gets a leading apostrophe, which
- * spreadsheets show as text. Every such first character sorts before "A", so
- * one comparison lets most cells through before the pattern is tried.
- */
+/** A cell that starts like a formula gets a leading apostrophe, which spreadsheets show as text. */
 function neutralised(expression: string): string {
-  return `CASE WHEN ${expression} < 'A' AND regexp_matches(${expression}, ${quotedString(FORMULA_START)}) THEN '''' || ${expression} ELSE ${expression} END`;
+  const prefixes = FORMULA_PREFIXES.map((p) => quotedString(p)).join(', ');
+  return `CASE WHEN left(${expression}, 1) IN (${prefixes}) THEN '''' || ${expression} ELSE ${expression} END`;
 }
 
 export async function exportCsv(
