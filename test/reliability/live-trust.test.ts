@@ -331,14 +331,17 @@ describe('the bicycle answers', () => {
     expect(await landedMeasurements(output)).toEqual(truth());
   });
 
-  it('a token endpoint that echoes the form it was sent: no form of the password anywhere', async () => {
+  it('a token endpoint that echoes the form it was sent: no form of the password anywhere, and what landed stays', async () => {
     const { file, output } = await pipelineProject(definition);
+    const run = () =>
+      runCli(['run', file, '--output', output, '--log-format', 'json'], { env: bicycleEnv });
+    expect((await run()).code).toBe(0);
+    const before = await outputHashes(output, ['manifest.json']);
     bicycleProxy.spoil('/openid-connect/token', { kind: 'echo', status: 500 }, 1000);
-    const failed = await runCli(['run', file, '--output', output, '--log-format', 'json'], {
-      env: bicycleEnv,
-    });
+    const failed = await run();
     bicycleProxy.clear();
     expect(failed.code).toBe(1);
+    expect(await outputHashes(output, ['manifest.json'])).toEqual(before);
     // The echo did reach road-etl: the username beside the password is in the message.
     expect(failed.stderr).toContain('username=svc-trust');
     const password = bicycle.env.ROAD_ETL_PASSWORD;
