@@ -12,7 +12,7 @@ import { createGunzip, gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { Dispatcher } from 'undici';
 import { RoadEtlError, UpstreamError, explainIoError } from '../errors.js';
-import { fileEnds } from '../util/fs.js';
+import { fileExcerpt } from '../util/fs.js';
 import type { HttpRequest, HttpResponse } from './client.js';
 
 const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
@@ -196,10 +196,7 @@ export async function bodyToFile(
   }
   const problem = await check?.(headers, path);
   if (problem) {
-    const excerpt = await fileEnds(path).then(
-      ({ head }) => head.toString('utf8'),
-      () => '',
-    );
+    const excerpt = await fileExcerpt(path, 'start', 4096);
     await rm(path, { force: true });
     throw new RetryableError(problem, status, excerpt, undefined);
   }

@@ -200,10 +200,13 @@ export async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * The first bytes of a file (up to 4 KiB) and its last non-blank byte, read
- * without reading the rest: enough to tell what kind of body a download holds.
+ * The first and the last bytes of a file (up to 4 KiB each) and its last
+ * non-blank byte, read without reading the rest: enough to tell what kind of
+ * body a download holds, or where one that was cut short ends.
  */
-export async function fileEnds(path: string): Promise<{ head: Buffer; last: number | undefined }> {
+export async function fileEnds(
+  path: string,
+): Promise<{ head: Buffer; tail: Buffer; size: number; last: number | undefined }> {
   const handle = await open(path, 'r');
   try {
     const { size } = await handle.stat();
@@ -212,10 +215,23 @@ export async function fileEnds(path: string): Promise<{ head: Buffer; last: numb
     const tail = Buffer.alloc(edge);
     await handle.read(head, 0, edge, 0);
     await handle.read(tail, 0, edge, size - edge);
-    return { head, last: tail.findLast((byte) => byte > 0x20) };
+    return { head, tail, size, last: tail.findLast((byte) => byte > 0x20) };
   } finally {
     await handle.close();
   }
+}
+
+/** The start (or the end) of a file as text for a message, at most `bytes` of it; empty when it cannot be read. */
+export async function fileExcerpt(
+  path: string,
+  end: 'start' | 'end',
+  bytes = 300,
+): Promise<string> {
+  const ends = await fileEnds(path).catch(() => undefined);
+  if (!ends) return '';
+  const cut = ends.size > bytes;
+  if (end === 'start') return ends.head.subarray(0, bytes).toString('utf8');
+  return `${cut ? '…' : ''}${ends.tail.subarray(Math.max(0, ends.tail.length - bytes)).toString('utf8')}`;
 }
 
 /**

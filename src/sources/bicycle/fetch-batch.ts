@@ -4,11 +4,12 @@
  * when DuckDB cannot read the body as JSON (a body cut short on the way).
  */
 import { createHash } from 'node:crypto';
-import { open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UpstreamError } from '../../errors.js';
 import { join } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
+import { fileExcerpt } from '../../util/fs.js';
 import { formatSecondTimestamp } from '../../util/time.js';
 import type { Batch } from './batches.js';
 import type { BicycleClient, Selection } from './client.js';
@@ -91,7 +92,7 @@ export async function fetchBatch(
             method: 'POST',
             url: options.client.measurementsUrl(selection),
             status: 200,
-            body: await excerptOfFile(body),
+            body: await fileExcerpt(body, 'start'),
           },
           { cause: error },
         );
@@ -101,18 +102,5 @@ export async function fetchBatch(
     } finally {
       await rm(body, { force: true });
     }
-  }
-}
-
-/** The first bytes of a body file, for a message. */
-async function excerptOfFile(path: string): Promise<string> {
-  const handle = await open(path, 'r').catch(() => undefined);
-  if (!handle) return '';
-  try {
-    const buffer = Buffer.alloc(300);
-    const { bytesRead } = await handle.read(buffer, 0, 300, 0);
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
   }
 }

@@ -4,7 +4,7 @@
  * (signs/live_snapshots/snapshot=<moment>/) with the features that cannot be
  * typed quarantined beside it, each file put in place whole.
  */
-import { open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   PARQUET_FORMAT,
@@ -15,7 +15,7 @@ import {
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError, firstLineOf } from '../../errors.js';
 import { RetryableError } from '../../http/answers.js';
-import { commitFiles, makeFolder, temporaryPath } from '../../util/fs.js';
+import { commitFiles, fileExcerpt, makeFolder, temporaryPath } from '../../util/fs.js';
 import { compactFeatureLines } from '../../util/feature-lines.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
 import { engineSql } from '../../duckdb/sql-files.js';
@@ -176,7 +176,7 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
   );
   const moves: [string, string][] = [];
   // The answer's end, for a message: where a body cut short shows it.
-  const tail = await fileTail(download.file);
+  const tail = await fileExcerpt(download.file, 'end', 200);
   try {
     const kept = temporaryPath(snapshot, download.scratch);
     moves.push([kept, snapshot]);
@@ -214,20 +214,6 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     if (error instanceof DataError)
       throw new RetryableError(error.message, 200, tail, undefined, { cause: error });
     throw error;
-  }
-}
-
-/** The last bytes of a file, as text for a message (empty when it cannot be read). */
-async function fileTail(path: string, bytes = 200): Promise<string> {
-  const handle = await open(path, 'r').catch(() => undefined);
-  if (!handle) return '';
-  try {
-    const { size } = await handle.stat();
-    const buffer = Buffer.alloc(Math.min(bytes, size));
-    await handle.read(buffer, 0, buffer.length, size - buffer.length);
-    return `${size > bytes ? '…' : ''}${buffer.toString('utf8')}`;
-  } finally {
-    await handle.close();
   }
 }
 
