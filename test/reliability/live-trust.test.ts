@@ -301,11 +301,17 @@ describe('the bicycle answers', () => {
   const truth = () =>
     truthMeasurements(bicycle, idsWithPrefix(bicycle, 'GAL', 'UTR'), START, END).kept;
 
-  it('a body broken in the middle, every time: retried with backoff, then upstream trouble with endpoint, status and body; what landed stays', async () => {
+  /** A folder with the period landed, and a run of the pipeline on it. */
+  async function landed() {
     const { file, output } = await pipelineProject(definition);
     const run = () =>
       runCli(['run', file, '--output', output, '--log-format', 'json'], { env: bicycleEnv });
     expect((await run()).code).toBe(0);
+    return { output, run };
+  }
+
+  it('a body broken in the middle, every time: retried with backoff, then upstream trouble with endpoint, status and body; what landed stays', async () => {
+    const { output, run } = await landed();
     // The datasets and extracts (the state records the run that did not finish).
     const before = await outputHashes(output, ['manifest.json']);
     bicycleProxy.spoil(BICYCLE_PATHS.measurements, { kind: 'break' }, 1000);
@@ -332,10 +338,7 @@ describe('the bicycle answers', () => {
   });
 
   it('a token endpoint that echoes the form it was sent: no form of the password anywhere, and what landed stays', async () => {
-    const { file, output } = await pipelineProject(definition);
-    const run = () =>
-      runCli(['run', file, '--output', output, '--log-format', 'json'], { env: bicycleEnv });
-    expect((await run()).code).toBe(0);
+    const { output, run } = await landed();
     const before = await outputHashes(output, ['manifest.json']);
     bicycleProxy.spoil('/openid-connect/token', { kind: 'echo', status: 500 }, 1000);
     const failed = await run();
