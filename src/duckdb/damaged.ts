@@ -94,25 +94,17 @@ async function parquetFiles(folder: string): Promise<string[]> {
 export async function damagedFiles(db: Database, folder: string): Promise<string[]> {
   const files = await parquetFiles(folder);
   if (files.length === 0) return [];
-  const read = (list: readonly string[]) =>
-    db.all(
-      `SELECT count(*) AS n FROM parquet_file_metadata([${list.map(quotedString).join(', ')}])`,
-    );
-  if (
-    await read(files).then(
-      () => true,
-      () => false,
-    )
-  )
-    return [];
-  const damaged: string[] = [];
-  for (const file of files)
-    if (
-      !(await read([file]).then(
+  const readable = (list: readonly string[]): Promise<boolean> =>
+    db
+      .all(
+        `SELECT count(*) AS n FROM parquet_file_metadata([${list.map(quotedString).join(', ')}])`,
+      )
+      .then(
         () => true,
         () => false,
-      ))
-    )
-      damaged.push(file);
+      );
+  if (await readable(files)) return [];
+  const damaged: string[] = [];
+  for (const file of files) if (!(await readable([file]))) damaged.push(file);
   return damaged;
 }

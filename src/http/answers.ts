@@ -58,6 +58,14 @@ export function networkError(
   );
 }
 
+/**
+ * The wait before attempt `n + 2`: exponential from `first`, with full jitter,
+ * at most `max`.
+ */
+export function backoffDelay(n: number, first: number, max = 30_000): number {
+  return Math.min(max, Math.random() * first * 2 ** n);
+}
+
 /** The least rate a body must come at: `minRate` bytes a second over each span of `windowMs` (0: any). */
 export interface Rate {
   minRate: number;
@@ -119,7 +127,7 @@ export async function readBody(
   response: Dispatcher.ResponseData,
   req: HttpRequest,
   signal: AbortSignal,
-  rate: Rate = { minRate: 0, windowMs: 60_000 },
+  rate: Rate,
 ): Promise<Buffer> {
   try {
     const chunks: Buffer[] = [];
@@ -179,7 +187,7 @@ export async function bodyToFile(
   check: FileCheck | undefined,
   stopped: () => boolean,
   doing: string,
-  rate: Rate = { minRate: 0, windowMs: 60_000 },
+  rate: Rate,
 ): Promise<void> {
   const { statusCode: status, headers } = response;
   try {

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
 import {
   RetryableError,
+  backoffDelay,
   networkError,
   readBody,
   notOk,
@@ -237,14 +238,13 @@ export class HttpClient {
   async #open(req: HttpRequest, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     this.requests++;
     try {
-      const response = await request(req.url, {
+      return await request(req.url, {
         method: req.method,
         headers: { 'user-agent': `road-etl/${VERSION}`, ...req.headers },
         body: req.body ?? null,
         dispatcher: this.#dispatcher,
         signal,
       });
-      return response;
     } catch (error) {
       if (signal.aborted && req.signal?.aborted) throw error;
       throw networkError(error);
@@ -271,7 +271,7 @@ export class HttpClient {
         if (n === retries) break;
         const backoff = Math.min(
           maxBackoffMs,
-          error.retryAfterMs ?? Math.random() * backoffMs * 2 ** n,
+          error.retryAfterMs ?? backoffDelay(n, backoffMs, maxBackoffMs),
         );
         this.#logger?.log(
           'warn',

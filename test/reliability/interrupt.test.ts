@@ -156,11 +156,20 @@ describe('a run interrupted in each step kind', () => {
 });
 
 describe('a run interrupted after its last step', () => {
-  it('by SIGTERM while it writes the report: exit 1, interrupted, and a rerun gives the ground truth', async () => {
+  it('by SIGTERM while it writes the report, on a folder with a landed run: exit 1, interrupted, the data as it was, and a rerun gives the ground truth', async () => {
     const { file, output } = await pipelineProject(
       PIPELINE.replace('\nsteps:\n', '\nreport: true\nsteps:\n'),
       ['signs_current_state.sql', 'bicycle_hourly.sql'],
     );
+    const landed = await runCli(['run', file, '--output', output], { env });
+    expect(landed.code, landed.stderr).toBe(0);
+    // The landed datasets and the exports (the manifest and the report describe each run;
+    // the derived tables, rebuilt by each run, are held to the ground truth below).
+    const kept = async () =>
+      [...(await outputHashes(output, ['manifest.json', 'index.html']))].filter(
+        ([path]) => !path.startsWith('derived/'),
+      );
+    const before = await kept();
     const { result, sent } = await signalAtEvent(
       file,
       output,
@@ -172,6 +181,7 @@ describe('a run interrupted after its last step', () => {
     expect(sent).toBe(true);
     const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
     expect([result.code, summary.status]).toEqual([1, 'interrupted']);
+    expect(await kept()).toEqual(before);
     const rerun = await runCli(['run', file, '--output', output], { env });
     expect(rerun.code, rerun.stderr).toBe(0);
     await expectGroundTruth(output);

@@ -120,12 +120,6 @@ export class BicycleClient {
    * 4.1-4.3: measurements of a selection over [start, end] (timestamps
    * `YYYY-MM-DDTHH:mm:ssZ`); a 200 body is written to `file`.
    */
-  /** The endpoint a selection's measurements are asked of (for messages). */
-  measurementsUrl(selection: Selection): string {
-    if ('locations' in selection) return this.#base + MEASUREMENTS_PATH;
-    return this.#base + ('prefixes' in selection ? BICYCLE_PATHS.prefix : BICYCLE_PATHS.geo);
-  }
-
   async measurements(
     selection: Selection,
     startTime: string,
@@ -133,19 +127,15 @@ export class BicycleClient {
     file: string,
     signal?: AbortSignal,
   ): Promise<MeasurementsAnswer> {
-    let path: string = MEASUREMENTS_PATH;
-    let fields: Record<string, unknown>;
-    if ('locations' in selection) fields = { locations: selection.locations };
-    else if ('prefixes' in selection) {
-      path = BICYCLE_PATHS.prefix;
-      fields = { prefixes: selection.prefixes };
-    } else {
-      path = BICYCLE_PATHS.geo;
-      fields = { locationPolygoon: selection.polygon };
-    }
+    const fields =
+      'locations' in selection
+        ? { locations: selection.locations }
+        : 'prefixes' in selection
+          ? { prefixes: selection.prefixes }
+          : { locationPolygoon: selection.polygon };
     const answer = await this.#send(
       'POST',
-      path,
+      measurementsPath(selection),
       JSON.stringify({ startTime, endTime, ...fields }),
       signal,
       undefined,
@@ -155,4 +145,15 @@ export class BicycleClient {
       return { ok: false, status: 400, message: errorMessage(answer.body) };
     return { ok: true };
   }
+
+  /** The endpoint a selection's measurements are asked of (for messages). */
+  measurementsUrl(selection: Selection): string {
+    return this.#base + measurementsPath(selection);
+  }
+}
+
+/** 4.1-4.3: the path of a selection's measurements: by ids, by prefixes or by polygon. */
+function measurementsPath(selection: Selection): string {
+  if ('locations' in selection) return MEASUREMENTS_PATH;
+  return 'prefixes' in selection ? BICYCLE_PATHS.prefix : BICYCLE_PATHS.geo;
 }

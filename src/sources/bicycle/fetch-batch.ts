@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UpstreamError } from '../../errors.js';
+import { backoffDelay } from '../../http/answers.js';
 import { join } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
 import { fileExcerpt } from '../../util/fs.js';
@@ -96,9 +97,8 @@ export async function fetchBatch(
           },
           { cause: error },
         );
-      const backoff = Math.min(30_000, Math.random() * options.backoffMs * 2 ** attempt);
       options.onRetry(error.message, attempt + 2);
-      await sleep(backoff, undefined, { signal: options.signal });
+      await sleep(backoffDelay(attempt, options.backoffMs), undefined, { signal: options.signal });
     } finally {
       await rm(body, { force: true });
     }
