@@ -170,9 +170,9 @@ export class StepRunner {
       signal,
       datasets: () => this.#datasets(),
       database: () => this.#database(),
-      recordFile: async (path) => {
+      recordFile: async (path, sha256) => {
         this.#discovered = undefined;
-        const file = await describeFile(path, output);
+        const file = await describeFile(path, output, sha256);
         files.push(file);
         return file;
       },

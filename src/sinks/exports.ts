@@ -4,6 +4,7 @@
  * (zstd). Each is written under a temporary name, fsynced and renamed, and
  * streamed by DuckDB, so memory does not grow with the number of rows.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
@@ -35,6 +36,32 @@ export interface ExportResult {
   rows: number;
   /** GeoJSON, FlatGeobuf: features without a valid position (geometry null). */
   withoutGeometry?: number;
+  /** The file's SHA-256 where the writer saw its bytes go by (GeoJSON). */
+  sha256?: string;
+}
+
+/**
+ * Whether DuckDB's plan of a query holds a full sort (an ORDER BY without a
+ * LIMIT, which is a top-n and small).
+ */
+async function sorts(db: Database, source: ExportSource): Promise<boolean> {
+  const rows = await db.all(`EXPLAIN SELECT * FROM ${source.sql}`, source.params);
+  return rows.some(
+    (r) => typeof r['explain_value'] === 'string' && /\bORDER_BY\b/.test(r['explain_value']),
+  );
+}
+
+/**
+ * Runs `write` (the COPY of an extract) with DuckDB on one thread when the
+ * source sorts its rows. A sort of millions of wide rows does not fit a small
+ * budget and goes to disk, and there one thread does the same work in less
+ * time and memory than two: the national CSV extract of today's signs
+ * (2.9M rows, `ORDER BY sign_id`, 600 MB for DuckDB) took 72.6 s of CPU,
+ * 38.7 s and 1,239 MB on two threads; 28.9 s of CPU, 30.3 s and 825 MB on
+ * one. Unsorted, two threads take the same CPU as one in half the time.
+ */
+async function writing<T>(db: Database, source: ExportSource, write: () => Promise<T>): Promise<T> {
+  return (await sorts(db, source)) ? db.withThreads(1, write) : write();
 }
 
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
@@ -64,10 +91,12 @@ export async function exportCsv(
     return column;
   });
   return writeThrough(path, scratch, async (temporary) => {
-    const rows = await db.copy(
-      `COPY (SELECT ${projection.join(', ')} FROM ${source.sql}) TO ${quotedString(temporary)} ` +
-        `(FORMAT csv, HEADER true, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n')`,
-      source.params,
+    const rows = await writing(db, source, () =>
+      db.copy(
+        `COPY (SELECT ${projection.join(', ')} FROM ${source.sql}) TO ${quotedString(temporary)} ` +
+          `(FORMAT csv, HEADER true, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n')`,
+        source.params,
+      ),
     );
     return { rows };
   });
@@ -80,9 +109,11 @@ export async function exportParquet(
   scratch: string,
 ): Promise<ExportResult> {
   return writeThrough(path, scratch, async (temporary) => ({
-    rows: await db.copy(
-      `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-      source.params,
+    rows: await writing(db, source, () =>
+      db.copy(
+        `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+        source.params,
+      ),
     ),
   }));
 }
@@ -124,19 +155,34 @@ export async function exportGeoJson(
   return writeThrough(path, scratch, async (temporary) => {
     const array = `${temporary}.features`;
     try {
-      const rows = await db.copy(
-        `COPY (${features}) TO ${quotedString(array)} (FORMAT json, ARRAY true)`,
-        source.params,
+      const rows = await writing(db, source, () =>
+        db.copy(
+          `COPY (${features}) TO ${quotedString(array)} (FORMAT json, ARRAY true)`,
+          source.params,
+        ),
       );
+      // Hashed as it is put together, which spares the manifest reading it again.
+      const hash = createHash('sha256');
       await pipeline(
         async function* () {
-          yield Buffer.from('{"type":"FeatureCollection","features":');
-          yield* createReadStream(array, { highWaterMark: 1 << 20 });
-          yield Buffer.from('}\n');
+          const pieces = [
+            [Buffer.from('{"type":"FeatureCollection","features":')],
+            createReadStream(array, { highWaterMark: 1 << 20 }),
+            [Buffer.from('}\n')],
+          ];
+          for (const piece of pieces)
+            for await (const bytes of piece) {
+              hash.update(bytes as Buffer);
+              yield bytes as Buffer;
+            }
         },
         createWriteStream(temporary, { flags: 'wx' }),
       );
-      return { rows, withoutGeometry: Number(counted?.['unlocated'] ?? 0) };
+      return {
+        rows,
+        withoutGeometry: Number(counted?.['unlocated'] ?? 0),
+        sha256: hash.digest('hex'),
+      };
     } finally {
       await rm(array, { force: true });
     }

@@ -66,7 +66,7 @@ export interface RunContext extends PlanContext {
   /** The run's DuckDB, with a view for every dataset of the output folder as it is now. */
   database(): Promise<Database>;
   /** Records a file the step wrote (for the manifest); path absolute. */
-  recordFile(path: string): Promise<FileRecord>;
+  recordFile(path: string, sha256?: string): Promise<FileRecord>;
   /** An HTTP client with these request options, closed when the step ends. */
   http(options: RequestOptions): HttpClient;
 }

@@ -89,7 +89,7 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     if (options.per_month) return exportMonths(options, options.per_month, source, context);
     const path = insideFolder(context.output, options.path)!;
     const result = await exportFile(await context.database(), options, source, path, context);
-    const record = await context.recordFile(path);
+    const record = await context.recordFile(path, result.sha256);
     return {
       rowsIn: result.rows,
       rowsOut: result.rows,

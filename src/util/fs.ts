@@ -155,7 +155,12 @@ export interface FileRecord {
   sha256: string;
 }
 
-export async function describeFile(path: string, relativeTo: string): Promise<FileRecord> {
+/** A file as the manifest records it; `sha256` when the writer hashed the bytes as it wrote them. */
+export async function describeFile(
+  path: string,
+  relativeTo: string,
+  sha256?: string,
+): Promise<FileRecord> {
   const info = await stat(path);
   return {
     path: path
@@ -163,7 +168,7 @@ export async function describeFile(path: string, relativeTo: string): Promise<Fi
       .split('\\')
       .join('/'),
     bytes: info.size,
-    sha256: await sha256File(path),
+    sha256: sha256 ?? (await sha256File(path)),
   };
 }
 

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { withHilbert } from '../../src/sinks/hilbert.js';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { NO_GDAL, OGRINFO, ogrFeatures, ogrSummary, type Box } from '../helpers/gdal.js';
@@ -308,6 +309,35 @@ describe.skipIf(!OGRINFO)('export to FlatGeobuf, read by GDAL', () => {
       ).toEqual(truth.map((r) => Number(r['id'])));
       expect((await ogrSummary(file('points.fgb'), box)).count, box.join(',')).toBe(truth.length);
     }
+  });
+
+  it('stores the features along the Hilbert curve of their extent, in the order of the index', async () => {
+    // 20,000 features: more than one range of the writer (16,384), so the ranges are ordered and joined.
+    const points = join(dir, 'output', 'points', 'part-0.parquet');
+    const [extent] = await duck(
+      `SELECT min(longitude) AS w, min(latitude) AS s, max(longitude) AS e, max(latitude) AS n FROM read_parquet('${points}')`,
+    );
+    const [w, s, e, n] = ['w', 's', 'e', 'n'].map((k) => Number(extent![k]));
+    const values = await duck(
+      withHilbert(
+        `SELECT id, longitude, latitude FROM read_parquet('${points}')`,
+        'longitude',
+        'latitude',
+        {
+          minX: w!,
+          minY: s!,
+          width: e! - w!,
+          height: n! - s!,
+        },
+      ),
+    );
+    const hilbertOf = new Map(values.map((r) => [Number(r['id']), Number(r['hilbert'])]));
+    const stored = (await ogrFeatures(file('points.fgb'))).map((f) =>
+      hilbertOf.get(Number(f.properties['id'])),
+    );
+    expect(stored).toHaveLength(20_000);
+    expect(new Set(stored).size).toBeGreaterThan(10_000);
+    expect(stored).toEqual([...stored].sort((a, b) => a! - b!));
   });
 
   it('writes a file GDAL opens when the query has no rows', async () => {
