@@ -9,6 +9,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { redactor } from '../log.js';
+import { VERSION } from '../version.js';
 import { processIo, writeOut, type CliIo } from './io.js';
 import { queryCommand } from './query.js';
 import { reportCommand } from './report.js';
@@ -40,7 +41,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .recommendCommands()
     .help()
     .alias('help', 'h')
-    .version(false)
+    .version('version', 'Show the version of road-etl', VERSION)
+    .alias('version', 'V')
     .wrap(Math.min(110, io.stdout.columns || 100))
     .fail((message: string | undefined, error: Error | undefined) => {
       if (error) throw error;

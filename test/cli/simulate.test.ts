@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { collect, runCli, startCli } from '../helpers/cli.js';
@@ -86,6 +87,17 @@ describe('road-etl --help', () => {
     expect(result.code).toBe(0);
     for (const command of ['run', 'validate', 'simulate', 'query'])
       expect(result.stdout).toContain(`road-etl ${command}`);
+  });
+
+  it('prints the version of package.json with --version (the bin itself, as a process)', async () => {
+    const { version } = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag], { process: true });
+      expect(result.code, flag).toBe(0);
+      expect(result.stdout.trim(), flag).toBe(version);
+    }
   });
 
   it('refuses an unknown command with exit 2 (the bin itself, as a process)', async () => {
