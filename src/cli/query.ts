@@ -1,5 +1,7 @@
 /** `road-etl query "SQL"`: DuckDB over the output datasets, each a view. */
-import type { DuckDBResult } from '@duckdb/node-api';
+import { StatementType, type DuckDBResult } from '@duckdb/node-api';
+import type { Database } from '../duckdb/database.js';
+import { quotedString } from '../duckdb/database.js';
 import type { Argv, CommandModule } from 'yargs';
 import { openOutputFolder } from '../duckdb/folder.js';
 import { InputError } from '../errors.js';
@@ -13,6 +15,43 @@ interface QueryArgs extends CommonArgs {
   sql: string;
   format: Format;
   'max-rows': number;
+}
+
+/** DuckDB's statement types, by name and by number (duckdb_statement_type). */
+const STATEMENT_TYPES = StatementType as unknown as Record<string, number> & Record<number, string>;
+
+/** What a query may be: it reads, and writes nothing. */
+const READING = new Set([STATEMENT_TYPES['SELECT'], STATEMENT_TYPES['EXPLAIN']]);
+
+/**
+ * The query as one statement that only reads, its result streamed; DuckDB
+ * told first that it may open no file outside the output folder and change no
+ * setting. `query` is for reading the datasets: a COPY over a landed file,
+ * an ATTACH, an INSTALL or a read of /etc/passwd is refused (exit 2).
+ */
+async function readOnly(db: Database, output: string, sql: string): Promise<DuckDBResult> {
+  const folder = output.endsWith('/') ? output : `${output}/`;
+  await db.run(`SET allowed_directories = [${quotedString(folder)}]`);
+  await db.run(`SET enable_external_access = false`);
+  await db.run(`SET lock_configuration = true`);
+  try {
+    const statements = await db.connection.extractStatements(sql);
+    if (statements.count !== 1)
+      throw new InputError(
+        `query: give one statement (there are ${statements.count}); a query reads, with one SELECT`,
+      );
+    const prepared = await statements.prepare(0);
+    const type = prepared.statementType as number;
+    if (!READING.has(type))
+      throw new InputError(
+        `query: only reads (SELECT, or EXPLAIN of one): this statement would change something (${STATEMENT_TYPES[type] ?? type}). ` +
+          'To write a file, redirect --format csv or jsonl, or add an export step to a pipeline',
+      );
+    return await prepared.stream();
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`query: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 function csvCell(value: unknown): string {
@@ -94,12 +133,7 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
       const datasets = await folder.refresh();
       if (datasets.length === 0)
         logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
-      let result: DuckDBResult;
-      try {
-        result = await db.connection.stream(args.sql);
-      } catch (error) {
-        throw new InputError(`query: ${(error as Error).message}`, { cause: error });
-      }
+      const result = await readOnly(db, output, args.sql);
       const names = result.columnNames();
       const types = result.columnTypes().map((t) => t.toString());
       if (args.format === 'table') {

@@ -1,8 +1,9 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { testDir, writeParquet } from '../helpers/tmp.js';
+import { outputHashes, testDir, writeParquet } from '../helpers/tmp.js';
 
 async function outputWithData(): Promise<string> {
   const dir = await testDir();
@@ -110,6 +111,59 @@ describe('road-etl query', () => {
     expect(result.stdout).toContain('│ 1  │');
     expect(result.stdout).not.toContain('│ 10 │');
     expect(result.stdout).toContain('5 rows (3 not shown');
+  });
+
+  it('reads only: a statement that would write, attach, install or set is refused with exit 2, and nothing changes', async () => {
+    const dir = await outputWithData();
+    const before = await outputHashes(dir);
+    const landed = join(dir, 'signs', 'events', 'publication_date=2024-01-01', 'a.parquet');
+    const outside = join(dir, '..', `outside-${Date.now()}.db`);
+    const refused: [string, RegExp][] = [
+      [`COPY (SELECT 1 AS id) TO '${landed}' (FORMAT parquet)`, /only reads .*\(COPY\)/],
+      [`ATTACH '${outside}'`, /only reads .*\(ATTACH\)/],
+      ['INSTALL spatial', /only reads .*\(LOAD\)/],
+      ['SET threads = 1', /only reads .*\(SET\)/],
+      ['CREATE TABLE t AS SELECT 1', /only reads .*\(CREATE\)/],
+      ['SELECT 1; SELECT 2', /one statement \(there are 2\)/],
+    ];
+    for (const [sql, message] of refused) {
+      const result = await runCli(['query', sql, '--output', dir]);
+      expect(result.code, sql).toBe(2);
+      expect(result.stderr, sql).toMatch(message);
+      expect(result.stdout, sql).toBe('');
+    }
+    expect(await outputHashes(dir)).toEqual(before);
+    await expect(stat(outside)).rejects.toThrow();
+  });
+
+  it('reads no file outside the output folder, and any inside it', async () => {
+    const dir = await outputWithData();
+    const passwd = await runCli([
+      'query',
+      "SELECT * FROM read_csv('/etc/passwd')",
+      '--output',
+      dir,
+    ]);
+    expect(passwd.code).toBe(2);
+    expect(passwd.stderr).toMatch(/Permission Error: Cannot access file "\/etc\/passwd"/);
+    const escape = await runCli([
+      'query',
+      `SELECT * FROM read_parquet('${join(dir, '..', 'x.parquet')}')`,
+      '--output',
+      dir,
+    ]);
+    expect(escape.code).toBe(2);
+    expect(escape.stderr).toMatch(/Permission Error/);
+    const inside = await runCli([
+      'query',
+      `SELECT count(*) AS n FROM read_parquet('${join(dir, 'signs', 'events', '*', '*.parquet')}')`,
+      '--output',
+      dir,
+      '--format',
+      'csv',
+    ]);
+    expect(inside.code).toBe(0);
+    expect(parseRfc4180(inside.stdout)).toEqual([['n'], ['5']]);
   });
 
   it("exits 2 with DuckDB's message for bad SQL", async () => {
