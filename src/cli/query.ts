@@ -54,6 +54,31 @@ async function readOnly(db: Database, output: string, sql: string): Promise<Duck
   }
 }
 
+/** A timestamp as DuckDB's JSON gives it: `2026-11-26 13:33:26.75+00` (UTC), or without the zone. */
+const DUCKDB_TIMESTAMP = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(\+00)?$/;
+
+/**
+ * A timestamp in ISO 8601 as the extracts write it (`2026-11-26T13:33:26.750Z`):
+ * milliseconds always, microseconds (or nanoseconds) where the value has
+ * them; `Z` for an instant (the session is in UTC), no zone for a wall-clock
+ * time. Anything else (infinity, a year before 1) as DuckDB gives it.
+ */
+export function isoTimestampText<T>(value: T | string): T | string {
+  if (typeof value !== 'string') return value;
+  const m = DUCKDB_TIMESTAMP.exec(value);
+  if (!m) return value;
+  const fraction = m[3] ?? '';
+  const digits = fraction.length <= 3 ? 3 : fraction.length <= 6 ? 6 : 9;
+  return `${m[1]!}T${m[2]!}.${fraction.padEnd(digits, '0')}${m[4] ? 'Z' : ''}`;
+}
+
+/** Whether a column of this DuckDB type holds timestamps (instants or wall-clock times). */
+function isTimestampType(type: string): boolean {
+  return (
+    type === 'TIMESTAMP' || type.startsWith('TIMESTAMP_') || type === 'TIMESTAMP WITH TIME ZONE'
+  );
+}
+
 function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -136,10 +161,20 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
       const result = await readOnly(db, output, args.sql);
       const names = result.columnNames();
       const types = result.columnTypes().map((t) => t.toString());
+      // Timestamps (top-level columns) in ISO 8601, as the extracts have them.
+      const timestamps = types.flatMap((t, i) => (isTimestampType(t) ? [i] : []));
+      const rowsOf = async function* (): AsyncGenerator<unknown[][]> {
+        for await (const chunk of result.yieldRowsJson()) {
+          if (timestamps.length > 0)
+            for (const row of chunk)
+              for (const i of timestamps) row[i] = isoTimestampText(row[i] ?? null);
+          yield chunk;
+        }
+      };
       if (args.format === 'table') {
         const rows: unknown[][] = [];
         let more = 0;
-        for await (const chunk of result.yieldRowsJson()) {
+        for await (const chunk of rowsOf()) {
           for (const row of chunk) {
             if (rows.length < args['max-rows']) rows.push(row);
             else more++;
@@ -154,7 +189,7 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
       if (args.format === 'csv') await write(names.map(csvCell).join(',') + '\r\n');
       if (args.format === 'json') await write('[');
       let first = true;
-      for await (const chunk of result.yieldRowsJson()) {
+      for await (const chunk of rowsOf()) {
         let text = '';
         for (const row of chunk) {
           if (args.format === 'csv') text += row.map(csvCell).join(',') + '\r\n';

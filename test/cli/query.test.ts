@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { outputHashes, testDir, writeParquet } from '../helpers/tmp.js';
+import { duck, outputHashes, testDir, writeParquet } from '../helpers/tmp.js';
 
 async function outputWithData(): Promise<string> {
   const dir = await testDir();
@@ -164,6 +164,36 @@ describe('road-etl query', () => {
     ]);
     expect(inside.code).toBe(0);
     expect(parseRfc4180(inside.stdout)).toEqual([['n'], ['5']]);
+  });
+
+  it('writes timestamps in ISO 8601 as the extracts do: milliseconds always, Z for an instant', async () => {
+    const dir = await testDir();
+    await writeParquet(
+      join(dir, 'derived', 'times', 'data.parquet'),
+      `SELECT * FROM (VALUES
+         (1, TIMESTAMPTZ '2026-11-26 13:33:26.752+00', TIMESTAMP '2026-10-25 02:00:00'),
+         (2, TIMESTAMPTZ '2026-11-26 13:33:26+00', TIMESTAMP '2026-10-25 02:30:00.5'),
+         (3, TIMESTAMPTZ '2024-10-27 02:30:00.000251+00', NULL)
+       ) t(id, instant, wall)`,
+    );
+    const sql = 'SELECT id, instant, wall FROM times ORDER BY id';
+    const csv = await runCli(['query', sql, '--output', dir, '--format', 'csv']);
+    expect(parseRfc4180(csv.stdout)).toEqual([
+      ['id', 'instant', 'wall'],
+      ['1', '2026-11-26T13:33:26.752Z', '2026-10-25T02:00:00.000'],
+      ['2', '2026-11-26T13:33:26.000Z', '2026-10-25T02:30:00.500'],
+      ['3', '2024-10-27T02:30:00.000251Z', ''],
+    ]);
+    const jsonl = await runCli(['query', sql, '--output', dir, '--format', 'jsonl']);
+    const rows = jsonl.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; instant: string });
+    // The same instants as DuckDB holds them (to the millisecond, what Date keeps).
+    const truth = await duck(
+      `SELECT id, epoch_ms(instant) AS ms FROM read_parquet('${join(dir, 'derived', 'times', 'data.parquet')}') ORDER BY id`,
+    );
+    expect(rows.map((r) => Date.parse(r.instant))).toEqual(truth.map((r) => Number(r['ms'])));
   });
 
   it("exits 2 with DuckDB's message for bad SQL", async () => {
