@@ -7,8 +7,9 @@
 --   location the catalog no longer lists) with its first and last hour, the
 --   hours with a measurement out of the hours of the period the counts span
 --   (from the first hour of any location to the last), the completeness and the
---   totals per category and subcategory (JSON); NULL where the location has no
---   measurement.
+--   totals per category and subcategory (JSON). A location without a
+--   measurement has hours_present and completeness 0, and no first or last
+--   hour and no totals (NULL).
 
 -- The monthly sums added up once; the profile and the totals are made from them.
 CREATE TEMP TABLE profile_sums AS
@@ -74,9 +75,10 @@ SELECT
     l.geometry,
     p.first_hour,
     p.last_hour,
-    p.hours_present,
+    -- A location without a measurement was counted in none of the period's hours: 0, not unknown.
+    coalesce(p.hours_present, 0) AS hours_present,
     period.hours AS hours_in_period,
-    CASE WHEN p.location_id IS NOT NULL THEN round(p.hours_present / period.hours, 4) END AS completeness,
+    round(coalesce(p.hours_present, 0) / period.hours, 4) AS completeness,
     t.totals
 FROM bicycle_locations l
 FULL JOIN per_location p ON p.location_id = l.location_id

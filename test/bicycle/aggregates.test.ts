@@ -194,10 +194,19 @@ describe('bicycle aggregates (pipelines/bicycle.yaml)', () => {
       const heen = own.reduce((s, r) => s + (r.measuredValuesFull['richting']!['heen'] ?? 0), 0);
       expect(totals['richting']!['heen']).toBe(heen);
     }
-    // Locations without a measurement in the period (counters that ended) have no figures.
-    for (const id of ids.filter((id) => !measured.includes(id)))
-      expect(byId.get(id)!.properties['hours_present']).toBeNull();
-    const unselected = geojson.features.find((f) => !f.id.startsWith('RTD'))!;
-    expect(unselected.properties['hours_present']).toBeNull();
+    // Locations without a measurement in the period (counters that ended, or not selected) were
+    // counted in none of its hours: 0 hours, completeness 0, no totals.
+    const unmeasured = [
+      ...ids.filter((id) => !measured.includes(id)),
+      geojson.features.find((f) => !f.id.startsWith('RTD'))!.id,
+    ];
+    for (const id of unmeasured) {
+      const p = byId.get(id)!.properties;
+      expect([p['hours_present'], p['completeness'], p['totals'] ?? null], id).toEqual([
+        0,
+        0,
+        null,
+      ]);
+    }
   });
 });

@@ -84,7 +84,7 @@ describe('nightly runs', () => {
          FROM '${folder}/derived/bicycle_location_summary/*.parquet' ORDER BY location_id`,
       );
     expect(await summary(nightly)).toEqual(await summary(once));
-    expect((await summary(once)).some((r) => r['hours_present'] !== null)).toBe(true);
+    expect((await summary(once)).some((r) => Number(r['hours_present']) > 0)).toBe(true);
 
     // The extracts: the same files, byte for byte (the rows are written in a total order).
     const exported = await files(join(once, 'exports'));
