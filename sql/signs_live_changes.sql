@@ -1,7 +1,9 @@
 -- The history of each sign from the daily current states of today's API: for
 -- each pair of consecutive snapshots (signs_live_snapshots, one per download),
 -- one row per sign that was added, removed or changed between them, with the
--- properties that changed (upstream names; "geometry" when the sign moved).
+-- properties that changed, named as the columns of signs_live are (NDW's
+-- camelCase in snake_case: rvvCode is rvv_code; "geometry" when the sign
+-- moved).
 --
 -- Kept by the later snapshot of each pair (partition to_moment): a new
 -- download adds one pair, and only that pair is compared.
@@ -69,10 +71,11 @@ compared AS (
         coalesce(a.sign_id, b.sign_id) AS sign_id,
         CASE WHEN b.sign_id IS NULL THEN 'added' WHEN a.sign_id IS NULL THEN 'removed' ELSE 'changed' END AS change,
         CASE WHEN a.sign_id IS NOT NULL AND b.sign_id IS NOT NULL THEN
-            list_sort(list_filter(
+            list_sort(list_transform(list_filter(
                 list_distinct(list_concat(json_keys(b.properties), json_keys(a.properties))),
                 k -> (b.properties -> k)::VARCHAR IS DISTINCT FROM (a.properties -> k)::VARCHAR
-            ) || CASE WHEN (a.longitude, a.latitude) IS DISTINCT FROM (b.longitude, b.latitude) THEN ['geometry'] ELSE [] END)
+            ), k -> lower(regexp_replace(k, '([a-z0-9])([A-Z])', '\1_\2', 'g')))
+            || CASE WHEN (a.longitude, a.latitude) IS DISTINCT FROM (b.longitude, b.latitude) THEN ['geometry'] ELSE [] END)
         END AS changed_fields,
         coalesce(a.rvv_code, b.rvv_code) AS rvv_code,
         coalesce(a.county_code, b.county_code) AS county_code,

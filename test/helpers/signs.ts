@@ -141,9 +141,10 @@ export function truthLiveChanges(
       if (!b) want.push(`${i} ${id} added`);
       else {
         const keys = [...new Set([...Object.keys(f.properties), ...Object.keys(b.properties)])];
-        const changed = keys.filter(
-          (k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]),
-        );
+        // Named as signs_live's columns are: NDW's camelCase in snake_case.
+        const changed = keys
+          .filter((k) => JSON.stringify(f.properties[k]) !== JSON.stringify(b.properties[k]))
+          .map((k) => k.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase());
         if (JSON.stringify(f.geometry) !== JSON.stringify(b.geometry)) changed.push('geometry');
         if (changed.length > 0) want.push(`${i} ${id} changed ${changed.sort().join(',')}`);
       }
