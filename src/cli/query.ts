@@ -1,7 +1,6 @@
 /** `road-etl query "SQL"`: DuckDB over the output datasets, each a view. */
 import { StatementType, type DuckDBResult } from '@duckdb/node-api';
-import type { Database } from '../duckdb/database.js';
-import { quotedString } from '../duckdb/database.js';
+import { quotedString, type Database } from '../duckdb/database.js';
 import type { Argv, CommandModule } from 'yargs';
 import { openOutputFolder } from '../duckdb/folder.js';
 import { InputError } from '../errors.js';
@@ -63,7 +62,7 @@ const DUCKDB_TIMESTAMP = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(\+
  * them; `Z` for an instant (the session is in UTC), no zone for a wall-clock
  * time. Anything else (infinity, a year before 1) as DuckDB gives it.
  */
-export function isoTimestampText<T>(value: T | string): T | string {
+function isoTimestampText<T>(value: T | string): T | string {
   if (typeof value !== 'string') return value;
   const m = DUCKDB_TIMESTAMP.exec(value);
   if (!m) return value;

@@ -84,7 +84,7 @@ export async function exportMonths(
     }
     rows += result.rows;
     withoutGeometry += result.withoutGeometry ?? 0;
-    const record = await context.recordFile(path);
+    const record = await context.recordFile(path, result.sha256);
     exports.push({ ...record, format: formatOf(options)!, rows: result.rows });
   }
   if (changes) await context.state.save(changes.checkpoint);
