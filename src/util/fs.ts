@@ -36,7 +36,9 @@ export async function makeFolder(path: string): Promise<void> {
 }
 
 export function isTemporaryName(name: string): boolean {
-  return /^\..+\.tmp-\d+-[0-9a-f]{8}$/.test(name);
+  // With a suffix: a scratch file of a writer's own beside its temporary (a GeoJSON's
+  // features, a FlatGeobuf's buckets), left there when the run was killed.
+  return /^\..+\.tmp-\d+-[0-9a-f]{8}(\.[a-z]+(-\d+)?)?$/.test(name);
 }
 
 /** Makes the entries of a folder (files added, renamed or removed) survive a crash. */
