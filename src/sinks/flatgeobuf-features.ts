@@ -58,6 +58,43 @@ export interface ChunkColumns {
   values: (DuckDBVector | undefined)[];
 }
 
+/**
+ * The SQL of ChunkColumns: `position` (a SELECT of h_lon and h_lat) with each
+ * property's value, over `source`; then h_lon, h_lat, h_text, each property's
+ * length l0.. and each number p.. (in the order of the properties). Each
+ * value is computed once, in the inner projection.
+ */
+export function chunkColumnsSql(
+  properties: readonly Property[],
+  position: string,
+  source: string,
+): string {
+  const texts = properties.flatMap((p, i) => (p.encoding === 'text' ? [`t${i}`] : []));
+  const inner =
+    position +
+    properties.map((p, i) => `, ${p.sql} AS ${p.encoding === 'text' ? 't' : 'p'}${i}`).join('') +
+    ` FROM ${source}`;
+  const zero = { bool: 'false', int: '0', long: '0', double: '0' } as const;
+  return (
+    `SELECT h_lon, h_lat, ` +
+    (texts.length > 0 ? `encode(concat(${texts.join(', ')}))` : `''::BLOB`) +
+    ` AS h_text` +
+    properties
+      .map((p, i) =>
+        p.encoding === 'text'
+          ? `, coalesce(strlen(t${i}), -1)::INTEGER AS l${i}`
+          : `, CASE WHEN p${i} IS NULL THEN -1 ELSE 0 END::INTEGER AS l${i}`,
+      )
+      .join('') +
+    properties
+      .map((p, i) =>
+        p.encoding === 'text' ? '' : `, coalesce(p${i}, ${zero[p.encoding]}) AS p${i}`,
+      )
+      .join('') +
+    ` FROM (${inner})`
+  );
+}
+
 /** Encodes the properties of features one after the other into one buffer, reused. */
 export class FeatureEncoder {
   readonly #builder = new Builder(4096);

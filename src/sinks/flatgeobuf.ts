@@ -28,6 +28,7 @@ import type { ExportResult } from './exports.js';
 import { MAGIC, buildHeader, packedTree, treeBytes } from './flatgeobuf-format.js';
 import {
   FeatureEncoder,
+  chunkColumnsSql,
   propertyOf,
   type ChunkColumns,
   type Property,
@@ -85,31 +86,7 @@ async function pointsOf(
   const keyed = (from: string): string =>
     `SELECT * EXCLUDE (hilbert), CASE WHEN h_lon IS NULL THEN ${UNLOCATED} ELSE hilbert END::DOUBLE AS h_key ` +
     `FROM (${withHilbert(from, 'h_lon', 'h_lat', extent)})`;
-  // Each value once (the inner projection); then all of a row's text as one BLOB, each value's
-  // length (-1: none) and each number, none of them NULL (ChunkColumns).
-  const texts = properties.flatMap((p, i) => (p.encoding === 'text' ? [`t${i}`] : []));
-  const inner =
-    position +
-    properties.map((p, i) => `, ${p.sql} AS ${p.encoding === 'text' ? 't' : 'p'}${i}`).join('') +
-    ` FROM ${source.sql}`;
-  const zero = { bool: 'false', int: '0', long: '0', double: '0' } as const;
-  const outer =
-    `SELECT h_lon, h_lat, ` +
-    (texts.length > 0 ? `encode(concat(${texts.join(', ')}))` : `''::BLOB`) +
-    ` AS h_text` +
-    properties
-      .map((p, i) =>
-        p.encoding === 'text'
-          ? `, coalesce(strlen(t${i}), -1)::INTEGER AS l${i}`
-          : `, CASE WHEN p${i} IS NULL THEN -1 ELSE 0 END::INTEGER AS l${i}`,
-      )
-      .join('') +
-    properties
-      .map((p, i) =>
-        p.encoding === 'text' ? '' : `, coalesce(p${i}, ${zero[p.encoding]}) AS p${i}`,
-      )
-      .join('') +
-    ` FROM (${inner})`;
+  const outer = chunkColumnsSql(properties, position, source.sql);
   const rows =
     `SELECT coalesce(h_lon, 'NaN'::DOUBLE) AS h_lon, coalesce(h_lat, 'NaN'::DOUBLE) AS h_lat, ` +
     `* EXCLUDE (h_lon, h_lat) FROM (${keyed(outer)})`;
