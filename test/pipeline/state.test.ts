@@ -203,16 +203,21 @@ describe('checkpoints', () => {
     const script = `
       import { StateStore } from './dist/pipeline/state.js';
       const state = new StateStore(${JSON.stringify(dir)}).step('s', undefined);
-      for (let i = 0; ; i++) await state.save({ i, padding: 'x'.repeat(1000 + (i % 50) * 1000) });
+      for (let i = 0; ; i++) {
+        await state.save({ i, padding: 'x'.repeat(1000 + (i % 50) * 1000) });
+        if (i === 0) process.stdout.write('saved\\n');
+      }
     `;
     const seen: { i: number; padding: number }[] = [];
     for (let round = 0; round < 6; round++) {
       const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
         cwd: ROOT,
-        stdio: 'inherit',
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
       const exited = once(child, 'exit');
-      await sleep(150 + Math.random() * 250);
+      // Killed once it writes (however long a busy machine takes to start it), somewhere in its saves.
+      await once(child.stdout, 'data');
+      await sleep(Math.random() * 250);
       child.kill('SIGKILL');
       const [code, signal] = (await exited) as [number | null, string | null];
       expect(signal, `the writer stopped by itself with code ${code}`).toBe('SIGKILL');
