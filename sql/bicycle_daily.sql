@@ -1,11 +1,33 @@
 -- Daily counts per location, Dutch local date (Europe/Amsterdam), category and
 -- subcategory: the total, the hours with a value, the hours that local day has
--- (23 when summer time starts, 25 when it ends, else 24) and the completeness
--- (hours_present / hours_in_day). A day the counts do not wholly cover yet (the
--- first and last of what has landed) has a completeness below 1.
+-- (23 when summer time starts, 25 when it ends, else 24), the hours of the day
+-- inside the landed period and the completeness (hours_present /
+-- hours_in_period). The landed period is every hour of a landed UTC date of
+-- bicycle_measurements from the first hour landed to the last: the first and
+-- last local day of what has landed have fewer hours in it than in the day, so
+-- that an hour never asked for is not taken for a counter that was down.
 --
 -- Kept by local date (partition local_date); getvariable('partitions') lists
 -- the dates to build (unset: all).
+
+-- The landed UTC dates and the first and last hour landed.
+CREATE TEMP TABLE daily_landed AS
+SELECT list(DISTINCT date) AS dates, min(measurement_hour) AS first, max(measurement_hour) AS last
+FROM bicycle_measurements;
+
+CREATE TEMP TABLE daily_period AS
+SELECT local_date, CAST(count(*) FILTER (
+        WHERE list_contains(l.dates, CAST(timezone('UTC', hour) AS DATE))
+          AND hour BETWEEN l.first AND l.last) AS INTEGER) AS hours_in_period
+FROM (
+    SELECT local_date, unnest(generate_series(
+        timezone('Europe/Amsterdam', CAST(local_date AS TIMESTAMP)),
+        timezone('Europe/Amsterdam', CAST(local_date + 1 AS TIMESTAMP)) - INTERVAL 1 HOUR,
+        INTERVAL 1 HOUR)) AS hour
+    FROM (SELECT DISTINCT local_date FROM bicycle_hourly
+          WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), local_date))
+), daily_landed l
+GROUP BY local_date;
 
 CREATE TABLE bicycle_daily AS
 SELECT
@@ -16,7 +38,8 @@ SELECT
     total,
     hours_present,
     hours_in_day,
-    round(hours_present / hours_in_day, 4) AS completeness
+    hours_in_period,
+    round(hours_present / hours_in_period, 4) AS completeness
 FROM (
     SELECT
         location_id,
@@ -30,4 +53,4 @@ FROM (
     FROM bicycle_hourly
     WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), local_date)
     GROUP BY location_id, local_date, category, subcategory
-);
+) JOIN daily_period USING (local_date);

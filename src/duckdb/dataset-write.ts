@@ -10,8 +10,9 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunError } from '../errors.js';
 import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
-import { PARQUET_FORMAT, quotedIdentifier, quotedString, type Database } from './database.js';
+import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
+import { portableCopySql } from './portable.js';
 
 const DATA_FILE = 'data.parquet';
 
@@ -52,7 +53,7 @@ export async function writeWholeDataset(
 ): Promise<WrittenDataset> {
   const target = join(write.folder, DATA_FILE);
   const rows = await writeThrough(target, write.scratch, (temporary) =>
-    db.copy(`COPY ${write.source} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+    portableCopySql(db, write.source, temporary).then((sql) => db.copy(sql)),
   );
   // What an earlier layout of the dataset left (partitions, other files) is not part of it now.
   const { partitions, files } = await contents(write.folder);
@@ -86,8 +87,12 @@ export async function writePartitionedDataset(
   try {
     await makeFolder(write.scratch);
     const rows = await db.copy(
-      `COPY (SELECT * EXCLUDE (${quotedIdentifier(column)}), ${key} AS __partition FROM ${write.source})
-       TO ${quotedString(staging)} (${PARQUET_FORMAT}, PARTITION_BY (__partition))`,
+      await portableCopySql(
+        db,
+        `(SELECT * EXCLUDE (${quotedIdentifier(column)}), ${key} AS __partition FROM ${write.source})`,
+        staging,
+        'PARTITION_BY (__partition)',
+      ),
     );
     const written = await stagedPartitions(staging);
     const files: string[] = [];
@@ -116,8 +121,8 @@ export async function writePartitionedDataset(
     if (left.partitions.length === 0 && left.files.length === 0) {
       const empty = join(folder, DATA_FILE);
       await writeThrough(empty, write.scratch, (temporary) =>
-        db.copy(
-          `COPY (SELECT * FROM ${write.source} LIMIT 0) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+        portableCopySql(db, `(SELECT * FROM ${write.source} LIMIT 0)`, temporary).then((sql) =>
+          db.copy(sql),
         ),
       );
       files.push(empty);
@@ -186,7 +191,7 @@ export async function writeParquet(
   target: string,
 ): Promise<number> {
   const rows = await writeThrough(target, context.scratch, (temporary) =>
-    db.copy(`COPY ${query} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+    portableCopySql(db, query, temporary).then((sql) => db.copy(sql)),
   );
   await context.recordFile(target);
   return rows;

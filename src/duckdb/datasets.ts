@@ -9,6 +9,7 @@ import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionType, partitionValues } from './partitions.js';
+import { jsonColumnsOf } from './portable.js';
 
 export const DERIVED_FOLDER = 'derived';
 const SKIPPED = new Set(['.state', 'exports']);
@@ -23,37 +24,42 @@ export interface Dataset {
   hiveTypes: Record<string, string>;
   /** Whether its files lie in partition folders (one level: column=value/). */
   partitioned: boolean;
+  /** One of its files (the first found), whose metadata names the columns holding JSON text. */
+  sample: string | undefined;
 }
 
 /** How a dataset folder is laid out: partitioned or not, and the types of its partition columns. */
 export async function datasetLayout(
   folder: string,
-): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned'>> {
+): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>> {
   const { column, values } = await partitionValues(folder);
   const type = column === undefined ? undefined : partitionType(values);
   return {
     folder,
     hiveTypes: column !== undefined && type !== undefined ? { [column]: type } : {},
     partitioned: column !== undefined,
+    sample: await firstParquetFile(folder, 0),
   };
 }
 
-async function holdsParquet(folder: string, depth: number): Promise<boolean> {
+/** A Parquet file of the folder or of its partitions (the first found), if any. */
+async function firstParquetFile(folder: string, depth: number): Promise<string | undefined> {
   const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     if (entry.isFile() && entry.name.endsWith('.parquet') && !entry.name.startsWith('.'))
-      return true;
+      return join(folder, entry.name);
     if (entry.isDirectory() && entry.name.includes('=') && depth < 4) {
-      if (await holdsParquet(join(folder, entry.name), depth + 1)) return true;
+      const inner = await firstParquetFile(join(folder, entry.name), depth + 1);
+      if (inner !== undefined) return inner;
     }
   }
-  return false;
+  return undefined;
 }
 
 export async function discoverDatasets(output: string): Promise<Dataset[]> {
   const found: Dataset[] = [];
   async function walk(folder: string, segments: string[]): Promise<void> {
-    if (segments.length > 0 && (await holdsParquet(folder, 0))) {
+    if (segments.length > 0 && (await firstParquetFile(folder, 0)) !== undefined) {
       const derived = segments[0] === DERIVED_FOLDER && segments.length === 2;
       found.push({
         name: derived ? segments[1]! : segments.join('_'),
@@ -98,6 +104,22 @@ export function readDatasetSql(
 }
 
 /**
+ * The query of a dataset's view: its files (readDatasetSql), with the columns
+ * that hold JSON text (portable.ts) given back as JSON.
+ */
+export async function datasetQuery(
+  db: Database,
+  dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>,
+): Promise<string> {
+  const json = dataset.sample === undefined ? [] : await jsonColumnsOf(db, dataset.sample);
+  const replace =
+    json.length === 0
+      ? ''
+      : ` REPLACE (${json.map((c) => `CAST(${quotedIdentifier(c)} AS JSON) AS ${quotedIdentifier(c)}`).join(', ')})`;
+  return `SELECT *${replace} FROM ${readDatasetSql(dataset)}`;
+}
+
+/**
  * A dataset of snapshots (its name ends in `_snapshots`, a partition
  * `snapshot=` per download) also has a view of its latest snapshot, named
  * without the suffix (signs_live_snapshots -> signs_live).
@@ -125,7 +147,7 @@ export async function createDatasetViews(
   for (const dataset of datasets) {
     try {
       await db.run(
-        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS SELECT * FROM ${readDatasetSql(dataset)}`,
+        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset)}`,
       );
       const latest = latestSnapshotView(dataset);
       if (latest) {

@@ -11,7 +11,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { commitFile, temporaryPath } from '../util/fs.js';
-import { PARQUET_FORMAT, quotedString, type Database } from './database.js';
+import { quotedString, type Database } from './database.js';
+import { holdsLegacyTypes, portableCopySql } from './portable.js';
 
 /** The Parquet files of a dataset folder (and of its partitions), sorted. */
 async function datasetFiles(folder: string): Promise<string[]> {
@@ -47,6 +48,33 @@ async function hasColumn(db: Database, file: string, column: string): Promise<bo
 }
 
 /**
+ * Rewrites every file of the dataset in `folder` that `stale` finds stale as
+ * `select` (over the file, read as it is) gives it, last to first, so that a
+ * first file up to date means all are. Resolves to the number of files rewritten.
+ */
+async function rewriteStaleFiles(
+  db: Database,
+  folder: string,
+  scratch: string,
+  stale: (file: string) => Promise<boolean | undefined>,
+  select: (read: string) => string,
+): Promise<number> {
+  const files = await datasetFiles(folder);
+  if (files.length === 0 || (await stale(files[0]!)) !== true) return 0;
+  let rewritten = 0;
+  for (const file of files.reverse()) {
+    if ((await stale(file)) !== true) continue;
+    const temporary = temporaryPath(file, scratch);
+    // Read as the file it is: no partition column from its folder's name.
+    const read = `read_parquet(${quotedString(file)}, hive_partitioning = false)`;
+    await db.run(await portableCopySql(db, `(${select(read)})`, temporary));
+    await commitFile(temporary, file);
+    rewritten++;
+  }
+  return rewritten;
+}
+
+/**
  * Adds `column` (the SQL `expression` over the file's own columns) to every
  * file of the dataset in `folder` that lacks it. Resolves to the number of
  * files rewritten (0 when the dataset is up to date or absent).
@@ -58,19 +86,33 @@ export async function addMissingColumn(
   expression: string,
   scratch: string,
 ): Promise<number> {
-  const files = await datasetFiles(folder);
-  if (files.length === 0 || (await hasColumn(db, files[0]!, column)) !== false) return 0;
-  let rewritten = 0;
-  for (const file of files.reverse()) {
-    if ((await hasColumn(db, file, column)) !== false) continue;
-    const temporary = temporaryPath(file, scratch);
-    // Read as the file it is: no partition column from its folder's name.
-    await db.run(
-      `COPY (SELECT *, ${expression} AS ${column} FROM read_parquet(${quotedString(file)}, hive_partitioning = false))
-       TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-    );
-    await commitFile(temporary, file);
-    rewritten++;
-  }
-  return rewritten;
+  return rewriteStaleFiles(
+    db,
+    folder,
+    scratch,
+    async (file) => {
+      const has = await hasColumn(db, file, column);
+      return has === undefined ? undefined : !has;
+    },
+    (read) => `SELECT *, ${expression} AS ${column} FROM ${read}`,
+  );
+}
+
+/**
+ * Rewrites the files of the dataset in `folder` that hold ids as UUID or JSON
+ * as annotated bytes (an earlier version's types) with them as text
+ * (portable.ts). Resolves to the number of files rewritten.
+ */
+export async function portableTypes(
+  db: Database,
+  folder: string,
+  scratch: string,
+): Promise<number> {
+  return rewriteStaleFiles(
+    db,
+    folder,
+    scratch,
+    (file) => holdsLegacyTypes(db, file),
+    (read) => `SELECT * FROM ${read}`,
+  );
 }

@@ -1,8 +1,10 @@
 /** The run's DuckDB over the output folder, and the upgrade of what earlier versions wrote there. */
 import { join } from 'node:path';
 import type { Database, DatabaseOptions } from '../duckdb/database.js';
+import { discoverDatasets } from '../duckdb/datasets.js';
 import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
+import { portableTypes } from '../duckdb/upgrade.js';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import type { Logger } from '../log.js';
 import { DATASET_VIEWS } from '../sources/views.js';
@@ -62,9 +64,20 @@ export async function upgradeDatasets(
   const kinds = [...new Set(pipeline.steps.map((s) => s.kind))].filter(
     (k) => k.upgrade !== undefined,
   );
-  if (kinds.length === 0) return;
+  const datasets = await discoverDatasets(output);
+  if (kinds.length === 0 && datasets.length === 0) return;
   // The run's own DuckDB, before it has any view: the files change under it here.
   const db = await open();
-  for (const kind of kinds)
-    await kind.upgrade?.({ output, scratch: scratchFolder(output), db, log: logger });
+  const scratch = scratchFolder(output);
+  for (const dataset of datasets) {
+    const rewritten = await portableTypes(db, dataset.folder, scratch);
+    if (rewritten > 0)
+      logger.log(
+        'info',
+        'upgrade.types',
+        `${dataset.relative}: ${rewritten} file(s) of an earlier version rewritten with ids and JSON as text`,
+        { dataset: dataset.relative, files: rewritten },
+      );
+  }
+  for (const kind of kinds) await kind.upgrade?.({ output, scratch, db, log: logger });
 }

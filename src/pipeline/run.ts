@@ -13,6 +13,8 @@ import { REPORT_PATH } from '../report/index.js';
 import { removeTemporaryFiles } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
+import { VIEWS_FILE, writeViewsScript } from '../duckdb/views-script.js';
+import { DATASET_VIEWS } from '../sources/views.js';
 import { ManifestWriter, type PipelineRun } from './manifest.js';
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
@@ -220,6 +222,14 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
       failure ??= error as Error;
     }
     interrupted();
+  }
+  // views.sql follows what has landed, whatever the run's end: a failed step may have landed some.
+  if (!(failure instanceof InterruptedError)) {
+    try {
+      await writeViewsScript(output, DATASET_VIEWS);
+    } catch (error) {
+      failure ??= explainIoError(error, `writing ${VIEWS_FILE}`);
+    }
   }
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;

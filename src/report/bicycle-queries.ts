@@ -21,7 +21,7 @@ function emptySection(): BicycleSection {
     cyclists: 0,
     locationHours: 0,
     points: [],
-    days: { date: [], hours: [], measuredHours: [], total: [], partial: [] },
+    days: { date: [], hours: [], periodHours: [], measuredHours: [], total: [], partial: [] },
     perLocation: [],
     profile: { weekday: [], weekend: [] },
     completeness: [],
@@ -64,6 +64,7 @@ async function days(views: Views): Promise<BicycleSection['days']> {
   return {
     date: rows.map((r) => String(r['date'])),
     hours: rows.map((r) => (r['hours'] === null ? null : num(r['hours']))),
+    periodHours: rows.map((r) => (r['in_period'] === null ? null : num(r['in_period']))),
     measuredHours: rows.map((r) => num(r['measured'])),
     total: rows.map((r) => num(r['total'])),
     // A day without any count has no hours in bicycle_daily: it is partial too.

@@ -109,6 +109,8 @@ export interface BicycleSection {
   days: {
     date: string[];
     hours: (number | null)[];
+    /** The hours of the day inside the landed period (bicycle_daily's hours_in_period; null as hours). */
+    periodHours: (number | null)[];
     measuredHours: number[];
     total: number[];
     /** Days not measured whole at any location yet (the counts landed cut them): not drops. */

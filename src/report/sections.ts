@@ -92,9 +92,19 @@ export function bicycleSection(data: ReportData): string {
   const dst = irregular.length
     ? `<p id="irregular-days">Local days of other than 24 hours: ${irregular.map(([d, h]) => `<b>${escapeHtml(d)}</b> (${h} hours${h === 23 ? ', summer time starts' : ', summer time ends'})`).join(', ')}. They are shaded in the chart; a 25-hour day counts an hour more.</p>`
     : '<p class="muted">Every local day of the period has 24 hours.</p>';
-  const partial = b.days.date.filter((_, i) => b.days.partial[i]);
+  const partial = b.days.date.flatMap((date, i) => {
+    if (!b.days.partial[i]) return [];
+    const [hours, inPeriod] = [b.days.hours[i], b.days.periodHours[i]];
+    const why =
+      hours === null || hours === undefined
+        ? 'no count'
+        : inPeriod !== null && inPeriod !== undefined && inPeriod < hours
+          ? `${inPeriod} of ${hours} hours in the landed period`
+          : `a count in ${b.days.measuredHours[i] ?? 0} of ${hours} hours`;
+    return [`${escapeHtml(date)} (${why})`];
+  });
   const cut = partial.length
-    ? `<p class="muted" id="partial-days">Partial days, drawn as hollow points on a grey band apart from the line (the counts landed so far cover only part of them: a period given in UTC cuts its first and last local day, made whole when the neighbouring period lands): ${partial.map((d) => escapeHtml(d)).join(', ')}.</p>`
+    ? `<p class="muted" id="partial-days">Partial days, drawn as hollow points on a grey band apart from the line (the counts landed so far cover only part of them: a period given in UTC cuts its first and last local day, made whole when the neighbouring period lands): ${partial.join(', ')}.</p>`
     : '';
   const options = b.perLocation
     .map(

@@ -9,7 +9,6 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import {
-  PARQUET_FORMAT,
   quotedIdentifier,
   quotedString,
   type Database,
@@ -27,6 +26,7 @@ import {
   type ExportSource,
   type GeometryColumns,
 } from './columns.js';
+import { portableCopySql } from '../duckdb/portable.js';
 
 export type { ExportSource, GeometryColumns } from './columns.js';
 
@@ -110,9 +110,8 @@ export async function exportParquet(
 ): Promise<ExportResult> {
   return writeThrough(path, scratch, async (temporary) => ({
     rows: await writing(db, source, () =>
-      db.copy(
-        `COPY (SELECT * FROM ${source.sql}) TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-        source.params,
+      portableCopySql(db, `(SELECT * FROM ${source.sql})`, temporary, '', source.params).then(
+        (sql) => db.copy(sql, source.params),
       ),
     ),
   }));

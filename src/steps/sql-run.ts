@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
-import { DERIVED_FOLDER, datasetLayout, readDatasetSql } from '../duckdb/datasets.js';
+import { DERIVED_FOLDER, datasetLayout, datasetQuery } from '../duckdb/datasets.js';
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
@@ -130,7 +130,7 @@ async function runFile(
     rowsOut += written.rows;
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
     await db.run(
-      `CREATE VIEW ${quotedIdentifier(table)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
+      `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
     );
   }
   return { rowsIn, rowsOut };
@@ -170,7 +170,7 @@ async function previousViews(
   for (const table of outputs) {
     const folder = join(output, DERIVED_FOLDER, table);
     await db.run(
-      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS SELECT * FROM ${readDatasetSql(await datasetLayout(folder))}`,
+      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
     );
   }
 }

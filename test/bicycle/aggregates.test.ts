@@ -87,6 +87,13 @@ describe('bicycle aggregates (pipelines/bicycle.yaml)', () => {
       const output = await runBicyclePipeline(dir, start, end, 'UTR,GRN');
       const ids = idsWithPrefix(simulator, 'UTR', 'GRN');
       const truth = dailyTruth(ids, start, end);
+      // Every UTC hour of the period, counted on its Dutch local date.
+      const periodHours = new Map<string, number>();
+      for (let t = Date.parse(start); t < Date.parse(end); t += 3_600_000) {
+        const { date } = localParts(new Date(t).toISOString());
+        periodHours.set(date, (periodHours.get(date) ?? 0) + 1);
+      }
+      expect(periodHours.get(localParts(start).date)).toBeLessThan(24);
 
       // One file per local month: the period's days are in those of its months, each once.
       const months = (await readdir(join(output, 'exports/bicycle_daily'))).sort();
@@ -121,7 +128,10 @@ describe('bicycle aggregates (pipelines/bicycle.yaml)', () => {
         const date = key.split('|')[1]!;
         const hoursInDay = date === dstDay ? dstHours : 24;
         expect(Number(row['hours_in_day']), key).toBe(hoursInDay);
-        expect(Number(row['completeness']), key).toBeCloseTo(cell.hours / hoursInDay, 4);
+        // The hours of the local day inside the period asked for: fewer on its first and last.
+        const inPeriod = periodHours.get(date)!;
+        expect(Number(row['hours_in_period']), key).toBe(inPeriod);
+        expect(Number(row['completeness']), key).toBeCloseTo(cell.hours / inPeriod, 4);
       }
       // The DST day is there, with its own length.
       expect(

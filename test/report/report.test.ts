@@ -153,7 +153,10 @@ describe('the report of a run', () => {
       for (const day of ['2026-10-01', '2026-11-01'])
         expect(dashed![dates.indexOf(day)], day).toBeGreaterThan(0);
       expect(dashed!.filter((v) => v !== null)).toHaveLength(2);
-      expect(await page.locator('#partial-days').textContent()).toContain('2026-10-01, 2026-11-01');
+      // The landed period (UTC) holds 22 hours of 1 October (CEST) and 1 of 1 November (CET).
+      expect(await page.locator('#partial-days').textContent()).toContain(
+        '2026-10-01 (22 of 24 hours in the landed period), 2026-11-01 (1 of 24 hours in the landed period)',
+      );
 
       // The maps and charts are drawn: canvases with paint on them.
       for (const drawn of [

@@ -6,12 +6,13 @@
  */
 import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
 import { scratchFolder } from '../../layout.js';
 import { commitFile, exists, temporaryPath, makeFolder } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import { Coverage, type Batch } from './batches.js';
 import { MEASUREMENTS_DATASET, MEASUREMENT_NAMES, PARTITION_FILE } from './landing.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 /** Rows of staged files that belong in the dataset. */
 function keptRows(files: readonly string[]): string {
@@ -73,8 +74,11 @@ async function commitDate(
   const temporary = temporaryPath(target, scratchFolder(output));
   await makeFolder(folder);
   const rows = await db.copy(
-    `COPY (SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)
-     TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+    await portableCopySql(
+      db,
+      `(SELECT * FROM (${parts.join('\nUNION ALL\n')}) ORDER BY location_id, measurement_hour)`,
+      temporary,
+    ),
   );
   if (rows > 0) {
     await commitFile(temporary, target);

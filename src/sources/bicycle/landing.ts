@@ -8,10 +8,11 @@
 import { listValue } from '@duckdb/node-api';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
 import { engineSql } from '../../duckdb/sql-files.js';
 import { explainDataError } from '../../errors.js';
 import { commitFile, temporaryPath, writeThrough } from '../../util/fs.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
@@ -161,7 +162,7 @@ export async function writeQuarantine(
     return undefined;
   }
   await writeThrough(file, run.scratch, (temporary) =>
-    db.copy(`COPY ${quarantinedRows(staged)} TO ${quotedString(temporary)} (${PARQUET_FORMAT})`),
+    portableCopySql(db, quarantinedRows(staged), temporary).then((sql) => db.copy(sql)),
   );
   return file;
 }

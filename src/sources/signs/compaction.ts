@@ -16,9 +16,10 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
 import { commitFile, exists, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
 import { comparePositions, EVENTS_DATASET, parseUnitFile, unitStem } from './landing.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 /** Files at least this large are of a useful size already, and are left as they are. */
 const SMALL_FILE_BYTES = 32 * 2 ** 20;
@@ -150,8 +151,11 @@ export async function compactEvents(
       try {
         const files = names.map((name) => quotedString(join(folder, name))).join(', ');
         await db.run(
-          `COPY (SELECT * FROM read_parquet([${files}], union_by_name = true, hive_partitioning = false))
-           TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+          await portableCopySql(
+            db,
+            `(SELECT * FROM read_parquet([${files}], union_by_name = true, hive_partitioning = false))`,
+            temporary,
+          ),
         );
         passed('written');
         const journal: Journal = { folder: partition, merged, replaced: names };

@@ -11,12 +11,13 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
-import { PARQUET_FORMAT, quotedString, type Database } from '../../duckdb/database.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
 import { explainDataError } from '../../errors.js';
 import { commitFile, commitFiles, makeFolder } from '../../util/fs.js';
 import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
 import { signTyping } from './schema.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 export const EVENTS_DATASET = join('signs', 'events');
 export const QUARANTINE_DATASET = join('signs', 'quarantine');
@@ -150,8 +151,12 @@ export async function landUnit(
     const files: string[] = [];
     // DuckDB names the files it wrote: the day folders kept from earlier units are not listed.
     const [written] = await db.all(
-      `COPY (SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)
-       TO ${quotedString(parts)} (${PARQUET_FORMAT}, PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true)`,
+      await portableCopySql(
+        db,
+        `(SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)`,
+        parts,
+        `PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true`,
+      ),
     );
     const rows = Number(written?.['Count'] ?? 0);
     const byDay = new Map<string, string[]>();
@@ -173,9 +178,12 @@ export async function landUnit(
       rows === events
         ? 0
         : await db.copy(
-            `COPY (SELECT _problem AS reason, raw_event, feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
-             FROM ${typed} WHERE _problem IS NOT NULL)
-       TO ${quotedString(quarantinePath)} (${PARQUET_FORMAT})`,
+            await portableCopySql(
+              db,
+              `(SELECT _problem AS reason, raw_event, feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
+                FROM ${typed} WHERE _problem IS NOT NULL)`,
+              quarantinePath,
+            ),
           );
     await commitFiles(moves);
     files.push(...moves.map(([, file]) => file));

@@ -7,7 +7,6 @@
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
-  PARQUET_FORMAT,
   quotedString,
   STAGED_FORMAT,
   type Database,
@@ -28,6 +27,7 @@ import {
   featureMembers,
   featureParts,
 } from './live.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 export interface LiveDownload {
   /** The downloaded file, in `staging`: read only (a local bulk file is linked there, not copied). */
@@ -82,7 +82,7 @@ async function typeInto(
   await db.run(`CREATE OR REPLACE TEMP VIEW live_features AS SELECT * FROM ${features}`);
   try {
     return await copy(
-      `COPY (WITH typed AS (${typing}) ${select}) TO ${quotedString(target)} (${PARQUET_FORMAT})`,
+      await portableCopySql(db, `(WITH typed AS (${typing}) ${select})`, target, '', values),
       values,
     );
   } finally {

@@ -106,7 +106,7 @@ export function snakeCase(name: string): string {
 
 /** Columns of a snapshot file (the partition column `snapshot` apart), with their types. */
 export const LIVE_COLUMNS: readonly (readonly [string, string])[] = [
-  ['sign_id', 'UUID'],
+  ['sign_id', 'VARCHAR'],
   ['longitude', 'DOUBLE'],
   ['latitude', 'DOUBLE'],
   ...SCALARS.map(([name, type]) => [snakeCase(name), type] as const),

@@ -9,7 +9,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  PARQUET_FORMAT,
   quotedString,
   STAGED_FORMAT,
   type Database,
@@ -18,6 +17,7 @@ import { DataError } from '../../errors.js';
 import { commitFile, makeFolder, temporaryPath } from '../../util/fs.js';
 import { QUARANTINE_DATASET } from './landing.js';
 import { signTyping } from './schema.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 export const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
@@ -83,8 +83,11 @@ async function writeTyped(
     ? `(SELECT max(publication_timestamp) FROM ${typed} WHERE _problem IS NULL)`
     : `TIMESTAMPTZ ${quotedString(new Date(download.lastModified).toISOString())}`;
   const rows = await db.copy(
-    `COPY (SELECT * EXCLUDE (_problem), ${cutoff} AS snapshot_moment FROM ${typed} WHERE _problem IS NULL)
-     TO ${quotedString(temporary.snapshot)} (${PARQUET_FORMAT})`,
+    await portableCopySql(
+      db,
+      `(SELECT * EXCLUDE (_problem), ${cutoff} AS snapshot_moment FROM ${typed} WHERE _problem IS NULL)`,
+      temporary.snapshot,
+    ),
   );
   let rejected = '';
   if (download.format === 'csv') {
@@ -95,9 +98,12 @@ async function writeTyped(
     rejected = `UNION ALL SELECT 'CSV line ' || line || ': ' || error_message, to_json(csv_line), NULL::INTEGER, md5(csv_line), NULL::VARCHAR FROM snapshot_rejects_seen`;
   }
   const quarantined = await db.copy(
-    `COPY (SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
-           FROM ${typed} WHERE _problem IS NOT NULL ${rejected})
-     TO ${quotedString(temporary.quarantine)} (${PARQUET_FORMAT})`,
+    await portableCopySql(
+      db,
+      `(SELECT _problem AS reason, raw_event, NULL::INTEGER AS feed_index, event_hash, raw_event ->> '$.publication_timestamp' AS publication_timestamp_text
+        FROM ${typed} WHERE _problem IS NOT NULL ${rejected})`,
+      temporary.quarantine,
+    ),
   );
   return { rows, quarantined };
 }

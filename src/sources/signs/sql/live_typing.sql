@@ -19,7 +19,8 @@
 -- Bound: $api ('v4' or 'v5'), $downloaded_at (the snapshot's moment).
 -- The columns are those of LIVE_COLUMNS in live.ts, in its order.
 SELECT
-    TRY_CAST(id ->> '$' AS UUID) AS sign_id,
+    -- As text (canonical lowercase), as readers other than DuckDB read ids: a UUID is bytes to them.
+    CAST(TRY_CAST(id ->> '$' AS UUID) AS VARCHAR) AS sign_id,
     longitude,
     latitude,
     nullif(p.rvvCode, '') AS rvv_code,

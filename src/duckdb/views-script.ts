@@ -1,0 +1,53 @@
+/**
+ * `views.sql` at the root of an output folder: the views `road-etl query` has,
+ * as SQL that plain DuckDB (CLI, Python, Node, any client) runs from the
+ * folder, so that a folder copied or published elsewhere opens without
+ * road-etl. Paths are relative to the folder (DuckDB resolves them against
+ * its working directory). Written by every run, from the folder as it is then.
+ */
+import { sep } from 'node:path';
+import { scratchFolder } from '../layout.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { quotedString } from './database.js';
+import { openOutputFolder, type DerivedViews } from './folder.js';
+
+export const VIEWS_FILE = 'views.sql';
+
+const HEADER = `-- The views of this folder's datasets, as \`road-etl query\` has them, for
+-- plain DuckDB (1.5 or later). Run it from this folder, whose paths it names
+-- relative to it:
+--   duckdb -c ".read views.sql" -c "SELECT count(*) FROM signs_live"
+--   python: os.chdir(folder); con = duckdb.connect(); con.execute(open("views.sql").read())
+-- Written by every road-etl run; edits are lost at the next run.
+-- The SQL of the views reads instants in UTC, as road-etl does.
+SET TimeZone = 'UTC';
+`;
+
+/** The views of the folder (as `road-etl query` makes them), as a script with paths relative to it. */
+export async function viewsScript(output: string, derived: DerivedViews): Promise<string> {
+  const folder = await openOutputFolder(output, { derived, views: false });
+  try {
+    await folder.refresh();
+    // In the order they were made: a view comes after those it reads.
+    const views = await folder.db.all(
+      `SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY view_oid`,
+    );
+    // The folder's absolute path as the SQL quotes it, up to its separator, becomes nothing.
+    const absolute = quotedString(output.endsWith(sep) ? output : `${output}${sep}`).slice(0, -1);
+    const statements = views.map((view) =>
+      String(view['sql'])
+        .split(absolute)
+        .join("'")
+        .replace(/^CREATE VIEW /, 'CREATE OR REPLACE VIEW '),
+    );
+    return `${HEADER}\n${statements.join('\n\n')}\n`;
+  } finally {
+    folder.close();
+  }
+}
+
+/** Writes `views.sql` at the folder's root (atomically). */
+export async function writeViewsScript(output: string, derived: DerivedViews): Promise<void> {
+  const script = await viewsScript(output, derived);
+  await writeFileAtomic(`${output}${sep}${VIEWS_FILE}`, script, scratchFolder(output));
+}

@@ -1,0 +1,227 @@
+/**
+ * The output folder as readers other than road-etl open it: Arrow's Parquet
+ * reader (as pyarrow, polars and Spark type columns), plain DuckDB with the
+ * folder's views.sql, the CSV extracts.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { arrowSchema, arrowTable } from '../helpers/arrow.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { parseRfc4180 } from '../helpers/csv.js';
+import { copyOfDemo, sharedDemo } from '../helpers/demo.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+/** Every Parquet file of the folder that users read (.state apart). */
+async function parquetFiles(root: string): Promise<string[]> {
+  return (await readdir(root, { recursive: true }))
+    .map(String)
+    .filter((f) => f.endsWith('.parquet') && !f.split('/').some((p) => p.startsWith('.')))
+    .sort()
+    .map((f) => join(root, f));
+}
+
+/** The rows of a CSV extract as objects, by header. */
+async function csvRows(file: string): Promise<Record<string, string>[]> {
+  const [header, ...records] = parseRfc4180(await readFile(file, 'utf8'));
+  return records.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
+}
+
+/** The columns road-etl writes as JSON text, by dataset folder. */
+const JSON_COLUMNS: Record<string, string[]> = {
+  'bicycle/locations': ['properties'],
+  'bicycle/measurements': ['measured_values_full', 'extra_fields'],
+  'derived/bicycle_location_summary': ['totals'],
+  'derived/signs_current_state': ['raw_event'],
+  'signs/events': ['raw_event'],
+  'signs/snapshot': ['raw_event'],
+  'signs/live_snapshots': ['properties'],
+};
+
+describe('the demo folder read by Arrow (pyarrow, polars, Spark)', () => {
+  it('has no column read as bytes but the WKB geometry: ids and JSON are text', async () => {
+    const { output } = await sharedDemo();
+    const files = await parquetFiles(output);
+    expect(files.length).toBeGreaterThan(100);
+    // The first and last file of each dataset (a dataset's files share their columns).
+    const byDataset = new Map<string, string[]>();
+    for (const file of files) {
+      const dataset = file.replace(/\/[^/=]+=[^/]*\/[^/]+$|\/[^/]+$/, '');
+      byDataset.set(dataset, [...(byDataset.get(dataset) ?? []), file]);
+    }
+    expect(byDataset.size).toBeGreaterThan(12);
+    const bytes: string[] = [];
+    for (const group of byDataset.values())
+      for (const file of new Set([group[0]!, group.at(-1)!]))
+        for (const [name, type] of (await arrowSchema(file)).fields)
+          if (/Binary/i.test(type) && name !== 'geometry') bytes.push(`${file}: ${name} ${type}`);
+    expect(bytes).toEqual([]);
+
+    for (const [dataset, columns] of Object.entries(JSON_COLUMNS)) {
+      const file = files.find((f) => f.startsWith(join(output, dataset) + '/'));
+      expect(file, dataset).toBeDefined();
+      const table = await arrowTable(file!);
+      const texts: unknown[] = [];
+      for (const column of columns) {
+        expect(String(table.schema.fields.find((f) => f.name === column)?.type), column).toBe(
+          'Utf8',
+        );
+        texts.push(...(table.getChild(column)!.toArray() as unknown[]).filter((v) => v !== null));
+      }
+      // Text that parses as JSON (a column may be empty in this file: not all of them).
+      expect(texts.length, dataset).toBeGreaterThan(0);
+      for (const text of texts) {
+        expect(typeof text, dataset).toBe('string');
+        expect(() => JSON.parse(text as string) as unknown, dataset).not.toThrow();
+      }
+    }
+  });
+
+  it("gives sign ids that join the CSV extract's ids, every one", async () => {
+    const { output } = await sharedDemo();
+    const [snapshot] = await parquetFiles(join(output, 'signs', 'live_snapshots'));
+    const table = await arrowTable(snapshot!);
+    expect(String(table.schema.fields.find((f) => f.name === 'sign_id')?.type)).toBe('Utf8');
+    const ids = new Set(table.getChild('sign_id')!.toArray() as string[]);
+    const csv = await csvRows(join(output, 'exports', 'signs_live.csv'));
+    expect(csv.length).toBeGreaterThan(1000);
+    expect(ids.size).toBe(csv.length);
+    expect(csv.filter((r) => ids.has(r['sign_id']!)).length).toBe(csv.length);
+  });
+});
+
+describe("the demo's daily bicycle counts", () => {
+  it('say how many hours of a local day lie inside the landed period (1 of 1 November)', async () => {
+    const { output } = await sharedDemo();
+    // The demo lands October 2026 in UTC: 1 November (CET, UTC+1) has one hour of it,
+    // 1 October (CEST, UTC+2) 22, every other day all of its own.
+    const november = await csvRows(join(output, 'exports', 'bicycle_daily', '2026-11.csv'));
+    expect(november.length).toBeGreaterThan(0);
+    for (const row of november) {
+      expect(row['local_date']).toBe('2026-11-01');
+      expect([row['hours_in_day'], row['hours_in_period']]).toEqual(['24', '1']);
+      expect(Number(row['completeness'])).toBeCloseTo(Number(row['hours_present']), 4);
+    }
+    const october = await csvRows(join(output, 'exports', 'bicycle_daily', '2026-10.csv'));
+    const period = new Map(october.map((r) => [r['local_date']!, r['hours_in_period']!]));
+    expect(period.get('2026-10-01')).toBe('22');
+    expect(period.get('2026-10-25')).toBe('25');
+    expect(period.get('2026-10-31')).toBe('24');
+  });
+});
+
+/** What plain DuckDB (Node) gives for `sql` after running views.sql in `folder`, as JSON rows. */
+async function plainDuckDb(folder: string, sql: string): Promise<Record<string, unknown>[]> {
+  const api = pathToFileURL(createRequire(import.meta.url).resolve('@duckdb/node-api')).href;
+  const script = join(folder, '..', 'plain.mjs');
+  await writeFile(
+    script,
+    `const { DuckDBInstance } = await import(${JSON.stringify(api)});
+const { readFileSync } = await import('node:fs');
+const db = await (await DuckDBInstance.create(':memory:')).connect();
+await db.run(readFileSync('views.sql', 'utf8'));
+const result = await db.runAndReadAll(process.argv[2]);
+console.log(JSON.stringify(result.getRowObjectsJson()));
+`,
+  );
+  const child = spawn(process.execPath, [script, sql], { cwd: folder });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const [code] = (await once(child, 'close')) as [number];
+  expect(code, err).toBe(0);
+  return JSON.parse(out) as Record<string, unknown>[];
+}
+
+describe('views.sql', () => {
+  it('opens a copy of the folder elsewhere in plain DuckDB with every view road-etl query has, with the same rows', async () => {
+    const { output } = await sharedDemo();
+    const copy = join(await testDir(), 'published');
+    await cp(output, copy, { recursive: true });
+
+    const listing = 'SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name';
+    const plainViews = (await plainDuckDb(copy, listing)).map((r) => String(r['view_name']));
+    const queried = await runCli(['query', '--output', output, '--format', 'jsonl', listing], {
+      env: {},
+    });
+    expect(queried.code, queried.stderr).toBe(0);
+    const lines = queried.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const roadEtlViews = lines.filter((l) => 'view_name' in l).map((l) => String(l['view_name']));
+    expect(roadEtlViews.length).toBeGreaterThan(10);
+    expect(plainViews).toEqual(roadEtlViews);
+
+    // Each view's rows: their number and the sum of the rows' hashes.
+    const rows = roadEtlViews
+      .map(
+        (v) =>
+          `SELECT '${v}' AS view, count(*) AS n, sum(hash(t)::HUGEINT)::VARCHAR AS h FROM "${v}" t`,
+      )
+      .join(' UNION ALL ');
+    const sql = `SELECT * FROM (${rows}) ORDER BY view`;
+    const plain = await plainDuckDb(copy, sql);
+    const viaQuery = await runCli(['query', '--output', output, '--format', 'jsonl', sql], {
+      env: {},
+    });
+    expect(viaQuery.code, viaQuery.stderr).toBe(0);
+    const expected = viaQuery.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => 'view' in l)
+      .map((l) => ({ ...l, n: String(l['n']) }));
+    expect(plain.map((l) => ({ ...l, n: String(l['n']) }))).toEqual(expected);
+    expect(expected.filter((l) => Number(l['n']) > 0).length).toBeGreaterThan(10);
+  }, 60_000);
+});
+
+describe('a folder of an earlier version', () => {
+  it('(ids as UUID, JSON as annotated bytes) is rewritten by the next run with them as text, its rows unchanged', async () => {
+    const { output } = await copyOfDemo();
+    // As an earlier version wrote them: sign_id a Parquet UUID, JSON columns annotated JSON.
+    const legacy: Record<string, string> = {
+      'signs/live_snapshots': 'sign_id::UUID AS sign_id, properties::JSON AS properties',
+      'derived/bicycle_location_summary': 'totals::JSON AS totals',
+    };
+    for (const [folder, replace] of Object.entries(legacy))
+      for (const file of await parquetFiles(join(output, folder))) {
+        await duck(
+          `COPY (SELECT * REPLACE (${replace}) FROM read_parquet('${file}', hive_partitioning = false)) TO '${file}.old' (FORMAT parquet)`,
+        );
+        await rename(`${file}.old`, file);
+      }
+    const [uuid] = await parquetFiles(join(output, 'signs/live_snapshots'));
+    expect((await arrowSchema(uuid!)).fields.get('sign_id')).toBe('FixedSizeBinary[16]');
+    const rows = (folder: string) =>
+      duck(
+        `SELECT * EXCLUDE (geometry) FROM read_parquet('${join(output, folder)}/**/*.parquet', hive_partitioning = false) ORDER BY ALL`,
+      );
+    const before = await rows('signs/live_snapshots');
+
+    const rerun = await runCli(['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output], {
+      env: {},
+    });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/upgrade\.types/);
+    for (const folder of Object.keys(legacy))
+      for (const file of await parquetFiles(join(output, folder))) {
+        const { fields } = await arrowSchema(file);
+        const bytes = [...fields].filter(
+          ([name, type]) => name !== 'geometry' && /Binary/.test(type),
+        );
+        expect(bytes, file).toEqual([]);
+      }
+    // The rows are what they were: the ids the same text, the JSON the same documents.
+    const after = await rows('signs/live_snapshots');
+    const earlier = new Set(before.map((r) => String(r['downloaded_at'])));
+    expect(after.filter((r) => earlier.has(String(r['downloaded_at'])))).toEqual(before);
+    expect(before.length).toBeGreaterThan(1000);
+  }, 120_000);
+});
