@@ -90,7 +90,10 @@ async function runsOfOlderManifest(output: string): Promise<Record<string, Pipel
 }
 
 function formatOfFile(path: string): string {
+  // A CSV's metadata beside it (CSVW, GDAL's CSVT), the folder's DCAT description.
+  if (path.endsWith('.csv-metadata.json')) return 'csvw';
   const extension = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  if (extension === 'csvt' || extension === 'jsonld') return extension;
   if (extension === 'json') return 'geojson';
   return extension === 'fgb' ? 'flatgeobuf' : extension;
 }

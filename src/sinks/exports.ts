@@ -8,12 +8,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import {
-  quotedIdentifier,
-  quotedString,
-  type Database,
-} from '../duckdb/database.js';
-import { writeThrough } from '../util/fs.js';
+import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { writeFileAtomic, writeThrough } from '../util/fs.js';
+import { csvSidecars, csvtLine, csvwMetadata } from './csv-metadata.js';
 import {
   describe,
   isGeometry,
@@ -67,27 +64,49 @@ async function writing<T>(db: Database, source: ExportSource, write: () => Promi
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
 export const FORMULA_PREFIXES = ['=', '+', '-', '@', '\t', '\r'] as const;
 
-/** A cell that starts like a formula gets a leading apostrophe, which spreadsheets show as text. */
+/**
+ * A cell that starts like a formula gets a leading apostrophe, which
+ * spreadsheets show as text; so does a cell that starts with an apostrophe
+ * itself ('s-Gravenhage), so that the guard can be undone without doubt: a
+ * text cell that begins with ' has one ' more than its value.
+ */
 function neutralised(expression: string): string {
-  const prefixes = FORMULA_PREFIXES.map((p) => quotedString(p)).join(', ');
+  const prefixes = [...FORMULA_PREFIXES, "'"].map((p) => quotedString(p)).join(', ');
   return `CASE WHEN left(${expression}, 1) IN (${prefixes}) THEN '''' || ${expression} ELSE ${expression} END`;
 }
 
+export interface CsvOptions {
+  /** Whether text cells are guarded against spreadsheet formulas (default in the export step: yes). */
+  formulaGuard: boolean;
+  /** The title of the CSVW metadata. */
+  title: string;
+}
+
+/**
+ * A CSV extract (RFC 4180) with its CSVW metadata and GDAL CSVT beside it
+ * (csv-metadata.ts), each written whole and renamed into place.
+ */
 export async function exportCsv(
   db: Database,
   source: ExportSource,
   path: string,
   scratch: string,
+  options: CsvOptions,
 ): Promise<ExportResult> {
   const columns = await describe(db, source);
+  const guard = (expression: string): string =>
+    options.formulaGuard ? neutralised(expression) : expression;
+  const sidecars = csvSidecars(path);
+  await writeFileAtomic(sidecars.csvw, csvwMetadata(path, columns, options), scratch);
+  await writeFileAtomic(sidecars.csvt, csvtLine(columns), scratch);
   const projection = columns.map(({ name, type }) => {
     const column = quotedIdentifier(name);
-    if (isText(type)) return `${neutralised(column)} AS ${column}`;
+    if (isText(type)) return `${guard(column)} AS ${column}`;
     // A geometry as WKT, which QGIS reads from a CSV ("delimited text", geometry definition WKT).
     if (isGeometry(type)) return `ST_AsText(${column}) AS ${column}`;
     if (isTimestamp(type)) return `${isoTimestamp({ name, type })} AS ${column}`;
     if (isNested(type) || type === 'JSON')
-      return `${neutralised(`to_json(${column})::VARCHAR`)} AS ${column}`;
+      return `${guard(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
   });
   return writeThrough(path, scratch, async (temporary) => {

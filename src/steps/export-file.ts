@@ -25,7 +25,11 @@ export async function exportFile(
   const scratch = context.scratch;
   let result: ExportResult;
   try {
-    if (format === 'csv') result = await exportCsv(db, source, path, scratch);
+    if (format === 'csv')
+      result = await exportCsv(db, source, path, scratch, {
+        formulaGuard: options.formula_guard,
+        title: `${options.table ?? 'A query'} (road-etl export ${context.stepId})`,
+      });
     else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
     else {
       // Points: GeoJSON, or FlatGeobuf with its spatial index.

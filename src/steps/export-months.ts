@@ -16,6 +16,7 @@ import { MONTH, formatOf, type ExportStepOptions } from './export-options.js';
 import { definitionHash, inputChanges } from './input-changes.js';
 import { insideFolder } from './paths.js';
 import type { ExportRecord, StepContext, StepOutcome } from './step-kind.js';
+import { csvSidecars } from '../sinks/csv-metadata.js';
 
 /** The month (YYYY-MM) of a partition value that is a date or an instant (YYYY-MM-DD...). */
 function monthOf(value: string): string | undefined {
@@ -78,6 +79,7 @@ export async function exportMonths(
     const result = await exportFile(db, options, rowsOfMonth, path, context);
     if (result.rows === 0) {
       await rm(path, { force: true });
+      for (const sidecar of Object.values(csvSidecars(path))) await rm(sidecar, { force: true });
       await syncFolder(dirname(path));
       removed.push(month);
       continue;

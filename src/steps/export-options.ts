@@ -40,6 +40,12 @@ export const exportStepOptions = z
       })
       .default({ longitude: 'longitude', latitude: 'latitude' })
       .describe('GeoJSON and FlatGeobuf: the columns holding WGS84 longitude and latitude'),
+    formula_guard: z
+      .boolean()
+      .default(true)
+      .describe(
+        "CSV: a text cell that begins with =, +, -, @, tab, CR or ' gets one ' before it, so that spreadsheets never run it as a formula (undo: drop the first ' of a text cell). false writes text exactly",
+      ),
     per_month: z
       .string()
       .regex(/^[a-z][a-z0-9_]*$/, 'must be a column name')

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -60,6 +62,12 @@ steps:
   - id: clocks
     kind: export
     options: { query: "SELECT TIMESTAMP '2026-10-25 02:00:00' AS wall_clock, TIMESTAMPTZ '2026-10-25 01:00:00+00' AS instant", path: exports/clocks.csv }
+  - id: hostile
+    kind: export
+    options: { query: "SELECT * FROM hostile ORDER BY id", path: exports/hostile.csv }
+  - id: exact
+    kind: export
+    options: { query: "SELECT * FROM hostile ORDER BY id", path: exports/exact.csv, formula_guard: false }
   - id: control_geojson
     kind: export
     options: { query: "SELECT id, longitude, latitude, chr(1) || chr(2) || '\\",' || chr(10) AS text FROM things WHERE id <= 2", path: exports/control.geojson }
@@ -79,6 +87,24 @@ await writeParquet(
      50.7 + (hash(i, 'y') % 1000003) / 1000003 * 2.9 AS latitude, 'point ' || i AS name
    FROM range(19990) t(i)
    UNION ALL SELECT 19990 + i, 5.25, 52.25, 'same spot' FROM range(10) t(i)`,
+);
+/** Text a spreadsheet guard must not make ambiguous: formulas, real apostrophes, phone numbers. */
+const HOSTILE = [
+  '=1',
+  "'=1",
+  "'s-Gravenhage",
+  "''",
+  "'",
+  '+31 20 123 4567',
+  '-',
+  '@x',
+  'plain',
+  '',
+];
+await writeParquet(
+  join(dir, 'output', 'hostile', 'part-0.parquet'),
+  `SELECT * FROM (VALUES ${HOSTILE.map((t, i) => `(${i}, '${t.replaceAll("'", "''")}', '1.0', DATE '2026-11-01', TIMESTAMPTZ '2026-11-01 12:00:00+00', ${i % 2 === 0})`).join(', ')})
+     t(id, name, schema_version, day, seen_at, flag)`,
 );
 const run = await runDefinition(dir, PIPELINE);
 const source = await duck(
@@ -344,5 +370,106 @@ describe.skipIf(!OGRINFO)('export to FlatGeobuf, read by GDAL', () => {
     const summary = await ogrSummary(file('empty.fgb'));
     expect(summary.count).toBe(0);
     expect(summary.crs).toBe('EPSG:4326');
+  });
+});
+
+describe('the CSV dialect', () => {
+  const file = (name: string) => join(dir, 'output', 'exports', name);
+  const names = async (name: string) =>
+    parseRfc4180(await readFile(file(name), 'utf8'))
+      .slice(1)
+      .map((r) => r[1]!);
+
+  it("guards formulas without ambiguity: dropping the first character of a text cell that begins with ' gives the value back", async () => {
+    expect(run.failure).toBeUndefined();
+    const cells = await names('hostile.csv');
+    expect(cells).toHaveLength(HOSTILE.length);
+    // No cell a spreadsheet would run, and every value read back exactly.
+    for (const cell of cells) expect(FORMULA_PREFIXES.some((p) => cell.startsWith(p))).toBe(false);
+    expect(cells.map((c) => (c.startsWith("'") ? c.slice(1) : c))).toEqual(HOSTILE);
+    // =1 and '=1 are two values, written as two cells.
+    expect(cells[0]).toBe("'=1");
+    expect(cells[1]).toBe("''=1");
+    expect(cells[2]).toBe("''s-Gravenhage");
+  });
+
+  it('writes text exactly with formula_guard: false', async () => {
+    expect(await names('exact.csv')).toEqual(HOSTILE);
+  });
+
+  it('describes every CSV in CSVW metadata beside it: the dialect and each column with its datatype', async () => {
+    const metadata = JSON.parse(await readFile(file('hostile.csv-metadata.json'), 'utf8')) as {
+      '@context': unknown[];
+      url: string;
+      'dc:description'?: string;
+      dialect: Record<string, unknown>;
+      tableSchema: { columns: { name: string; datatype: unknown }[] };
+    };
+    expect(metadata['@context'][0]).toBe('http://www.w3.org/ns/csvw');
+    expect(metadata.url).toBe('hostile.csv');
+    expect(metadata.dialect).toMatchObject({
+      header: true,
+      delimiter: ',',
+      lineTerminators: ['\r\n'],
+    });
+    const header = parseRfc4180(await readFile(file('hostile.csv'), 'utf8'))[0];
+    expect(metadata.tableSchema.columns.map((c) => c.name)).toEqual(header);
+    expect(
+      Object.fromEntries(metadata.tableSchema.columns.map((c) => [c.name, c.datatype])),
+    ).toEqual({
+      id: 'integer',
+      name: 'string',
+      schema_version: 'string',
+      day: 'date',
+      seen_at: 'dateTimeStamp',
+      flag: 'boolean',
+    });
+    expect(metadata['dc:description']).toMatch(/drop the first character/);
+    const exact = JSON.parse(await readFile(file('exact.csv-metadata.json'), 'utf8')) as object;
+    expect(exact).not.toHaveProperty('dc:description');
+    // The richer fixture: numbers, nested values as JSON, instants.
+    const things = JSON.parse(await readFile(file('things.csv-metadata.json'), 'utf8')) as {
+      tableSchema: { columns: { name: string; datatype: unknown }[] };
+    };
+    expect(Object.fromEntries(things.tableSchema.columns.map((c) => [c.name, c.datatype]))).toEqual(
+      {
+        id: 'integer',
+        text: 'string',
+        // (the fixture's literals are DECIMAL)
+        longitude: 'decimal',
+        latitude: 'decimal',
+        ts: 'dateTimeStamp',
+        day: 'date',
+        tags: 'json',
+        amount: 'integer',
+        flag: 'boolean',
+        note: 'string',
+      },
+    );
+  });
+
+  it('types the columns for GDAL (and QGIS) with a CSVT beside it: "1.0" stays text, a date a date', async () => {
+    if (!OGRINFO) {
+      console.warn(`test/sinks/exports.test.ts: ${NO_GDAL}`);
+      return;
+    }
+    const { stdout } = await promisify(execFile)(OGRINFO, [
+      '-ro',
+      '-so',
+      '-al',
+      file('hostile.csv'),
+    ]);
+    expect(stdout).toContain(`Feature Count: ${HOSTILE.length}`);
+    const fields = Object.fromEntries(
+      [...stdout.matchAll(/^(\w+): ([\w()]+) \(/gm)].map((m) => [m[1]!, m[2]!] as const),
+    );
+    expect(fields).toMatchObject({
+      id: 'Integer',
+      name: 'String',
+      schema_version: 'String',
+      day: 'Date',
+      seen_at: 'DateTime',
+      flag: 'Integer(Boolean)',
+    });
   });
 });
