@@ -124,6 +124,33 @@ export const reportSchema = z.strictObject({
     .describe('Attribution shown on the maps with tiles'),
 });
 
+/** NDW's open data licence: CC0 1.0 (as data.overheid.nl names it). */
+export const NDW_LICENSE = 'http://creativecommons.org/publicdomain/zero/1.0/deed.nl';
+
+export const publicationSchema = z.strictObject({
+  title: z
+    .string()
+    .optional()
+    .describe("Title of the extracts in exports/dataset.jsonld. Default: from the pipeline's description"),
+  description: z.string().optional().describe('What the extracts hold, for a data portal'),
+  publisher: z
+    .string()
+    .optional()
+    .describe('Who publishes the extracts (an organisation); a data portal asks for it'),
+  publisher_uri: z.url().optional().describe("The publisher's URI (e.g. its OIN or TOOI URI)"),
+  contact_email: z.email().optional().describe('Where questions about the extracts go'),
+  license: z
+    .url()
+    .default(NDW_LICENSE)
+    .describe("Licence of the extracts. Default: NDW's open data licence, CC0 1.0"),
+  base_url: z
+    .url()
+    .optional()
+    .describe(
+      'Where the exports folder is published (https://example.org/road-data/): download URLs are made from it; without it they are relative to dataset.jsonld',
+    ),
+});
+
 export const stepSchema = z.strictObject({
   id: identifier.describe(
     'Name of the step, unique in the pipeline (used by needs, --select, --reset)',
@@ -183,9 +210,15 @@ export const definitionSchema = z.strictObject({
     .describe(
       'Write report/index.html (the run, maps and charts of the output, in one file) at the end of every run: true, or its settings. Default false; `road-etl report` writes it at any time.',
     ),
+  publication: publicationSchema
+    .default({ license: NDW_LICENSE })
+    .describe(
+      'What exports/dataset.jsonld (DCAT-AP-NL 3.0) says of the extracts: title, publisher, contact, licence, where they are published',
+    ),
   steps: z.array(stepSchema).min(1, 'a pipeline needs at least one step'),
 });
 
 export type SimulatorSource = z.output<typeof simulatorSourceSchema>;
 export type Definition = z.output<typeof definitionSchema>;
 export type ReportSpec = z.output<typeof reportSchema>;
+export type Publication = z.output<typeof publicationSchema>;

@@ -18,6 +18,7 @@ import type { ParamValue } from '../config/params.js';
 import {
   reportSchema,
   type Definition,
+  type Publication,
   type ReportSpec,
   type SimulatorSource,
 } from '../config/schema.js';
@@ -48,6 +49,8 @@ export interface Pipeline {
   duckdb: Definition['duckdb'];
   /** The report written at the end of the run, if the definition asks for one. */
   report: ReportSpec | undefined;
+  /** What exports/dataset.jsonld says of the extracts. */
+  publication: Publication;
   /** Set when the run starts the simulator in-process. */
   simulator: SimulatorSource | undefined;
   /** Upstream endpoints and credentials (empty for an embedded simulator until it starts). */
@@ -146,6 +149,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
         : definition.report === true
           ? reportSchema.parse({})
           : definition.report,
+    publication: definition.publication,
     simulator: simulator === 'embedded' ? { seed: 1, scale: 'default' } : simulator,
     upstream,
     missingEnv: [...new Set(missingEnv)],

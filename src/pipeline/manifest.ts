@@ -148,7 +148,7 @@ async function listExports(
 export class ManifestWriter {
   readonly #output: string;
   readonly #runs: Record<string, PipelineRun>;
-  readonly #listed: { exports: ExportRecord[]; known: Record<string, KnownExport> };
+  #listed: { exports: ExportRecord[]; known: Record<string, KnownExport> };
 
   private constructor(
     output: string,
@@ -170,6 +170,16 @@ export class ManifestWriter {
       if (info) known[record.path] = { ...record, mtime_ms: info.mtimeMs };
     }
     return new ManifestWriter(output, runs, await listExports(output, known));
+  }
+
+  /** The extracts on disk, as the manifest lists them. */
+  get exports(): readonly ExportRecord[] {
+    return this.#listed.exports;
+  }
+
+  /** Lists the extracts on disk again (after a file under exports/ was written since `open`). */
+  async relist(): Promise<void> {
+    this.#listed = await listExports(this.#output, this.#listed.known);
   }
 
   /** The manifest with `run` as its pipeline's last run (redacted). */

@@ -14,6 +14,7 @@ import { removeTemporaryFiles } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { VIEWS_FILE, writeViewsScript } from '../duckdb/views-script.js';
+import { DATASET_DESCRIPTION, writeDatasetDescription } from './dataset-description.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 import { ManifestWriter, type PipelineRun } from './manifest.js';
 import { selectSteps } from './plan.js';
@@ -229,6 +230,15 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
       await writeViewsScript(output, DATASET_VIEWS);
     } catch (error) {
       failure ??= explainIoError(error, `writing ${VIEWS_FILE}`);
+    }
+    // The extracts described for a data portal, then listed again with the description.
+    if (writer) {
+      try {
+        if (await writeDatasetDescription(output, pipeline, writer.exports, DATASET_VIEWS))
+          await writer.relist();
+      } catch (error) {
+        failure ??= explainIoError(error, `writing ${DATASET_DESCRIPTION}`);
+      }
     }
   }
   const run = runNow(report ? REPORT_PATH : undefined);

@@ -4,12 +4,14 @@
  * folder's views.sql, the CSV extracts.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { cp, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { describeDataset } from '../../src/pipeline/dataset-description.js';
 import { arrowSchema, arrowTable } from '../helpers/arrow.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
@@ -224,4 +226,85 @@ describe('a folder of an earlier version', () => {
     expect(after.filter((r) => earlier.has(String(r['downloaded_at'])))).toEqual(before);
     expect(before.length).toBeGreaterThan(1000);
   }, 120_000);
+});
+
+describe('exports/dataset.jsonld', () => {
+  it('describes every extract of the demo as a DCAT distribution with its size and SHA-256', async () => {
+    const { output } = await sharedDemo();
+    const exports = join(output, 'exports');
+    const description = JSON.parse(await readFile(join(exports, 'dataset.jsonld'), 'utf8')) as {
+      '@type': string;
+      'dct:title': { '@value': string };
+      'dct:license': { '@id': string };
+      'dct:spatial': { 'dcat:bbox': { '@value': string } };
+      'dct:temporal': { 'dcat:startDate': { '@value': string } };
+      'dcat:distribution': {
+        'dcat:downloadURL': { '@id': string };
+        'dcat:mediaType': { '@id': string };
+        'dcat:byteSize': { '@value': string };
+        'spdx:checksum': { 'spdx:checksumValue': { '@value': string } };
+      }[];
+    };
+    expect(description['@type']).toBe('dcat:Dataset');
+    expect(description['dct:title']['@value']).not.toBe('');
+    expect(description['dct:license']['@id']).toMatch(/creativecommons\.org\/publicdomain\/zero/);
+    expect(description['dct:spatial']['dcat:bbox']['@value']).toMatch(/^POLYGON\(\(3\.\d+ 5/);
+    // The extracts: every CSV, GeoJSON and FlatGeobuf file under exports/, and nothing else.
+    const files = (await readdir(exports, { recursive: true }))
+      .map(String)
+      .filter((f) => /\.(csv|geojson|fgb)$/.test(f))
+      .sort();
+    expect(files.length).toBeGreaterThan(8);
+    const distributions = description['dcat:distribution'];
+    expect(distributions.map((d) => d['dcat:downloadURL']['@id']).sort()).toEqual(files);
+    const media: Record<string, string> = {
+      csv: 'text/csv',
+      geojson: 'application/geo+json',
+      fgb: 'application/vnd.flatgeobuf',
+    };
+    for (const d of distributions) {
+      const path = join(exports, d['dcat:downloadURL']['@id']);
+      const bytes = await readFile(path);
+      expect(Number(d['dcat:byteSize']['@value']), path).toBe(bytes.length);
+      expect(d['spdx:checksum']['spdx:checksumValue']['@value'], path).toBe(
+        createHash('sha256').update(bytes).digest('hex'),
+      );
+      expect(d['dcat:mediaType']['@id']).toBe(
+        `https://www.iana.org/assignments/media-types/${media[path.split('.').at(-1)!]}`,
+      );
+    }
+  });
+});
+
+describe('the publication settings', () => {
+  it('name the publisher and contact, and make download URLs from base_url', () => {
+    const description = describeDataset(
+      {
+        title: 'Verkeersborden',
+        publisher: 'Gemeente Utrecht',
+        publisher_uri: 'https://identifier.overheid.nl/tooi/id/gemeente/gm0344',
+        contact_email: 'data@example.org',
+        license: 'http://creativecommons.org/publicdomain/zero/1.0/deed.nl',
+        base_url: 'https://example.org/road-data',
+      },
+      { title: 'fallback', description: 'fallback' },
+      [{ path: 'exports/signs_live.csv', bytes: 10, sha256: 'ab', format: 'csv', rows: 1 }],
+      { start: undefined, end: undefined, box: undefined },
+    ) as Record<string, Record<string, unknown> & { [k: string]: unknown }>;
+    expect(description['@id']).toBe('https://example.org/road-data/dataset.jsonld');
+    expect(description['dct:title']).toEqual({ '@value': 'Verkeersborden', '@language': 'en' });
+    expect(description['dct:publisher']).toEqual({
+      '@id': 'https://identifier.overheid.nl/tooi/id/gemeente/gm0344',
+      '@type': 'foaf:Agent',
+      'foaf:name': 'Gemeente Utrecht',
+    });
+    expect(description['dcat:contactPoint']).toMatchObject({
+      'vcard:hasEmail': { '@id': 'mailto:data@example.org' },
+    });
+    const [only] = description['dcat:distribution'] as unknown as Record<string, unknown>[];
+    expect(only!['dcat:downloadURL']).toEqual({
+      '@id': 'https://example.org/road-data/signs_live.csv',
+    });
+    expect(description).not.toHaveProperty('dct:temporal');
+  });
 });
