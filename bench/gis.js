@@ -36,7 +36,7 @@ ${head}steps:
     needs: [events]
     options: { file: signs_current_state.sql, params: { mode: events }, outputs: [signs_current_state] }
 `;
-const QUERY = 'SELECT * EXCLUDE (raw_event, event_hash, typing_issues) FROM signs_current_state';
+const QUERY = 'SELECT * EXCLUDE (raw_event, event_hash) FROM signs_current_state';
 const GEOMETRY =
   'geometry: { longitude: location_wgs84_longitude, latitude: location_wgs84_latitude, id: id }';
 const EXTRACTS = [

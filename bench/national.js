@@ -39,13 +39,13 @@ steps:
     kind: export
     needs: [current_state_from_events]
     options:
-      query: SELECT * EXCLUDE (raw_event, event_hash, typing_issues) FROM signs_current_state ORDER BY id
+      query: SELECT * EXCLUDE (raw_event, event_hash) FROM signs_current_state ORDER BY id
       path: exports/signs_current_state.csv
   - id: export_geojson
     kind: export
     needs: [current_state_from_events]
     options:
-      query: SELECT * EXCLUDE (raw_event, event_hash, typing_issues) FROM signs_current_state ORDER BY id
+      query: SELECT * EXCLUDE (raw_event, event_hash) FROM signs_current_state ORDER BY id
       path: exports/signs_current_state.geojson
       geometry: { longitude: location_wgs84_longitude, latitude: location_wgs84_latitude, id: id }
 `;

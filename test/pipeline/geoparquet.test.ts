@@ -237,13 +237,13 @@ describe('GeoParquet', () => {
     const features = {
       signs: await checkFlatGeobuf(
         join(exports, 'signs_current_state.fgb'),
-        `(SELECT * EXCLUDE (raw_event, event_hash, typing_issues) FROM ${parquet('derived/signs_current_state')})`,
+        `(SELECT * EXCLUDE (raw_event, event_hash) FROM ${parquet('derived/signs_current_state')})`,
         'id',
         ...wgs,
       ),
       live: await checkFlatGeobuf(
         join(exports, 'signs_live.fgb'),
-        `(SELECT * EXCLUDE (properties, typing_issues, snapshot) FROM ${parquet(
+        `(SELECT * EXCLUDE (properties, snapshot) FROM ${parquet(
           'signs/live_snapshots',
           `WHERE snapshot = (SELECT max(snapshot) FROM read_parquet('${join(output, 'signs/live_snapshots')}/**/*.parquet', hive_partitioning = true))`,
         )})`,

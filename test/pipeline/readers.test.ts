@@ -308,3 +308,27 @@ describe('the publication settings', () => {
     expect(description).not.toHaveProperty('dct:temporal');
   });
 });
+
+describe("the demo's extracts", () => {
+  it('mark every mis-encoded name in typing_issues, beside the text as received', async () => {
+    const { output } = await sharedDemo();
+    // UTF-8 read as Latin-1 and encoded again: Ã or Â before a byte 0x80..0xBF.
+    const misEncoded = /[ÃÂ][\u0080-\u00bf]/;
+    let marked = 0;
+    for (const name of ['signs_current_state.csv', 'signs_live.csv']) {
+      const rows = await csvRows(join(output, 'exports', name));
+      for (const row of rows) {
+        const issues =
+          row['typing_issues'] === '' ? [] : (JSON.parse(row['typing_issues']!) as string[]);
+        for (const [column, value] of Object.entries(row)) {
+          if (column === 'typing_issues' || !misEncoded.test(value)) continue;
+          expect(issues, `${name}: ${column} ${value}`).toContain(
+            `${column}: mis-encoded UTF-8 (${value})`,
+          );
+          marked++;
+        }
+      }
+    }
+    expect(marked).toBeGreaterThan(0);
+  });
+});
