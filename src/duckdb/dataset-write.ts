@@ -12,7 +12,7 @@ import { RunError } from '../errors.js';
 import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
-import { portableCopySql } from './portable.js';
+import { EMPTY_PARTITION, portableCopySql, type EmptyFile } from './portable.js';
 
 const DATA_FILE = 'data.parquet';
 
@@ -52,9 +52,11 @@ export async function writeWholeDataset(
   write: DatasetWrite,
 ): Promise<WrittenDataset> {
   const target = join(write.folder, DATA_FILE);
-  const rows = await writeThrough(target, write.scratch, (temporary) =>
+  let rows = await writeThrough(target, write.scratch, (temporary) =>
     portableCopySql(db, write.source, temporary).then((sql) => db.copy(sql)),
   );
+  // Without rows, written again with what DuckDB leaves out (GeoParquet metadata): a few bytes.
+  if (rows === 0) rows = await writeEmpty(db, write, target, {});
   // What an earlier layout of the dataset left (partitions, other files) is not part of it now.
   const { partitions, files } = await contents(write.folder);
   for (const name of partitions) await rm(join(write.folder, name), { recursive: true });
@@ -113,24 +115,45 @@ export async function writePartitionedDataset(
         ? partitions.filter((name) => !keep.has(name))
         : keys.map((k) => partitionFolder(column, k)).filter((name) => !keep.has(name));
     for (const name of stale) await rm(join(folder, name), { recursive: true, force: true });
-    // A partitioned dataset keeps no file of its own, but one without any rows keeps an
-    // empty file, so that it is still there (a view with its columns) for what reads it.
-    if (keys === undefined || written.size > 0)
-      for (const name of loose) await rm(join(folder, name));
+    // A partitioned dataset keeps no file of its own (an earlier version's empty one).
+    for (const name of loose) await rm(join(folder, name));
+    // One without any rows keeps an empty file in Hive's folder of NULL values, so that it
+    // has its layout and columns (a view, GeoParquet) before its first row: gone with that row.
+    const empty = partitionFolder(column, EMPTY_PARTITION);
     const left = await contents(folder);
-    if (left.partitions.length === 0 && left.files.length === 0) {
-      const empty = join(folder, DATA_FILE);
-      await writeThrough(empty, write.scratch, (temporary) =>
-        portableCopySql(db, `(SELECT * FROM ${write.source} LIMIT 0)`, temporary).then((sql) =>
-          db.copy(sql),
-        ),
-      );
-      files.push(empty);
+    if (left.partitions.some((name) => name !== empty)) {
+      if (left.partitions.includes(empty))
+        await rm(join(folder, empty), { recursive: true, force: true });
+    } else if (!left.partitions.includes(empty)) {
+      await makeFolder(join(folder, empty));
+      const file = join(folder, empty, DATA_FILE);
+      const source = `(SELECT * EXCLUDE (${quotedIdentifier(column)}) FROM ${write.source})`;
+      await writeEmpty(db, { ...write, source }, file, { partition: { column, type } });
+      files.push(file);
     }
     return { rows, files, removed: stale.filter((name) => partitions.includes(name)).length };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** Writes `target` without rows: the columns of `write.source`, with what DuckDB leaves out of an empty file. */
+async function writeEmpty(
+  db: Database,
+  write: DatasetWrite,
+  target: string,
+  empty: EmptyFile,
+): Promise<number> {
+  return writeThrough(target, write.scratch, (temporary) =>
+    portableCopySql(
+      db,
+      `(SELECT * FROM ${write.source} LIMIT 0)`,
+      temporary,
+      '',
+      undefined,
+      empty,
+    ).then((sql) => db.copy(sql)),
+  );
 }
 
 /**

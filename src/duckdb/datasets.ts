@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionType, partitionValues } from './partitions.js';
-import { jsonColumnsOf } from './portable.js';
+import { fileNotes } from './portable.js';
 
 export const DERIVED_FOLDER = 'derived';
 const SKIPPED = new Set(['.state', 'exports']);
@@ -111,12 +111,20 @@ export async function datasetQuery(
   db: Database,
   dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>,
 ): Promise<string> {
-  const json = dataset.sample === undefined ? [] : await jsonColumnsOf(db, dataset.sample);
+  const notes =
+    dataset.sample === undefined
+      ? { json: [], partition: undefined }
+      : await fileNotes(db, dataset.sample);
   const replace =
-    json.length === 0
+    notes.json.length === 0
       ? ''
-      : ` REPLACE (${json.map((c) => `CAST(${quotedIdentifier(c)} AS JSON) AS ${quotedIdentifier(c)}`).join(', ')})`;
-  return `SELECT *${replace} FROM ${readDatasetSql(dataset)}`;
+      : ` REPLACE (${notes.json.map((c) => `CAST(${quotedIdentifier(c)} AS JSON) AS ${quotedIdentifier(c)}`).join(', ')})`;
+  // An empty partitioned dataset: its one folder holds NULL, of the type its file names.
+  const hiveTypes =
+    notes.partition && dataset.partitioned && Object.keys(dataset.hiveTypes).length === 0
+      ? { [notes.partition.column]: notes.partition.type }
+      : dataset.hiveTypes;
+  return `SELECT *${replace} FROM ${readDatasetSql({ ...dataset, hiveTypes })}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { EMPTY_PARTITION } from './portable.js';
 
 export interface PartitionScan {
   /** The partition column; undefined when the dataset's files are not partitioned. */
@@ -81,9 +82,11 @@ export function scanPartitions(folder: string): PartitionScan {
   for (const entry of entries) {
     const at = entry.name.indexOf('=');
     if (!entry.isDirectory() || at <= 0 || entry.name.startsWith('.')) continue;
+    column ??= entry.name.slice(0, at);
+    // An empty dataset's folder of NULL values holds no rows: no partition to build from.
+    if (entry.name.slice(at + 1) === EMPTY_PARTITION) continue;
     const print = fingerprint(join(folder, entry.name));
     if (print === undefined) continue;
-    column ??= entry.name.slice(0, at);
     partitions.set(unescapePartitionValue(entry.name.slice(at + 1)), print);
   }
   const own = fingerprint(folder);
@@ -123,7 +126,8 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 export function partitionType(values: Iterable<string>): string | undefined {
   let type: string | undefined;
   for (const value of values) {
-    if (value === '') continue;
+    // (Hive's folder of NULL values: an empty dataset's, of any type)
+    if (value === '' || value === EMPTY_PARTITION) continue;
     const own = INSTANT.test(value) ? 'TIMESTAMPTZ' : DATE.test(value) ? 'DATE' : undefined;
     if (own === undefined || (type !== undefined && own !== type)) return undefined;
     type = own;

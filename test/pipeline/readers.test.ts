@@ -16,7 +16,11 @@ import { arrowSchema, arrowTable } from '../helpers/arrow.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { copyOfDemo, sharedDemo } from '../helpers/demo.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
+
+const live = await useSimulator({ seed: 37, signs: { signs: 300 }, bicycle: { locations: 5 } });
 
 /** Every Parquet file of the folder that users read (.state apart). */
 async function parquetFiles(root: string): Promise<string[]> {
@@ -331,4 +335,55 @@ describe("the demo's extracts", () => {
     }
     expect(marked).toBeGreaterThan(0);
   });
+});
+
+describe('a two-day live folder', () => {
+  it('has signs_live_changes in its final layout from the first day, empty: GeoParquet, to_moment typed; the first change replaces it', async () => {
+    const dir = await testDir();
+    const yaml = await readFile(join(ROOT, 'pipelines', 'traffic-signs-live.yaml'), 'utf8');
+    const sql = {
+      'signs_live_changes.sql': await readFile(join(ROOT, 'sql', 'signs_live_changes.sql'), 'utf8'),
+    };
+    const start = live.world.now;
+    const folders = (output: string) =>
+      readdir(join(output, 'derived', 'signs_live_changes')).then((names) => names.sort());
+    let output: string | undefined;
+    try {
+      const first = await runDefinition(dir, yaml, sql, { env: { ...live.env } });
+      expect(first.summary.status, first.failure?.message).toBe('succeeded');
+      output = first.output;
+      // One day: no pair of snapshots, no change; the layout is that of every later day.
+      expect(await folders(output)).toEqual(['to_moment=__HIVE_DEFAULT_PARTITION__']);
+      const [empty] = await parquetFiles(join(output, 'derived', 'signs_live_changes'));
+      const { fields, metadata } = await arrowSchema(empty!);
+      expect((await arrowTable(empty!)).numRows).toBe(0);
+      const geo = JSON.parse(metadata.get('geo')!) as { primary_column: string };
+      expect(geo.primary_column).toBe('geometry');
+      expect(fields.get('sign_id')).toBe('Utf8');
+      // As plain DuckDB reads it with views.sql: to_moment an instant, no rows.
+      const described = await plainDuckDb(
+        output,
+        `SELECT column_name, column_type FROM (DESCRIBE signs_live_changes) WHERE column_name IN ('to_moment', 'geometry') ORDER BY 1`,
+      );
+      expect(described.map((r) => String(r['column_type']))).toEqual([
+        expect.stringMatching(/^GEOMETRY/),
+        'TIMESTAMP WITH TIME ZONE',
+      ]);
+
+      live.world.setNow(new Date(start + 86_400_000).toISOString());
+      const second = await runDefinition(dir, yaml, sql, { env: { ...live.env } });
+      expect(second.summary.status, second.failure?.message).toBe('succeeded');
+    } finally {
+      live.world.setNow(new Date(start).toISOString());
+    }
+    const secondDay = await folders(output!);
+    expect(secondDay).toHaveLength(1);
+    expect(secondDay[0]).toMatch(/^to_moment=\d{4}-\d\d-\d\dT/);
+    const [changes] = await parquetFiles(join(output!, 'derived', 'signs_live_changes'));
+    const table = await arrowTable(changes!);
+    expect(table.numRows).toBeGreaterThan(0);
+    expect(JSON.parse((await arrowSchema(changes!)).metadata.get('geo')!)).toMatchObject({
+      primary_column: 'geometry',
+    });
+  }, 120_000);
 });
