@@ -3,13 +3,9 @@
  * reader (as pyarrow, polars and Spark type columns), plain DuckDB with the
  * folder's views.sql, the CSV extracts.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { cp, readFile, readdir, rename, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { cp, readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { describeDataset } from '../../src/pipeline/dataset-description.js';
 import { arrowSchema, arrowTable } from '../helpers/arrow.js';
@@ -17,6 +13,7 @@ import { ROOT, runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { copyOfDemo, sharedDemo } from '../helpers/demo.js';
 import { runDefinition } from '../helpers/pipeline.js';
+import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
 
@@ -121,27 +118,9 @@ describe("the demo's daily bicycle counts", () => {
 });
 
 /** What plain DuckDB (Node) gives for `sql` after running views.sql in `folder`, as JSON rows. */
-async function plainDuckDb(folder: string, sql: string): Promise<Record<string, unknown>[]> {
-  const api = pathToFileURL(createRequire(import.meta.url).resolve('@duckdb/node-api')).href;
-  const script = join(folder, '..', 'plain.mjs');
-  await writeFile(
-    script,
-    `const { DuckDBInstance } = await import(${JSON.stringify(api)});
-const { readFileSync } = await import('node:fs');
-const db = await (await DuckDBInstance.create(':memory:')).connect();
-await db.run(readFileSync('views.sql', 'utf8'));
-const result = await db.runAndReadAll(process.argv[2]);
-console.log(JSON.stringify(result.getRowObjectsJson()));
-`,
-  );
-  const child = spawn(process.execPath, [script, sql], { cwd: folder });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const [code] = (await once(child, 'close')) as [number];
-  expect(code, err).toBe(0);
-  return JSON.parse(out) as Record<string, unknown>[];
+async function plainViews(folder: string, sql: string): Promise<Record<string, unknown>[]> {
+  const [rows] = await plainDuckDb(folder, [sql], { views: true });
+  return rows!;
 }
 
 describe('views.sql', () => {
@@ -151,7 +130,7 @@ describe('views.sql', () => {
     await cp(output, copy, { recursive: true });
 
     const listing = 'SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name';
-    const plainViews = (await plainDuckDb(copy, listing)).map((r) => String(r['view_name']));
+    const plainNames = (await plainViews(copy, listing)).map((r) => String(r['view_name']));
     const queried = await runCli(['query', '--output', output, '--format', 'jsonl', listing], {
       env: {},
     });
@@ -162,7 +141,7 @@ describe('views.sql', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     const roadEtlViews = lines.filter((l) => 'view_name' in l).map((l) => String(l['view_name']));
     expect(roadEtlViews.length).toBeGreaterThan(10);
-    expect(plainViews).toEqual(roadEtlViews);
+    expect(plainNames).toEqual(roadEtlViews);
 
     // Each view's rows: their number and the sum of the rows' hashes.
     const rows = roadEtlViews
@@ -172,7 +151,7 @@ describe('views.sql', () => {
       )
       .join(' UNION ALL ');
     const sql = `SELECT * FROM (${rows}) ORDER BY view`;
-    const plain = await plainDuckDb(copy, sql);
+    const plain = await plainViews(copy, sql);
     const viaQuery = await runCli(['query', '--output', output, '--format', 'jsonl', sql], {
       env: {},
     });
@@ -361,7 +340,7 @@ describe('a two-day live folder', () => {
       expect(geo.primary_column).toBe('geometry');
       expect(fields.get('sign_id')).toBe('Utf8');
       // As plain DuckDB reads it with views.sql: to_moment an instant, no rows.
-      const described = await plainDuckDb(
+      const described = await plainViews(
         output,
         `SELECT column_name, column_type FROM (DESCRIBE signs_live_changes) WHERE column_name IN ('to_moment', 'geometry') ORDER BY 1`,
       );
