@@ -124,14 +124,19 @@ async function listExports(
     if (!info) continue;
     let record = known[path];
     if (!record || record.bytes !== info.size || record.mtime_ms !== info.mtimeMs) {
-      record = {
-        path,
-        bytes: info.size,
-        sha256: await sha256File(join(output, path)),
-        format: record?.format ?? formatOfFile(path),
-        rows: null,
-        mtime_ms: info.mtimeMs,
-      };
+      const sha256 = await sha256File(join(output, path));
+      // The same bytes under another time (a copy that did not keep it): still what was written.
+      record =
+        record?.sha256 === sha256 && record.bytes === info.size
+          ? { ...record, mtime_ms: info.mtimeMs }
+          : {
+              path,
+              bytes: info.size,
+              sha256,
+              format: record?.format ?? formatOfFile(path),
+              rows: null,
+              mtime_ms: info.mtimeMs,
+            };
     }
     kept[path] = record;
     exports.push(exportRecordSchema.parse(record));

@@ -96,7 +96,12 @@ describe('bicycle aggregates (pipelines/bicycle.yaml)', () => {
       expect(periodHours.get(localParts(start).date)).toBeLessThan(24);
 
       // One file per local month: the period's days are in those of its months, each once.
-      const months = (await readdir(join(output, 'exports/bicycle_daily'))).sort();
+      const files = (await readdir(join(output, 'exports/bicycle_daily'))).sort();
+      const months = files.filter((f) => f.endsWith('.csv'));
+      // Each beside its CSVW metadata and CSVT.
+      expect(files.filter((f) => !f.endsWith('.csv'))).toEqual(
+        months.flatMap((m) => [`${m}-metadata.json`, `${m.slice(0, -4)}.csvt`]),
+      );
       expect(months).toEqual(
         [...new Set([start, end].map((t) => localParts(t).date.slice(0, 7)))].map(
           (m) => `${m}.csv`,

@@ -115,10 +115,19 @@ describe('running a pipeline', () => {
       ['exports/doubled.csv', 'csv', 2, 'export_doubled'],
       ['exports/totals.parquet', 'parquet', 2, 'export_totals'],
     ]);
-    // The folder's extracts: the same two, as the run wrote them.
-    expect(folder.exports.map((e) => [e.path, e.rows, e.sha256])).toEqual(
-      manifest.exports.map((e) => [e.path, e.rows, e.sha256]),
-    );
+    // The folder's extracts: the same two, as the run wrote them, with the CSV's CSVW
+    // metadata and CSVT beside it and the folder's DCAT description.
+    expect(
+      folder.exports.filter((e) => e.rows !== null).map((e) => [e.path, e.rows, e.sha256]),
+    ).toEqual(manifest.exports.map((e) => [e.path, e.rows, e.sha256]));
+    const companions = folder.exports.filter((e) => e.rows === null);
+    expect(companions.map((e) => [e.path, e.format])).toEqual([
+      ['exports/dataset.jsonld', 'jsonld'],
+      ['exports/doubled.csv-metadata.json', 'csvw'],
+      ['exports/doubled.csvt', 'csvt'],
+    ]);
+    for (const file of companions)
+      expect(file.sha256).toBe(sha256(await readFile(join(output, file.path))));
     expect(summary).toMatchObject({ status: 'succeeded', rows_out: 8, exports: 2 });
   });
 

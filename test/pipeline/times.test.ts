@@ -54,7 +54,7 @@ async function firstFile(folder: string): Promise<string> {
 
 async function csvRows(folder: string): Promise<Record<string, string>[]> {
   const rows: Record<string, string>[] = [];
-  for (const name of (await readdir(folder)).sort()) {
+  for (const name of (await readdir(folder)).filter((f) => f.endsWith('.csv')).sort()) {
     const [header, ...records] = parseRfc4180(await readFile(join(folder, name), 'utf8'));
     for (const r of records) rows.push(Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
   }
