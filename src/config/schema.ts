@@ -131,7 +131,9 @@ export const publicationSchema = z.strictObject({
   title: z
     .string()
     .optional()
-    .describe("Title of the extracts in exports/dataset.jsonld. Default: from the pipeline's description"),
+    .describe(
+      "Title of the extracts in exports/dataset.jsonld. Default: from the pipeline's description",
+    ),
   description: z.string().optional().describe('What the extracts hold, for a data portal'),
   publisher: z
     .string()

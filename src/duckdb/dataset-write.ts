@@ -93,7 +93,7 @@ export async function writePartitionedDataset(
         db,
         `(SELECT * EXCLUDE (${quotedIdentifier(column)}), ${key} AS __partition FROM ${write.source})`,
         staging,
-        'PARTITION_BY (__partition)',
+        { extra: 'PARTITION_BY (__partition)' },
       ),
     );
     const written = await stagedPartitions(staging);
@@ -145,14 +145,9 @@ async function writeEmpty(
   empty: EmptyFile,
 ): Promise<number> {
   return writeThrough(target, write.scratch, (temporary) =>
-    portableCopySql(
-      db,
-      `(SELECT * FROM ${write.source} LIMIT 0)`,
-      temporary,
-      '',
-      undefined,
-      empty,
-    ).then((sql) => db.copy(sql)),
+    portableCopySql(db, `(SELECT * FROM ${write.source} LIMIT 0)`, temporary, { empty }).then(
+      (sql) => db.copy(sql),
+    ),
   );
 }
 

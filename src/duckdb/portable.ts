@@ -10,6 +10,8 @@
  */
 import type { DuckDBValue } from '@duckdb/node-api';
 import { PARQUET_FORMAT, quotedIdentifier, quotedString, type Database } from './database.js';
+import { GEOMETRY_COLUMN } from './geometry.js';
+import { geoMetadata, geoParquetRows, pointColumns } from './geoparquet.js';
 
 /** The key of the file metadata that names the columns holding JSON text. */
 export const JSON_COLUMNS_KEY = 'road-etl:json';
@@ -41,36 +43,56 @@ export interface EmptyFile {
   partition?: { column: string; type: string };
 }
 
+export interface CopyOptions {
+  /** More COPY options, after road-etl's format (e.g. `PARTITION_BY (x)`). */
+  extra?: string;
+  /** Values of the `$name` parameters of the source. */
+  params?: Record<string, DuckDBValue>;
+  /** The file is written without rows: what DuckDB leaves out of it, road-etl says. */
+  empty?: EmptyFile;
+  /**
+   * Rows with a point in Hilbert order (default). A snapshot of the national
+   * current state is written as it came: its sort would double the step's CPU
+   * and memory (bench/README.md).
+   */
+  spatialOrder?: boolean;
+}
+
 export async function portableSource(
   db: Database,
   source: string,
-  extra = '',
-  params?: Record<string, DuckDBValue>,
-  empty?: EmptyFile,
+  options: CopyOptions = {},
 ): Promise<PortableSource> {
-  const columns = await db.all(`DESCRIBE SELECT * FROM ${source}`, params);
+  const { extra = '', params, empty } = options;
+  const columns = (await db.all(`DESCRIBE SELECT * FROM ${source}`, params)).map((c) => ({
+    name: String(c['column_name']),
+    type: String(c['column_type']),
+  }));
   const text: string[] = [];
   const metadata: Record<string, string> = {};
   const json: string[] = [];
   let geometry: string | undefined;
-  for (const column of columns) {
-    const name = String(column['column_name']);
-    const type = String(column['column_type']);
+  for (const { name, type } of columns) {
     if (type.startsWith('GEOMETRY')) geometry ??= name;
     if (!AS_TEXT.has(type)) continue;
     text.push(name);
     if (type === 'JSON') json.push(name);
   }
   if (json.length > 0) metadata[JSON_COLUMNS_KEY] = JSON.stringify(json);
-  if (empty) {
-    // DuckDB writes GeoParquet metadata from the geometries it meets: none in an empty file.
-    if (geometry !== undefined) metadata['geo'] = emptyGeoMetadata(geometry);
-    if (empty.partition) metadata[PARTITION_KEY] = JSON.stringify(empty.partition);
-  }
-  const sql =
+  if (empty?.partition) metadata[PARTITION_KEY] = JSON.stringify(empty.partition);
+  let sql =
     text.length === 0
       ? source
       : `(SELECT * REPLACE (${text.map((c) => `CAST(${quotedIdentifier(c)} AS VARCHAR) AS ${quotedIdentifier(c)}`).join(', ')}) FROM ${source})`;
+  // A point geometry: GeoParquet 1.1, its covering box beside it, the rows in Hilbert order.
+  const points = pointColumns(columns);
+  if (points) {
+    sql = geoParquetRows(sql, points, !empty && options.spatialOrder !== false);
+    metadata['geo'] = geoMetadata(points.geometry);
+  } else if (empty && geometry !== undefined) {
+    // DuckDB writes GeoParquet metadata from the geometries it meets: none in an empty file.
+    metadata['geo'] = emptyGeoMetadata(geometry);
+  }
   return { sql, format: parquetFormat(metadata, extra) };
 }
 
@@ -101,11 +123,9 @@ export async function portableCopySql(
   db: Database,
   source: string,
   target: string,
-  extra = '',
-  params?: Record<string, DuckDBValue>,
-  empty?: EmptyFile,
+  options: CopyOptions = {},
 ): Promise<string> {
-  const portable = await portableSource(db, source, extra, params, empty);
+  const portable = await portableSource(db, source, options);
   return `COPY ${portable.sql} TO ${quotedString(target)} (${portable.format})`;
 }
 
@@ -144,17 +164,26 @@ export async function fileNotes(db: Database, file: string): Promise<FileNotes> 
 }
 
 /**
- * Whether a Parquet file holds a column in a type road-etl no longer writes
- * (UUID, JSON annotated bytes): written by an earlier version. Undefined when
- * it cannot be read as Parquet.
+ * Whether a Parquet file is as an earlier version wrote it: a column in a type
+ * road-etl no longer writes (UUID, JSON annotated bytes), or a point geometry
+ * without its covering box (GeoParquet 1.0). Undefined when it cannot be read
+ * as Parquet.
  */
 export async function holdsLegacyTypes(db: Database, file: string): Promise<boolean | undefined> {
   try {
     const [row] = await db.all(
-      `SELECT count(*) AS n FROM parquet_schema(${quotedString(file)})
-       WHERE logical_type LIKE 'UUIDType%' OR logical_type LIKE 'JsonType%' OR converted_type = 'JSON'`,
+      `SELECT count(*) FILTER (WHERE logical_type LIKE 'UUIDType%' OR logical_type LIKE 'JsonType%' OR converted_type = 'JSON') AS legacy,
+              list(name) AS names
+       FROM parquet_schema(${quotedString(file)})`,
     );
-    return Number(row?.['n']) > 0;
+    if (Number(row?.['legacy']) > 0) return true;
+    const names = (row?.['names'] as string[] | null) ?? [];
+    const columns = names.map((name) => ({
+      name,
+      type: name === GEOMETRY_COLUMN ? 'GEOMETRY' : 'OTHER',
+    }));
+    const points = pointColumns(columns);
+    return points !== undefined && !points.box;
   } catch {
     return undefined;
   }

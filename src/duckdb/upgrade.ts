@@ -99,9 +99,9 @@ export async function addMissingColumn(
 }
 
 /**
- * Rewrites the files of the dataset in `folder` that hold ids as UUID or JSON
- * as annotated bytes (an earlier version's types) with them as text
- * (portable.ts). Resolves to the number of files rewritten.
+ * Rewrites the files of the dataset in `folder` that an earlier version wrote
+ * (ids as UUID, JSON as annotated bytes, a point without its covering box) as
+ * this one writes them (portable.ts). Resolves to the number of files rewritten.
  */
 export async function portableTypes(
   db: Database,

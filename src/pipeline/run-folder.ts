@@ -75,7 +75,7 @@ export async function upgradeDatasets(
       logger.log(
         'info',
         'upgrade.types',
-        `${dataset.relative}: ${rewritten} file(s) of an earlier version rewritten with ids and JSON as text`,
+        `${dataset.relative}: ${rewritten} file(s) of an earlier version rewritten as this one writes them (ids and JSON as text, GeoParquet 1.1)`,
         { dataset: dataset.relative, files: rewritten },
       );
   }

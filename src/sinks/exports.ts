@@ -129,9 +129,9 @@ export async function exportParquet(
 ): Promise<ExportResult> {
   return writeThrough(path, scratch, async (temporary) => ({
     rows: await writing(db, source, () =>
-      portableCopySql(db, `(SELECT * FROM ${source.sql})`, temporary, '', source.params).then(
-        (sql) => db.copy(sql, source.params),
-      ),
+      portableCopySql(db, `(SELECT * FROM ${source.sql})`, temporary, {
+        params: source.params,
+      }).then((sql) => db.copy(sql, source.params)),
     ),
   }));
 }

@@ -33,7 +33,7 @@ import {
   type ChunkColumns,
   type Property,
 } from './flatgeobuf-features.js';
-import { withHilbert } from './hilbert.js';
+import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
 
 /** Children per node of the R-tree: FlatGeobuf's default. */

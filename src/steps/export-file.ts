@@ -1,6 +1,8 @@
 /** Writing an export: one file, or one file per month of a date column (export-months.ts). */
 import { relative } from 'node:path';
-import type { Database } from '../duckdb/database.js';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import { BBOX_COLUMN, pointColumns } from '../duckdb/geoparquet.js';
+import { describe } from '../sinks/columns.js';
 import { RoadEtlError, RunError, explainIoError } from '../errors.js';
 import {
   exportCsv,
@@ -13,6 +15,14 @@ import { exportFlatGeobuf } from '../sinks/flatgeobuf.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
 import type { StepContext } from './step-kind.js';
 
+/** The rows of `source` without the GeoParquet covering column (`bbox` beside a geometry), if they have it. */
+async function withoutCoveringBox(db: Database, source: ExportSource): Promise<ExportSource> {
+  const columns = await describe(db, source);
+  return pointColumns(columns)?.box
+    ? { ...source, sql: `(SELECT * EXCLUDE (${quotedIdentifier(BBOX_COLUMN)}) FROM ${source.sql})` }
+    : source;
+}
+
 /** Writes one file of the export: the rows of `source` to `path`, in the export's format. */
 export async function exportFile(
   db: Database,
@@ -24,6 +34,8 @@ export async function exportFile(
   const format = formatOf(options)!;
   const scratch = context.scratch;
   let result: ExportResult;
+  // The GeoParquet covering box is the datasets' own: an extract has the position otherwise.
+  if (format !== 'parquet') source = await withoutCoveringBox(db, source);
   try {
     if (format === 'csv')
       result = await exportCsv(db, source, path, scratch, {

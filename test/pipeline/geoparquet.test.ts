@@ -6,6 +6,8 @@ import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { NO_GDAL, OGRINFO, ogrFeatures, ogrSummary } from '../helpers/gdal.js';
 import { duck, testDir } from '../helpers/tmp.js';
+import { HILBERT_EXTENT } from '../../src/duckdb/geoparquet.js';
+import { withHilbert } from '../../src/duckdb/hilbert.js';
 
 const simulator = await useSimulator({
   seed: 31,
@@ -76,50 +78,81 @@ function wkbPoint(blob: string): [number, number] {
 }
 
 /**
- * Checks one dataset: each file is GeoParquet (geo metadata naming the WKB
- * Point column `geometry` and the bbox of its rows), and the geometry read back
- * is the row's longitude and latitude, exactly. Resolves to the rows checked.
+ * Checks one dataset: each file is GeoParquet 1.1 (geo metadata naming the WKB
+ * Point column `geometry` and its covering `bbox` column), the box of each row
+ * is its point, the geometry read back is the row's longitude and latitude,
+ * exactly, and (unless `ordered` is false: a snapshot of the current state,
+ * written as it came) the rows of each file follow the Hilbert curve.
+ * Resolves to the rows checked.
  */
-async function checkGeoParquet(folder: string, lon: string, lat: string): Promise<number> {
+async function checkGeoParquet(
+  folder: string,
+  lon: string,
+  lat: string,
+  ordered = true,
+): Promise<number> {
   const files = await parquetFiles(folder);
   expect(files.length, folder).toBeGreaterThan(0);
   const glob = `${folder}/**/*.parquet`;
   const metadata = await duck(
     `SELECT file_name, decode(value) AS geo FROM parquet_kv_metadata('${glob}') WHERE decode(key) = 'geo'`,
   );
-  const boxes = new Map(
-    (
-      await duck(
-        `SELECT filename AS file, min(${lon}) AS w, min(${lat}) AS s, max(${lon}) AS e, max(${lat}) AS n
-         FROM read_parquet('${glob}', filename = true, hive_partitioning = false) GROUP BY ALL`,
-      )
-    ).map((b) => [String(b['file']), [b['w'], b['s'], b['e'], b['n']]]),
-  );
-  // Every file has its own metadata, naming the WKB Point column and the bbox of its rows.
+  // Every file has its own metadata, naming the WKB Point column and its covering box.
   expect(metadata.map((m) => String(m['file_name'])).sort(), folder).toEqual(files);
   for (const m of metadata) {
     const geo = JSON.parse(String(m['geo'])) as {
+      version: string;
       primary_column: string;
-      columns: Record<string, { encoding: string; geometry_types: string[]; bbox: number[] }>;
+      columns: Record<
+        string,
+        { encoding: string; geometry_types: string[]; covering: { bbox: Record<string, string[]> } }
+      >;
     };
+    expect(geo.version).toBe('1.1.0');
     expect(geo.primary_column).toBe('geometry');
     const column = geo.columns['geometry']!;
     expect(column.encoding).toBe('WKB');
     expect(column.geometry_types).toEqual(['Point']);
-    expect(column.bbox, String(m['file_name'])).toEqual(boxes.get(String(m['file_name'])));
+    expect(column.covering.bbox).toEqual({
+      xmin: ['bbox', 'xmin'],
+      ymin: ['bbox', 'ymin'],
+      xmax: ['bbox', 'xmax'],
+      ymax: ['bbox', 'ymax'],
+    });
   }
   const points = await duck(
-    `SELECT ${lon} AS lon, ${lat} AS lat, ST_AsWKB(geometry)::VARCHAR AS wkb
-     FROM read_parquet('${glob}', hive_partitioning = false)`,
+    `SELECT filename AS file, file_row_number AS n, ${lon} AS lon, ${lat} AS lat, ST_AsWKB(geometry)::VARCHAR AS wkb, bbox
+     FROM read_parquet('${glob}', hive_partitioning = false, filename = true, file_row_number = true)
+     ORDER BY file, n`,
   );
   let rows = 0;
   for (const p of points) {
     if (p['lon'] === null || p['lat'] === null) {
       expect(p['wkb']).toBeNull();
+      expect(p['bbox']).toBeNull();
       continue;
     }
     expect(wkbPoint(String(p['wkb']))).toEqual([p['lon'], p['lat']]);
+    expect(p['bbox']).toEqual({ xmin: p['lon'], ymin: p['lat'], xmax: p['lon'], ymax: p['lat'] });
     rows++;
+  }
+  if (ordered) {
+    // The curve's index of each row, file by file in the file's order: never decreasing.
+    const curve = await duck(
+      withHilbert(
+        `SELECT filename AS file, file_row_number AS n, ${lon}, ${lat} FROM read_parquet('${glob}', hive_partitioning = false, filename = true, file_row_number = true)`,
+        lon,
+        lat,
+        HILBERT_EXTENT,
+      ) + ' ORDER BY file, n',
+    );
+    const unordered = curve.filter(
+      (r, i) =>
+        i > 0 &&
+        curve[i - 1]!['file'] === r['file'] &&
+        Number(curve[i - 1]!['hilbert']) > Number(r['hilbert']),
+    );
+    expect(unordered, folder).toEqual([]);
   }
   return rows;
 }
@@ -201,15 +234,15 @@ describe('GeoParquet', () => {
     const output = await run(dir, LOCATIONS, []);
     const wgs = ['location_wgs84_longitude', 'location_wgs84_latitude'] as const;
     const checked: Record<string, number> = {};
-    for (const [dataset, lon, lat] of [
+    for (const [dataset, lon, lat, ordered] of [
       ['signs/events', ...wgs],
-      ['signs/snapshot', ...wgs],
+      ['signs/snapshot', ...wgs, false],
       ['derived/signs_current_state', ...wgs],
-      ['signs/live_snapshots', 'longitude', 'latitude'],
+      ['signs/live_snapshots', 'longitude', 'latitude', false],
       ['derived/signs_live_changes', 'longitude', 'latitude'],
       ['bicycle/locations', 'longitude', 'latitude'],
     ] as const)
-      checked[dataset] = await checkGeoParquet(join(output, dataset), lon, lat);
+      checked[dataset] = await checkGeoParquet(join(output, dataset), lon, lat, ordered);
     for (const [dataset, n] of Object.entries(checked)) expect(n, dataset).toBeGreaterThan(0);
 
     // The extracts: WKT in a CSV, and GeoJSON coordinates of 7 decimals without the geometry again.
@@ -233,7 +266,7 @@ describe('GeoParquet', () => {
     }
     const exports = join(output, 'exports');
     const parquet = (dataset: string, where = '') =>
-      `(SELECT * EXCLUDE (geometry) FROM read_parquet('${join(output, dataset)}/**/*.parquet', hive_partitioning = true) ${where})`;
+      `(SELECT * EXCLUDE (geometry, bbox) FROM read_parquet('${join(output, dataset)}/**/*.parquet', hive_partitioning = true) ${where})`;
     const features = {
       signs: await checkFlatGeobuf(
         join(exports, 'signs_current_state.fgb'),
@@ -299,7 +332,7 @@ describe('GeoParquet', () => {
     expect(after.filter((r) => earlier.has(String(r['snapshot'])))).toEqual(before);
     expect(after.length).toBeGreaterThan(before!.length);
     expect(
-      await checkGeoParquet(join(output, 'signs/live_snapshots'), 'longitude', 'latitude'),
+      await checkGeoParquet(join(output, 'signs/live_snapshots'), 'longitude', 'latitude', false),
     ).toBeGreaterThan(0);
     expect(
       await checkGeoParquet(join(output, 'derived/signs_live_changes'), 'longitude', 'latitude'),

@@ -366,3 +366,44 @@ describe('a two-day live folder', () => {
     });
   }, 120_000);
 });
+
+describe('the positioned datasets read by Arrow', () => {
+  it('are GeoParquet 1.1: a bbox covering column equal to each row’s point, named in the geo metadata', async () => {
+    const { output } = await sharedDemo();
+    const positioned: Record<string, [string, string]> = {
+      'bicycle/locations': ['longitude', 'latitude'],
+      'derived/bicycle_location_summary': ['longitude', 'latitude'],
+      'derived/signs_current_state': ['location_wgs84_longitude', 'location_wgs84_latitude'],
+      'signs/events': ['location_wgs84_longitude', 'location_wgs84_latitude'],
+      'signs/snapshot': ['location_wgs84_longitude', 'location_wgs84_latitude'],
+      'signs/live_snapshots': ['longitude', 'latitude'],
+    };
+    let rows = 0;
+    for (const [dataset, [lon, lat]] of Object.entries(positioned)) {
+      const files = await parquetFiles(join(output, dataset));
+      for (const file of new Set([files[0]!, files.at(-1)!])) {
+        const { metadata } = await arrowSchema(file);
+        const geo = JSON.parse(metadata.get('geo') ?? 'null') as {
+          version: string;
+          columns: { geometry: { covering: { bbox: Record<string, string[]> } } };
+        };
+        expect(geo.version, file).toBe('1.1.0');
+        expect(geo.columns.geometry.covering.bbox.xmin).toEqual(['bbox', 'xmin']);
+        const table = await arrowTable(file);
+        const boxes = table.getChild('bbox')!;
+        const [x, y] = [table.getChild(lon)!, table.getChild(lat)!];
+        for (let i = 0; i < table.numRows; i++) {
+          const box = boxes.get(i) as { toJSON(): Record<string, number> } | null;
+          const point = [x.get(i) as number | null, y.get(i) as number | null];
+          const expected =
+            point[0] === null || point[1] === null
+              ? null
+              : { xmin: point[0], ymin: point[1], xmax: point[0], ymax: point[1] };
+          expect(box?.toJSON() ?? null, `${file} row ${i}`).toEqual(expected);
+          rows++;
+        }
+      }
+    }
+    expect(rows).toBeGreaterThan(1000);
+  });
+});

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { withHilbert } from '../../src/sinks/hilbert.js';
+import { withHilbert } from '../../src/duckdb/hilbert.js';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { NO_GDAL, OGRINFO, ogrFeatures, ogrSummary, type Box } from '../helpers/gdal.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withHilbert } from '../../src/sinks/hilbert.js';
+import { withHilbert } from '../../src/duckdb/hilbert.js';
 import { duck } from '../helpers/tmp.js';
 
 /** FlatGeobuf's hilbert(x, y) of packedrtree.cpp, line by line in 32-bit JavaScript. */

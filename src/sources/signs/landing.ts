@@ -155,7 +155,9 @@ export async function landUnit(
         db,
         `(SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)`,
         parts,
-        `PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true`,
+        {
+          extra: `PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true`,
+        },
       ),
     );
     const rows = Number(written?.['Count'] ?? 0);

@@ -6,11 +6,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import {
-  quotedString,
-  STAGED_FORMAT,
-  type Database,
-} from '../../duckdb/database.js';
+import { quotedString, STAGED_FORMAT, type Database } from '../../duckdb/database.js';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError, firstLineOf } from '../../errors.js';
 import { RetryableError } from '../../http/answers.js';
@@ -82,7 +78,10 @@ async function typeInto(
   await db.run(`CREATE OR REPLACE TEMP VIEW live_features AS SELECT * FROM ${features}`);
   try {
     return await copy(
-      await portableCopySql(db, `(WITH typed AS (${typing}) ${select})`, target, '', values),
+      await portableCopySql(db, `(WITH typed AS (${typing}) ${select})`, target, {
+        params: values,
+        spatialOrder: false,
+      }),
       values,
     );
   } finally {
