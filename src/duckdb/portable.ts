@@ -30,6 +30,8 @@ export interface PortableSource {
   sql: string;
   /** The Parquet options of the COPY: road-etl's format, with the metadata naming the JSON columns. */
   format: string;
+  /** Whether the rows are sorted (in Hilbert order) before they are written. */
+  sorted: boolean;
 }
 
 /**
@@ -86,14 +88,15 @@ export async function portableSource(
       : `(SELECT * REPLACE (${text.map((c) => `CAST(${quotedIdentifier(c)} AS VARCHAR) AS ${quotedIdentifier(c)}`).join(', ')}) FROM ${source})`;
   // A point geometry: GeoParquet 1.1, its covering box beside it, the rows in Hilbert order.
   const points = pointColumns(columns);
+  const sorted = points !== undefined && !empty && options.spatialOrder !== false;
   if (points) {
-    sql = geoParquetRows(sql, points, !empty && options.spatialOrder !== false);
+    sql = geoParquetRows(sql, points, sorted);
     metadata['geo'] = geoMetadata(points.geometry);
   } else if (empty && geometry !== undefined) {
     // DuckDB writes GeoParquet metadata from the geometries it meets: none in an empty file.
     metadata['geo'] = emptyGeoMetadata(geometry);
   }
-  return { sql, format: parquetFormat(metadata, extra) };
+  return { sql, format: parquetFormat(metadata, extra), sorted };
 }
 
 /**
