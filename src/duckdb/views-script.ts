@@ -8,8 +8,7 @@
 import { sep } from 'node:path';
 import { scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { quotedString } from './database.js';
-import { openOutputFolder, type DerivedViews } from './folder.js';
+import { quotedString, type Database } from './database.js';
 
 export const VIEWS_FILE = 'views.sql';
 
@@ -23,31 +22,29 @@ const HEADER = `-- The views of this folder's datasets, as \`road-etl query\` ha
 SET TimeZone = 'UTC';
 `;
 
-/** The views of the folder (as `road-etl query` makes them), as a script with paths relative to it. */
-export async function viewsScript(output: string, derived: DerivedViews): Promise<string> {
-  const folder = await openOutputFolder(output, { derived, views: false });
-  try {
-    await folder.refresh();
-    // In the order they were made: a view comes after those it reads.
-    const views = await folder.db.all(
-      `SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY view_oid`,
-    );
-    // The folder's absolute path as the SQL quotes it, up to its separator, becomes nothing.
-    const absolute = quotedString(output.endsWith(sep) ? output : `${output}${sep}`).slice(0, -1);
-    const statements = views.map((view) =>
-      String(view['sql'])
-        .split(absolute)
-        .join("'")
-        .replace(/^CREATE VIEW /, 'CREATE OR REPLACE VIEW '),
-    );
-    return `${HEADER}\n${statements.join('\n\n')}\n`;
-  } finally {
-    folder.close();
-  }
+/**
+ * The views of the folder, as a script with paths relative to it: those of
+ * `db`, a DuckDB over the folder that has made them as `road-etl query` does
+ * (openOutputFolder with the derived views, no empty placeholders).
+ */
+export async function viewsScript(db: Database, output: string): Promise<string> {
+  // In the order they were made: a view comes after those it reads.
+  const views = await db.all(
+    `SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY view_oid`,
+  );
+  // The folder's absolute path as the SQL quotes it, up to its separator, becomes nothing.
+  const absolute = quotedString(output.endsWith(sep) ? output : `${output}${sep}`).slice(0, -1);
+  const statements = views.map((view) =>
+    String(view['sql'])
+      .split(absolute)
+      .join("'")
+      .replace(/^CREATE VIEW /, 'CREATE OR REPLACE VIEW '),
+  );
+  return `${HEADER}\n${statements.join('\n\n')}\n`;
 }
 
-/** Writes `views.sql` at the folder's root (atomically). */
-export async function writeViewsScript(output: string, derived: DerivedViews): Promise<void> {
-  const script = await viewsScript(output, derived);
+/** Writes `views.sql` at the folder's root (atomically), from `db` as viewsScript has it. */
+export async function writeViewsScript(db: Database, output: string): Promise<void> {
+  const script = await viewsScript(db, output);
   await writeFileAtomic(`${output}${sep}${VIEWS_FILE}`, script, scratchFolder(output));
 }

@@ -11,7 +11,6 @@
 import { join } from 'node:path';
 import type { Publication } from '../config/schema.js';
 import type { Database } from '../duckdb/database.js';
-import { openOutputFolder, type DerivedViews } from '../duckdb/folder.js';
 import { scratchFolder } from '../layout.js';
 import type { ExportRecord } from '../manifest.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -220,23 +219,18 @@ export function distributed(exports: readonly ExportRecord[]): ExportRecord[] {
 
 /**
  * Writes exports/dataset.jsonld for the extracts on disk (`exports`, as the
- * manifest lists them); nothing when there are none. Resolves to whether it wrote.
+ * manifest lists them), their coverage from `db` (the folder's views); nothing
+ * when there are none. Resolves to whether it wrote.
  */
 export async function writeDatasetDescription(
+  db: Database,
   output: string,
   pipeline: { name: string; description: string | undefined; publication: Publication },
   exports: readonly ExportRecord[],
-  derived: DerivedViews,
 ): Promise<boolean> {
   const extracts = distributed(exports);
   if (extracts.length === 0) return false;
-  const folder = await openOutputFolder(output, { derived });
-  let found: Coverage;
-  try {
-    found = await coverage(folder.db);
-  } finally {
-    folder.close();
-  }
+  const found = await coverage(db);
   const description = describeDataset(
     pipeline.publication,
     {

@@ -13,9 +13,7 @@ import { REPORT_PATH } from '../report/index.js';
 import { removeTemporaryFiles } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
-import { VIEWS_FILE, writeViewsScript } from '../duckdb/views-script.js';
-import { DATASET_DESCRIPTION, writeDatasetDescription } from './dataset-description.js';
-import { DATASET_VIEWS } from '../sources/views.js';
+import { describeFolder } from './folder-description.js';
 import { ManifestWriter, type PipelineRun } from './manifest.js';
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
@@ -224,23 +222,9 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     }
     interrupted();
   }
-  // views.sql follows what has landed, whatever the run's end: a failed step may have landed some.
-  if (!(failure instanceof InterruptedError)) {
-    try {
-      await writeViewsScript(output, DATASET_VIEWS);
-    } catch (error) {
-      failure ??= explainIoError(error, `writing ${VIEWS_FILE}`);
-    }
-    // The extracts described for a data portal, then listed again with the description.
-    if (writer) {
-      try {
-        if (await writeDatasetDescription(output, pipeline, writer.exports, DATASET_VIEWS))
-          await writer.relist();
-      } catch (error) {
-        failure ??= explainIoError(error, `writing ${DATASET_DESCRIPTION}`);
-      }
-    }
-  }
+  // views.sql and dataset.jsonld follow what has landed, whatever the run's end: a failed step may have landed some.
+  if (!(failure instanceof InterruptedError))
+    failure ??= await describeFolder(output, pipeline, writer);
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;
   try {
