@@ -26,19 +26,14 @@ export const PARTITION_KEY = 'road-etl:partition';
 export const EMPTY_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 
 export interface PortableSource {
-  /** The rows, with every UUID and JSON column as VARCHAR: a parenthesised query (or `source` as it was). */
+  /** The rows as written: a parenthesised query (or `source` as it was). */
   sql: string;
-  /** The Parquet options of the COPY: road-etl's format, with the metadata naming the JSON columns. */
+  /** The Parquet options of the COPY: road-etl's format, with its key-value metadata. */
   format: string;
   /** Whether the rows are sorted (in Hilbert order) before they are written. */
   sorted: boolean;
 }
 
-/**
- * The rows of `source` (a table name or a parenthesised query) as road-etl
- * writes them to Parquet, and the COPY options to write them with (`extra`
- * appended to the format, such as `PARTITION_BY (x)`).
- */
 /** How a file without rows is told apart: what DuckDB leaves out of it, road-etl says. */
 export interface EmptyFile {
   /** The partition column the dataset's folders are named by, with its DuckDB type. */
@@ -60,6 +55,11 @@ export interface CopyOptions {
   spatialOrder?: boolean;
 }
 
+/**
+ * The rows of `source` (a table name or a parenthesised query) as road-etl
+ * writes them to Parquet (ids and JSON as text, a point as GeoParquet 1.1), and the COPY options to write them with (`extra`
+ * appended to the format, such as `PARTITION_BY (x)`).
+ */
 export async function portableSource(
   db: Database,
   source: string,
