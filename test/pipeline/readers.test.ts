@@ -203,6 +203,8 @@ describe('a folder of an earlier version', () => {
         );
         expect(bytes, file).toEqual([]);
       }
+    // The extracts the rerun wrote again are described as they are now.
+    await expectDescribesExtracts(output);
     // The rows are what they were: the ids the same text, the JSON the same documents.
     const after = await rows('signs/live_snapshots');
     const earlier = new Set(before.map((r) => String(r['downloaded_at'])));
@@ -211,51 +213,71 @@ describe('a folder of an earlier version', () => {
   }, 120_000);
 });
 
+/**
+ * Checks exports/dataset.jsonld of a folder against its files: a DCAT dataset
+ * with a distribution for every CSV, GeoJSON and FlatGeobuf extract, with the
+ * file's size, SHA-256 and media type, and nothing else.
+ */
+async function expectDescribesExtracts(output: string): Promise<void> {
+  const exports = join(output, 'exports');
+  const description = JSON.parse(await readFile(join(exports, 'dataset.jsonld'), 'utf8')) as {
+    '@type': string;
+    'dct:title': { '@value': string };
+    'dct:license': { '@id': string };
+    'dct:spatial': { 'dcat:bbox': { '@value': string } };
+    'dct:temporal': { 'dcat:startDate': { '@value': string } };
+    'dcat:distribution': {
+      'dcat:downloadURL': { '@id': string };
+      'dcat:mediaType': { '@id': string };
+      'dcat:byteSize': { '@value': string };
+      'spdx:checksum': { 'spdx:checksumValue': { '@value': string } };
+    }[];
+  };
+  expect(description['@type']).toBe('dcat:Dataset');
+  expect(description['dct:title']['@value']).not.toBe('');
+  expect(description['dct:license']['@id']).toMatch(/creativecommons\.org\/publicdomain\/zero/);
+  expect(description['dct:spatial']['dcat:bbox']['@value']).toMatch(/^POLYGON\(\(3\.\d+ 5/);
+  // The extracts: every CSV, GeoJSON and FlatGeobuf file under exports/, and nothing else.
+  const files = (await readdir(exports, { recursive: true }))
+    .map(String)
+    .filter((f) => /\.(csv|geojson|fgb)$/.test(f))
+    .sort();
+  expect(files.length).toBeGreaterThan(8);
+  const distributions = description['dcat:distribution'];
+  expect(distributions.map((d) => d['dcat:downloadURL']['@id']).sort()).toEqual(files);
+  const media: Record<string, string> = {
+    csv: 'text/csv',
+    geojson: 'application/geo+json',
+    fgb: 'application/vnd.flatgeobuf',
+  };
+  for (const d of distributions) {
+    const path = join(exports, d['dcat:downloadURL']['@id']);
+    const bytes = await readFile(path);
+    expect(Number(d['dcat:byteSize']['@value']), path).toBe(bytes.length);
+    expect(d['spdx:checksum']['spdx:checksumValue']['@value'], path).toBe(
+      createHash('sha256').update(bytes).digest('hex'),
+    );
+    expect(d['dcat:mediaType']['@id']).toBe(
+      `https://www.iana.org/assignments/media-types/${media[path.split('.').at(-1)!]}`,
+    );
+  }
+}
+
 describe('exports/dataset.jsonld', () => {
   it('describes every extract of the demo as a DCAT distribution with its size and SHA-256', async () => {
     const { output } = await sharedDemo();
-    const exports = join(output, 'exports');
-    const description = JSON.parse(await readFile(join(exports, 'dataset.jsonld'), 'utf8')) as {
-      '@type': string;
-      'dct:title': { '@value': string };
-      'dct:license': { '@id': string };
-      'dct:spatial': { 'dcat:bbox': { '@value': string } };
-      'dct:temporal': { 'dcat:startDate': { '@value': string } };
-      'dcat:distribution': {
-        'dcat:downloadURL': { '@id': string };
-        'dcat:mediaType': { '@id': string };
-        'dcat:byteSize': { '@value': string };
-        'spdx:checksum': { 'spdx:checksumValue': { '@value': string } };
-      }[];
+    await expectDescribesExtracts(output);
+    // The manifest lists it as it is on disk, beside the extracts it describes.
+    const manifest = JSON.parse(await readFile(join(output, 'manifest.json'), 'utf8')) as {
+      exports: { path: string; sha256: string; format: string }[];
     };
-    expect(description['@type']).toBe('dcat:Dataset');
-    expect(description['dct:title']['@value']).not.toBe('');
-    expect(description['dct:license']['@id']).toMatch(/creativecommons\.org\/publicdomain\/zero/);
-    expect(description['dct:spatial']['dcat:bbox']['@value']).toMatch(/^POLYGON\(\(3\.\d+ 5/);
-    // The extracts: every CSV, GeoJSON and FlatGeobuf file under exports/, and nothing else.
-    const files = (await readdir(exports, { recursive: true }))
-      .map(String)
-      .filter((f) => /\.(csv|geojson|fgb)$/.test(f))
-      .sort();
-    expect(files.length).toBeGreaterThan(8);
-    const distributions = description['dcat:distribution'];
-    expect(distributions.map((d) => d['dcat:downloadURL']['@id']).sort()).toEqual(files);
-    const media: Record<string, string> = {
-      csv: 'text/csv',
-      geojson: 'application/geo+json',
-      fgb: 'application/vnd.flatgeobuf',
-    };
-    for (const d of distributions) {
-      const path = join(exports, d['dcat:downloadURL']['@id']);
-      const bytes = await readFile(path);
-      expect(Number(d['dcat:byteSize']['@value']), path).toBe(bytes.length);
-      expect(d['spdx:checksum']['spdx:checksumValue']['@value'], path).toBe(
-        createHash('sha256').update(bytes).digest('hex'),
-      );
-      expect(d['dcat:mediaType']['@id']).toBe(
-        `https://www.iana.org/assignments/media-types/${media[path.split('.').at(-1)!]}`,
-      );
-    }
+    const listed = manifest.exports.find((e) => e.path === 'exports/dataset.jsonld');
+    expect(listed?.format).toBe('jsonld');
+    expect(listed?.sha256).toBe(
+      createHash('sha256')
+        .update(await readFile(join(output, 'exports', 'dataset.jsonld')))
+        .digest('hex'),
+    );
   });
 });
 
