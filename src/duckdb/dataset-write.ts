@@ -14,6 +14,7 @@ import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
 import {
   EMPTY_PARTITION,
+  copyStatement,
   portableCopySql,
   portableSource,
   type CopyOptions,
@@ -65,7 +66,7 @@ async function copyInto(
   options: CopyOptions = {},
 ): Promise<number> {
   const portable = await portableSource(db, source, options);
-  const sql = `COPY ${portable.sql} TO ${quotedString(target)} (${portable.format})`;
+  const sql = copyStatement(portable, target);
   return portable.sorted ? db.withThreads(1, () => db.copy(sql)) : db.copy(sql);
 }
 

@@ -128,7 +128,11 @@ export async function portableCopySql(
   target: string,
   options: CopyOptions = {},
 ): Promise<string> {
-  const portable = await portableSource(db, source, options);
+  return copyStatement(await portableSource(db, source, options), target);
+}
+
+/** The COPY statement that writes rows as portableSource gives them to `target`. */
+export function copyStatement(portable: PortableSource, target: string): string {
   return `COPY ${portable.sql} TO ${quotedString(target)} (${portable.format})`;
 }
 
