@@ -176,7 +176,10 @@ export async function fileNotes(db: Database, file: string): Promise<FileNotes> 
  * without its covering box (GeoParquet 1.0). Undefined when it cannot be read
  * as Parquet.
  */
-export async function holdsLegacyTypes(db: Database, file: string): Promise<boolean | undefined> {
+export async function writtenByEarlierVersion(
+  db: Database,
+  file: string,
+): Promise<boolean | undefined> {
   try {
     const [row] = await db.all(
       `SELECT count(*) FILTER (WHERE logical_type LIKE 'UUIDType%' OR logical_type LIKE 'JsonType%' OR converted_type = 'JSON') AS legacy,

@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { commitFile, temporaryPath } from '../util/fs.js';
 import { quotedString, type Database } from './database.js';
-import { holdsLegacyTypes, portableCopySql } from './portable.js';
+import { writtenByEarlierVersion, portableCopySql } from './portable.js';
 
 /** The Parquet files of a dataset folder (and of its partitions), sorted. */
 async function datasetFiles(folder: string): Promise<string[]> {
@@ -112,7 +112,7 @@ export async function portableTypes(
     db,
     folder,
     scratch,
-    (file) => holdsLegacyTypes(db, file),
+    (file) => writtenByEarlierVersion(db, file),
     (read) => `SELECT * FROM ${read}`,
   );
 }

@@ -123,6 +123,24 @@ async function plainViews(folder: string, sql: string): Promise<Record<string, u
   return rows!;
 }
 
+/**
+ * The rows `road-etl query --format jsonl` prints for `sql` over `output`:
+ * the lines holding `column` (the summary line apart).
+ */
+async function queryRows(
+  output: string,
+  sql: string,
+  column: string,
+): Promise<Record<string, unknown>[]> {
+  const result = await runCli(['query', '--output', output, '--format', 'jsonl', sql], { env: {} });
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => column in l);
+}
+
 describe('views.sql', () => {
   it('opens a copy of the folder elsewhere in plain DuckDB with every view road-etl query has, with the same rows', async () => {
     const { output } = await sharedDemo();
@@ -131,15 +149,9 @@ describe('views.sql', () => {
 
     const listing = 'SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name';
     const plainNames = (await plainViews(copy, listing)).map((r) => String(r['view_name']));
-    const queried = await runCli(['query', '--output', output, '--format', 'jsonl', listing], {
-      env: {},
-    });
-    expect(queried.code, queried.stderr).toBe(0);
-    const lines = queried.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const roadEtlViews = lines.filter((l) => 'view_name' in l).map((l) => String(l['view_name']));
+    const roadEtlViews = (await queryRows(output, listing, 'view_name')).map((l) =>
+      String(l['view_name']),
+    );
     expect(roadEtlViews.length).toBeGreaterThan(10);
     expect(plainNames).toEqual(roadEtlViews);
 
@@ -152,16 +164,10 @@ describe('views.sql', () => {
       .join(' UNION ALL ');
     const sql = `SELECT * FROM (${rows}) ORDER BY view`;
     const plain = await plainViews(copy, sql);
-    const viaQuery = await runCli(['query', '--output', output, '--format', 'jsonl', sql], {
-      env: {},
-    });
-    expect(viaQuery.code, viaQuery.stderr).toBe(0);
-    const expected = viaQuery.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => 'view' in l)
-      .map((l) => ({ ...l, n: String(l['n']) }));
+    const expected = (await queryRows(output, sql, 'view')).map((l) => ({
+      ...l,
+      n: String(l['n']),
+    }));
     expect(plain.map((l) => ({ ...l, n: String(l['n']) }))).toEqual(expected);
     expect(expected.filter((l) => Number(l['n']) > 0).length).toBeGreaterThan(10);
   }, 60_000);
