@@ -1,29 +1,52 @@
 -- The history of each sign from the daily current states of today's API: for
--- each pair of consecutive snapshots (signs_live_snapshots, one per download),
--- one row per sign that was added, removed or changed between them, with the
--- properties that changed, named as the columns of signs_live are (NDW's
--- camelCase in snake_case: rvvCode is rvv_code; "geometry" when the sign
--- moved).
+-- each pair of consecutive snapshots (signs_live_snapshots, one file per
+-- download, its moment in `snapshot`, its UTC date the partition
+-- snapshot_date), one row per sign that was added, removed or changed between
+-- them, with the properties that changed, named as the columns of signs_live
+-- are (NDW's camelCase in snake_case: rvvCode is rvv_code; "geometry" when the
+-- sign moved).
 --
--- Kept by the later snapshot of each pair (partition to_moment): a new
--- download adds one pair, and only that pair is compared.
--- getvariable('partitions') lists the to_moment of the pairs to build (unset:
--- all of them). getvariable('inputs') lists the snapshots there are, which
--- spares reading every snapshot to find them; unset, they are read.
+-- Kept by the later snapshot of each pair: its moment `to_moment`, its UTC
+-- date the partition `to_date`. A new download adds one pair, and only the
+-- pairs ending on the dates built are compared.
+-- getvariable('partitions') lists the to_date of the pairs to build (unset:
+-- all of them). getvariable('inputs') lists the snapshot dates there are,
+-- which spares reading every snapshot to find them; unset, they are read.
+
+-- The dates whose snapshots are read: those built, and the date before each
+-- (where the first pair of a date begins).
+SET VARIABLE live_dates = (
+    SELECT list(d ORDER BY d)
+    FROM (
+        SELECT d, lead(d) OVER (ORDER BY d) AS next_d
+        FROM (
+            SELECT unnest(getvariable('inputs')) AS d
+            UNION ALL
+            SELECT DISTINCT snapshot_date FROM signs_live_snapshots WHERE getvariable('inputs') IS NULL
+        )
+    )
+    WHERE getvariable('partitions') IS NULL
+        OR list_contains(getvariable('partitions'), d)
+        OR list_contains(getvariable('partitions'), next_d)
+);
 
 CREATE TEMP TABLE live_pairs AS
-SELECT lag(snapshot) OVER (ORDER BY snapshot) AS from_moment, snapshot AS to_moment
+SELECT lag(snapshot) OVER (ORDER BY snapshot) AS from_moment, snapshot AS to_moment,
+    CAST(timezone('UTC', snapshot) AS DATE) AS to_date
 FROM (
-    SELECT unnest(getvariable('inputs')) AS snapshot
-    UNION ALL
-    SELECT DISTINCT snapshot FROM signs_live_snapshots WHERE getvariable('inputs') IS NULL
+    SELECT DISTINCT snapshot FROM signs_live_snapshots
+    WHERE list_contains(getvariable('live_dates'), snapshot_date)
 )
 QUALIFY from_moment IS NOT NULL
-    AND (getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), to_moment));
+    AND (getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), to_date));
 
 -- The snapshots to read, as constants, so that DuckDB opens no other snapshot's files.
 SET VARIABLE live_pair_ends = (SELECT list(to_moment) FROM live_pairs);
 SET VARIABLE live_pair_starts = (SELECT list(from_moment) FROM live_pairs);
+SET VARIABLE live_pair_dates = (
+    SELECT list(DISTINCT CAST(timezone('UTC', m) AS DATE))
+    FROM (SELECT unnest(list_concat(getvariable('live_pair_starts'), getvariable('live_pair_ends'))) AS m)
+);
 
 -- The signs that differ between the two snapshots of a pair, found from a
 -- fingerprint of each sign (its properties' 64-bit hash and its position), so
@@ -34,13 +57,13 @@ before AS (
     SELECT p.to_moment AS pair, s.sign_id, hash(s.properties::VARCHAR) AS fingerprint, s.longitude, s.latitude
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.from_moment
-    WHERE list_contains(getvariable('live_pair_starts'), s.snapshot)
+    WHERE list_contains(getvariable('live_pair_dates'), s.snapshot_date) AND list_contains(getvariable('live_pair_starts'), s.snapshot)
 ),
 after AS (
     SELECT p.to_moment AS pair, s.sign_id, hash(s.properties::VARCHAR) AS fingerprint, s.longitude, s.latitude
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.to_moment
-    WHERE list_contains(getvariable('live_pair_ends'), s.snapshot)
+    WHERE list_contains(getvariable('live_pair_dates'), s.snapshot_date) AND list_contains(getvariable('live_pair_ends'), s.snapshot)
 )
 SELECT coalesce(a.pair, b.pair) AS pair, coalesce(a.sign_id, b.sign_id) AS sign_id
 FROM after AS a
@@ -56,14 +79,14 @@ before AS (
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.from_moment
     SEMI JOIN live_differing AS d ON d.pair = p.to_moment AND d.sign_id = s.sign_id
-    WHERE list_contains(getvariable('live_pair_starts'), s.snapshot)
+    WHERE list_contains(getvariable('live_pair_dates'), s.snapshot_date) AND list_contains(getvariable('live_pair_starts'), s.snapshot)
 ),
 after AS (
     SELECT p.to_moment AS pair, s.sign_id, s.rvv_code, s.county_code, s.longitude, s.latitude, s.geometry, s.properties
     FROM live_pairs AS p
     JOIN signs_live_snapshots AS s ON s.snapshot = p.to_moment
     SEMI JOIN live_differing AS d ON d.pair = p.to_moment AND d.sign_id = s.sign_id
-    WHERE list_contains(getvariable('live_pair_ends'), s.snapshot)
+    WHERE list_contains(getvariable('live_pair_dates'), s.snapshot_date) AND list_contains(getvariable('live_pair_ends'), s.snapshot)
 ),
 compared AS (
     SELECT
@@ -88,6 +111,7 @@ compared AS (
 SELECT
     p.from_moment,
     p.to_moment,
+    p.to_date,
     c.sign_id,
     c.change,
     c.changed_fields,

@@ -128,8 +128,8 @@ export async function datasetQuery(
 }
 
 /**
- * A dataset of snapshots (its name ends in `_snapshots`, a partition
- * `snapshot=` per download) also has a view of its latest snapshot, named
+ * A dataset of snapshots (its name ends in `_snapshots`, each file one
+ * download, its moment in the column `snapshot`) also has a view of its latest snapshot, named
  * without the suffix (signs_live_snapshots -> signs_live).
  */
 export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | undefined {
@@ -160,9 +160,14 @@ export async function createDatasetViews(
       const latest = latestSnapshotView(dataset);
       if (latest) {
         const all = quotedIdentifier(dataset.name);
+        // The moment is a column of each file (its date the partition); a folder an
+        // earlier version wrote, not yet upgraded, has it as the partition.
+        const columns = new Set(
+          (await db.all(`DESCRIBE ${all}`)).map((c) => String(c['column_name'])),
+        );
+        const excluded = ['snapshot', 'snapshot_date'].filter((c) => columns.has(c));
         await db.run(
-          // (max() straight over a partition column trips DuckDB 1.5's statistics shortcut)
-          `CREATE OR REPLACE VIEW ${quotedIdentifier(latest)} AS SELECT * EXCLUDE (snapshot) FROM ${all} WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${all}))`,
+          `CREATE OR REPLACE VIEW ${quotedIdentifier(latest)} AS SELECT * EXCLUDE (${excluded.join(', ')}) FROM ${all} WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${all}))`,
         );
       }
       const more = derived[dataset.name]?.(

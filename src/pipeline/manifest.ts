@@ -172,7 +172,15 @@ export class ManifestWriter {
     const known = (await readState(output, EXPORTS_FILE, knownExportsSchema)) ?? {};
     for (const record of written) {
       const info = await stat(join(output, record.path)).catch(() => undefined);
-      if (info) known[record.path] = { ...record, mtime_ms: info.mtimeMs };
+      if (!info) continue;
+      // Written again with the same bytes: changed when it last changed (DCAT's dct:modified).
+      const before = known[record.path];
+      const same = before?.sha256 === record.sha256 && before.bytes === record.bytes;
+      known[record.path] = {
+        ...record,
+        ...(same && before.written_at ? { written_at: before.written_at } : {}),
+        mtime_ms: info.mtimeMs,
+      };
     }
     return new ManifestWriter(output, runs, await listExports(output, known));
   }

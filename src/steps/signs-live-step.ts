@@ -1,8 +1,8 @@
 /**
  * Step kind `signs.live`: the current state of today's traffic-sign API (v5 by
  * default, or v4), downloaded whole (gzip on the wire, streamed to disk),
- * typed by DuckDB and kept as one snapshot per download under
- * signs/live_snapshots/snapshot=<moment>/. The view signs_live is the latest
+ * typed by DuckDB and kept as one snapshot file per download under
+ * signs/live_snapshots/snapshot_date=<date>/. The view signs_live is the latest
  * snapshot. A download the service says is unchanged (If-Modified-Since) adds
  * nothing.
  */
@@ -13,7 +13,8 @@ import {
   LIVE_COLUMNS,
   LIVE_DATASET,
   LIVE_GEOMETRY,
-  renameOldSnapshots,
+  moveOldSnapshots,
+  SNAPSHOT_DATE,
 } from '../sources/signs/live.js';
 import { judgeSnapshot, landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
@@ -33,7 +34,17 @@ export type { SignsLiveOptions };
 
 export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   kind: 'signs.live',
-  upgrade: geometryUpgrade(LIVE_DATASET, LIVE_GEOMETRY),
+  async upgrade(context) {
+    await geometryUpgrade(LIVE_DATASET, LIVE_GEOMETRY)(context);
+    const moved = await moveOldSnapshots(context.db, context.output, context.scratch);
+    if (moved > 0)
+      context.log.log(
+        'info',
+        'upgrade.snapshots',
+        `${LIVE_DATASET}: ${moved} snapshot(s) of an earlier version moved to the partition of their date (${SNAPSHOT_DATE}=), the moment in the column snapshot`,
+        { dataset: LIVE_DATASET, snapshots: moved },
+      );
+  },
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
   options: signsLiveOptions,
@@ -42,7 +53,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   // NDW's bulk file is no API: a definition that reads only it names no source.
   asksUpstream: (options) => !options.file,
   views: {
-    signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ']],
+    signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ'], [SNAPSHOT_DATE, 'DATE']],
     signs_live: LIVE_COLUMNS,
   },
   plan(options, context) {
@@ -82,14 +93,6 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
     const upstream = options.file
       ? context.upstream.signs
       : upstreamOf(context, 'signs', 'signs.live');
-    const renamed = await renameOldSnapshots(context.output);
-    if (renamed > 0)
-      context.log.log(
-        'info',
-        'signs.live.renamed',
-        `${renamed} snapshot folder(s) of an earlier version renamed to ISO 8601 moments`,
-        { renamed },
-      );
     let downloadedAt = 0;
     const db = await context.database();
     return runDownload(options, context, plan, {

@@ -124,6 +124,15 @@ describe('one folder, several pipelines', () => {
       'exports/bicycle_hourly/2026-10.csv',
     );
 
+    // The same night again writes the same bytes: each extract keeps when it last changed.
+    const modified = (m: Awaited<ReturnType<typeof readManifest>>['manifest']) =>
+      new Map(m.exports.map((e) => [e.path, e.written_at]));
+    const description = await readFile(join(output, 'exports/dataset.jsonld'), 'utf8');
+    await bicycle('2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z');
+    expect(await onDisk(output)).toEqual(after);
+    expect(modified((await readManifest(output)).manifest)).toEqual(modified(latest.manifest));
+    expect(await readFile(join(output, 'exports/dataset.jsonld'), 'utf8')).toBe(description);
+
     // A file removed by hand is no longer named; one put there by hand is, without rows.
     await rm(join(output, 'exports/signs_live.csv'));
     await writeFile(join(output, 'exports/readme.txt'), 'published nightly\n');

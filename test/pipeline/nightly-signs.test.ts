@@ -68,10 +68,10 @@ async function landedChanges(output: string): Promise<string[]> {
   const rows = await duck(
     `WITH snapshots AS (
        SELECT snapshot, row_number() OVER (ORDER BY snapshot) - 1 AS pair
-       FROM (SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet', hive_partitioning = true, hive_types = {'snapshot': TIMESTAMPTZ}))
+       FROM (SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet'))
      )
      SELECT s.pair, sign_id::VARCHAR AS sign_id, change, changed_fields
-     FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet', hive_partitioning = true, hive_types = {'to_moment': TIMESTAMPTZ}) c
+     FROM read_parquet('${output}/derived/signs_live_changes/**/*.parquet') c
      JOIN snapshots s ON s.snapshot = c.to_moment`,
   );
   return changeLines(rows);

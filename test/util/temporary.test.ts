@@ -13,7 +13,13 @@ describe('temporary files a killed run leaves', () => {
     const left = [geojson, `${geojson}.features`, fgb, `${fgb}.bucket-0`, `${fgb}.bucket-17`];
     // What is not a writer's: a dataset's files, an extract, a hidden file of another kind.
     const kept = [
-      join(output, 'signs', 'live_snapshots', 'snapshot=x', 'signs_live.parquet'),
+      join(
+        output,
+        'signs',
+        'live_snapshots',
+        'snapshot_date=2026-11-26',
+        'signs_live-20261126T060000000Z.parquet',
+      ),
       join(output, 'exports', 'signs_live.fgb'),
       join(output, 'exports', '.hidden.fgb'),
       join(scratch, '.signs_live.fgb.tmp-12-nothex00.bucket-1'),

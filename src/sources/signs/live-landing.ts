@@ -1,13 +1,13 @@
 /**
  * Landing a download of today's API: the file (GeoJSON or v4 CSV) made into
- * features, typed by DuckDB (live.ts), and written as one snapshot partition
- * (signs/live_snapshots/snapshot=<moment>/) with the features that cannot be
- * typed quarantined beside it, each file put in place whole.
+ * features, typed by DuckDB (live.ts), and written as one snapshot file in
+ * the partition of its UTC date (signs/live_snapshots/snapshot_date=<date>/,
+ * the moment in its column `snapshot`) with the features that cannot be typed
+ * quarantined beside it, each file put in place whole.
  */
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { quotedString, STAGED_FORMAT, type Database } from '../../duckdb/database.js';
-import { partitionFolder } from '../../duckdb/partitions.js';
 import { DataError, explainDataError, firstLineOf } from '../../errors.js';
 import { RetryableError } from '../../http/answers.js';
 import { commitFiles, fileExcerpt, makeFolder, temporaryPath } from '../../util/fs.js';
@@ -22,6 +22,7 @@ import {
   featureLines,
   featureMembers,
   featureParts,
+  snapshotFile,
 } from './live.js';
 import { portableCopySql } from '../../duckdb/portable.js';
 
@@ -47,7 +48,7 @@ export interface LiveDownload {
 }
 
 export interface LandedLive {
-  /** The snapshot's partition value: its moment in ISO 8601 UTC to the millisecond. */
+  /** The snapshot's moment in ISO 8601 UTC to the millisecond. */
   snapshot: string;
   rows: number;
   quarantined: number;
@@ -162,12 +163,7 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     });
   const moment = new Date(download.downloadedAt).toISOString();
   const values = { api: download.api, downloaded_at: moment };
-  const snapshot = join(
-    download.output,
-    LIVE_DATASET,
-    partitionFolder('snapshot', moment),
-    `${download.stepId}.parquet`,
-  );
+  const snapshot = join(download.output, LIVE_DATASET, snapshotFile(download.stepId, moment));
   const quarantine = join(
     download.output,
     LIVE_QUARANTINE_DATASET,
@@ -184,7 +180,7 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
         db,
         copier,
         relation,
-        'SELECT * EXCLUDE (_problem, raw_feature) FROM typed WHERE _problem IS NULL',
+        'SELECT * EXCLUDE (_problem, raw_feature), downloaded_at AS snapshot FROM typed WHERE _problem IS NULL',
         kept,
         values,
       ),

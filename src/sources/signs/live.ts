@@ -9,35 +9,91 @@
  * kept too. A feature without a UUID, a position or an RVV code cannot be a
  * row: it goes to the quarantine with the reason.
  */
-import { readdir, rename } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { partitionFolder } from '../../duckdb/partitions.js';
-import { quotedString } from '../../duckdb/database.js';
+import { partitionFolder, unescapePartitionValue } from '../../duckdb/partitions.js';
+import { quotedString, type Database } from '../../duckdb/database.js';
+import { portableCopySql } from '../../duckdb/portable.js';
+import { writeThrough } from '../../util/fs.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 
-/** Every download of the current state: one snapshot partition per download. */
+/**
+ * Every download of the current state: one file per download, in the partition
+ * of its UTC date (`snapshot_date=YYYY-MM-DD`, which every reader types as a
+ * date), its moment in the column `snapshot`.
+ */
 export const LIVE_DATASET = join('signs', 'live_snapshots');
 
-/** A snapshot folder as earlier versions named it: snapshot=20261115T060000123Z. */
-const OLD_SNAPSHOT = /^snapshot=(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z$/;
+/** The partition column of the snapshots. */
+export const SNAPSHOT_DATE = 'snapshot_date';
+
+/** A moment (ISO 8601 UTC) as it is written in a file name: 20261115T060000123Z. */
+function compactMoment(moment: string): string {
+  return moment.replace(/[-:.]/g, '');
+}
+
+/** Where the snapshot of `moment` (ISO 8601 UTC) landed by step `stepId` lies in the dataset. */
+export function snapshotFile(stepId: string, moment: string): string {
+  return join(
+    partitionFolder(SNAPSHOT_DATE, moment.slice(0, 10)),
+    `${stepId}-${compactMoment(moment)}.parquet`,
+  );
+}
+
+/** A snapshot folder as earlier versions named it: snapshot=<moment>, as ISO 8601 (escaped) or compact. */
+const OLD_SNAPSHOT = /^snapshot=(.+)$/;
+const COMPACT = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z$/;
+
+/** The moment (ISO 8601 UTC) of an earlier version's snapshot folder; undefined for another folder. */
+function oldSnapshotMoment(name: string): string | undefined {
+  const m = OLD_SNAPSHOT.exec(name);
+  if (!m) return undefined;
+  const value = unescapePartitionValue(m[1]!);
+  const c = COMPACT.exec(value);
+  const moment = c ? `${c[1]}-${c[2]}-${c[3]}T${c[4]}:${c[5]}:${c[6]}.${c[7]}Z` : value;
+  const time = Date.parse(moment);
+  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
+}
 
 /**
- * Renames the snapshot folders of an earlier version to today's names (the
- * moment in ISO 8601, which readers parse, and which sorts with the new ones);
- * resolves to how many. Each rename is atomic; a run cut short leaves the rest
- * to the next.
+ * Moves the snapshots of an earlier version (a folder `snapshot=<moment>` per
+ * download, the moment only in the folder's name) to today's layout: each
+ * file rewritten, with its moment as the column `snapshot`, into the partition
+ * of its date, then the old folder removed. Each file is put in place whole
+ * before its old folder goes; a run cut short leaves the rest to the next,
+ * which writes the same file again. Resolves to how many snapshots moved.
  */
-export async function renameOldSnapshots(output: string): Promise<number> {
+export async function moveOldSnapshots(
+  db: Database,
+  output: string,
+  scratch: string,
+): Promise<number> {
   const folder = join(output, LIVE_DATASET);
-  let renamed = 0;
-  for (const name of await readdir(folder).catch(() => [])) {
-    const m = OLD_SNAPSHOT.exec(name);
-    if (!m) continue;
-    const moment = `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${m[7]}Z`;
-    await rename(join(folder, name), join(folder, partitionFolder('snapshot', moment)));
-    renamed++;
+  let moved = 0;
+  for (const name of (await readdir(folder).catch(() => [])).sort()) {
+    const moment = oldSnapshotMoment(name);
+    if (moment === undefined) continue;
+    const files = (await readdir(join(folder, name)))
+      .filter((f) => f.endsWith('.parquet') && !f.startsWith('.'))
+      .sort();
+    for (const file of files) {
+      const target = join(folder, snapshotFile(file.slice(0, -'.parquet'.length), moment));
+      const read = `read_parquet(${quotedString(join(folder, name, file))}, hive_partitioning = false)`;
+      await writeThrough(target, scratch, async (temporary) =>
+        db.copy(
+          await portableCopySql(
+            db,
+            `(SELECT *, CAST(${quotedString(moment)} AS TIMESTAMPTZ) AS snapshot FROM ${read})`,
+            temporary,
+            { spatialOrder: false },
+          ),
+        ),
+      );
+    }
+    await rm(join(folder, name), { recursive: true, force: true });
+    moved++;
   }
-  return renamed;
+  return moved;
 }
 export const LIVE_QUARANTINE_DATASET = join('signs', 'live_quarantine');
 
@@ -104,7 +160,7 @@ export function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-/** Columns of a snapshot file (the partition column `snapshot` apart), with their types. */
+/** Columns of a row of the current state, with their types (a snapshot file adds `snapshot`). */
 export const LIVE_COLUMNS: readonly (readonly [string, string])[] = [
   ['sign_id', 'VARCHAR'],
   ['longitude', 'DOUBLE'],
