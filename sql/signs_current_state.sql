@@ -54,7 +54,7 @@ SELECT id, publication_timestamp, row_hash FROM current_winners WHERE source_ran
 DROP TABLE current_winners;
 
 CREATE OR REPLACE VIEW signs_current_state AS
-SELECT e.* EXCLUDE (feed_index, publication_date)
+SELECT e.* EXCLUDE (feed_index, publication_date, publication_month)
 FROM signs_events AS e
 SEMI JOIN winning_events AS w
     ON e.id = w.id

@@ -1,6 +1,6 @@
 -- The current state of every traffic sign, from the previous one
 -- (previous_signs_current_state) and the partitions of signs_events added or
--- rewritten since it was built (getvariable('partitions'): publication dates,
+-- rewritten since it was built (getvariable('partitions'): publication months,
 -- each at or after the last one built on). What signs_current_state.sql gives
 -- over everything, at the cost of the new events and the signs, not of the
 -- whole feed.
@@ -25,7 +25,7 @@ FROM signs_snapshot;
 CREATE TEMP TABLE folded_winners AS
 SELECT id, publication_timestamp, feed_index, type
 FROM signs_events
-WHERE list_contains(getvariable('partitions'), publication_date)
+WHERE list_contains(getvariable('partitions'), publication_month)
   AND ($mode = 'events' OR publication_timestamp >= (SELECT cutoff FROM snapshot_cutoff))
 QUALIFY row_number() OVER (PARTITION BY id ORDER BY publication_timestamp DESC, feed_index DESC) = 1;
 
@@ -34,11 +34,11 @@ SELECT p.*
 FROM previous_signs_current_state AS p
 ANTI JOIN folded_winners AS w ON p.id = w.id
 UNION ALL BY NAME
-SELECT e.* EXCLUDE (feed_index, publication_date)
+SELECT e.* EXCLUDE (feed_index, publication_date, publication_month)
 FROM signs_events AS e
 SEMI JOIN folded_winners AS w
     ON e.id = w.id
    AND e.publication_timestamp = w.publication_timestamp
    AND e.feed_index = w.feed_index
    AND w.type <> 'deleted'
-WHERE list_contains(getvariable('partitions'), e.publication_date);
+WHERE list_contains(getvariable('partitions'), e.publication_month);

@@ -24,7 +24,7 @@ async function parquetByFolder(root: string): Promise<Map<string, string[]>> {
 }
 
 describe('the layout of the demo output', () => {
-  it('holds at most one file per partition and day, and a rerun adds none', async () => {
+  it('holds at most one file per partition, a month of the sparse event feed in one, and a rerun adds none', async () => {
     // The first run is the shared one, on a copy of its output: the second runs on that copy.
     const { run: first, output } = await copyOfDemo();
     const args = ['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output];
@@ -33,9 +33,15 @@ describe('the layout of the demo output', () => {
     const files = await parquetByFolder(output);
     const crowded = [...files].filter(([, names]) => names.length > 1);
     expect(crowded).toEqual([]);
-    // The sparse demo feed spreads a unit over many days: each day is one file all the same.
-    const days = [...files.keys()].filter((f) => f.startsWith('signs/events/publication_date='));
-    expect(days.length).toBeGreaterThan(100);
+    // The sparse demo feed (a few events a day, over years) is one file per month.
+    const days = [...files.keys()].filter((f) => f.startsWith('signs/events/publication_month='));
+    expect(days.length).toBeGreaterThan(12);
+    const [spread] = await duck(
+      `SELECT count(DISTINCT publication_date)::INTEGER AS dates, count(*)::INTEGER AS n
+       FROM read_parquet('${output}/signs/events/*/*.parquet')`,
+    );
+    expect(spread!['dates']).toBeGreaterThan(10 * days.length);
+    expect(spread!['n']).toBeGreaterThan(100 * days.length);
     // Every event is there once, and the manifest lists exactly the files that are there.
     const { run: manifest } = await readManifest(output);
     const events = manifest.steps.find((s) => s.id === 'signs_events')!;

@@ -126,7 +126,7 @@ describe('local trouble', () => {
     const printed = await inMountNamespace(
       `
       set -u
-      mkdir -p ${disk} && mount -t tmpfs -o size=2m tmpfs ${disk}
+      mkdir -p ${disk} && mount -t tmpfs -o size=256k tmpfs ${disk}
       "$NODE" "$CLI" run ${file} --output ${output} > ${dir}/tiny.out 2> ${dir}/tiny.err; echo "tiny $?"
       cp -a ${output} ${dir}/tiny
       mount -o remount,size=24m ${disk}

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -12,8 +12,8 @@ import {
   truthEventHashes,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { dayCut } from '../../src/sources/signs/range-reader.js';
-import { outputHashes, testDir } from '../helpers/tmp.js';
+import { monthCut } from '../../src/sources/signs/range-reader.js';
+import { duck, outputHashes, testDir } from '../helpers/tmp.js';
 
 const sorted = (values: string[]) => [...values].sort();
 
@@ -50,26 +50,18 @@ describe('signs.events against the simulator', () => {
     },
   );
 
-  it('ends each unit of a reader where a new day begins: no day is split, nothing to merge', async () => {
-    // Units that end wherever a page ends split a day between two files about once a
-    // unit; a unit due now ends at the first event of a new day instead, unless that
-    // day goes on past a quarter of the unit's size (not on this feed: the size is
-    // chosen above four times its busiest day).
-    const perDay = new Map<string, number>();
+  it('ends each unit of a reader where a new month begins: no month is split, nothing to merge', async () => {
+    // Units that end wherever a page ends split a month between two files about once a
+    // unit; a unit due now ends at the first event of a new month instead, unless that
+    // month goes on past a quarter of the unit's size (not on this feed: the size is
+    // chosen above four times its busiest month).
+    const perMonth = new Map<string, number>();
     for (const event of simulator.world.distinctEvents()) {
       const ms = Date.parse(String(event['publication_timestamp']));
-      const day = new Date(ms).toISOString().slice(0, 10);
-      perDay.set(day, (perDay.get(day) ?? 0) + 1);
+      const month = new Date(ms).toISOString().slice(0, 7);
+      perMonth.set(month, (perMonth.get(month) ?? 0) + 1);
     }
-    const unitRows = 4 * Math.max(...perDay.values()) + 1;
-    // Units fill up before they span a month of days (UNIT_DAYS): any 30 days hold more.
-    const daily = [...perDay.entries()].sort(([a], [b]) => a.localeCompare(b));
-    const within30 = (from: string) =>
-      daily
-        .filter(([day]) => day >= from && Date.parse(day) - Date.parse(from) < 30 * 86_400_000)
-        .reduce((sum, [, n]) => sum + n, 0);
-    const inner = daily.slice(0, -30).map(([day]) => within30(day));
-    expect(Math.min(...inner)).toBeGreaterThan(unitRows);
+    const unitRows = 4 * Math.max(...perMonth.values()) + 1;
     const { failure, output, logger } = await runAgainst(simulator, {
       limit: 7,
       concurrency: 1,
@@ -78,18 +70,17 @@ describe('signs.events against the simulator', () => {
     expect(failure).toBeUndefined();
     expect(await landedEventHashes(output)).toEqual(truth);
     const units = logger.events.filter((e) => e.event === 'signs.unit');
-    expect(units.length).toBeGreaterThan(3);
+    expect(units.length).toBeGreaterThan(2);
     expect(logger.events.filter((e) => e.event === 'signs.compaction')).toEqual([]);
-    const days = await readdir(join(output, 'signs', 'events'));
-    expect(days.length).toBe(perDay.size);
-    for (const day of days)
-      expect(await readdir(join(output, 'signs', 'events', day))).toHaveLength(1);
-    // Every unit but the last is full, and none has gone past its quarter.
-    const rows = units.map((e) => Number(e.fields['rows']));
-    for (const n of rows.slice(0, -1)) {
-      expect(n).toBeGreaterThanOrEqual(unitRows);
-      expect(n).toBeLessThan(unitRows + Math.ceil(unitRows / 4) + 7);
-    }
+    const months = await readdir(join(output, 'signs', 'events'));
+    expect(months.sort()).toEqual(
+      [...perMonth.keys()].sort().map((m) => `publication_month=${m}-01`),
+    );
+    for (const month of months)
+      expect(await readdir(join(output, 'signs', 'events', month))).toHaveLength(1);
+    // No unit has gone past its quarter.
+    for (const e of units)
+      expect(Number(e.fields['rows'])).toBeLessThan(unitRows + Math.ceil(unitRows / 4) + 7);
   });
 
   it('stops every reader soon after one fails for good, keeping what landed', async () => {
@@ -217,6 +208,62 @@ describe('signs.events against the simulator', () => {
     expect(second.summary.steps[0]!.rows_out).toBe(truth.length - early.length);
     const third = await runAgainst(growing, { concurrency: 3 }, dir);
     expect(third.summary.steps[0]!.rows_out).toBe(0);
+  });
+
+  it('moves the day partitions of an earlier version into months at the next run, which goes on from its checkpoint', async () => {
+    const growing = await useSimulator({
+      seed: 11,
+      signs: { signs: 500 },
+      now: '2026-10-01T00:00:00.000Z',
+    });
+    const dir = await testDir();
+    const first = await runAgainst(growing, { concurrency: 3 }, dir);
+    expect(first.failure).toBeUndefined();
+    const root = join(first.output, 'signs', 'events');
+    // As an earlier version laid them out: a folder per day, each file named after its unit.
+    let files = 0;
+    for (const month of await readdir(root)) {
+      for (const name of await readdir(join(root, month))) {
+        const file = join(root, month, name);
+        const unit = /^(signs_events-\d+-\d+)/.exec(name)![1]!;
+        const dates = await duck(
+          `SELECT DISTINCT publication_date::VARCHAR AS d FROM read_parquet('${file}')`,
+        );
+        for (const { d } of dates) {
+          const day = join(root, `publication_date=${String(d)}`);
+          await mkdir(day, { recursive: true });
+          await duck(
+            `COPY (SELECT * EXCLUDE (publication_date) FROM read_parquet('${file}', hive_partitioning = false) WHERE publication_date = '${String(d)}') TO '${join(day, `${unit}.parquet`)}'`,
+          );
+          files++;
+        }
+      }
+      await rm(join(root, month), { recursive: true });
+    }
+    expect(files).toBeGreaterThan(40);
+    const early = truthEventHashes(growing);
+    expect(await landedEventHashes(first.output)).toEqual(early);
+
+    growing.world.setNow('2026-11-15T00:00:00.000Z');
+    const second = await runAgainst(growing, { concurrency: 3 }, dir);
+    expect(second.failure).toBeUndefined();
+    expect(second.logger.events.find((e) => e.event === 'upgrade.events')).toBeDefined();
+    const folders = await readdir(root);
+    expect(folders.every((f) => /^publication_month=\d{4}-\d\d-01$/.test(f))).toBe(true);
+    expect(await landedEventHashes(second.output)).toEqual(truth);
+    expect(second.summary.steps[0]!.rows_out).toBe(truth.length - early.length);
+    // The day is the column it was the folder of; each month's small files merged into one.
+    const [wrong] = await duck(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${root}/*/*.parquet', hive_partitioning = true)
+       WHERE publication_date <> CAST(publication_timestamp AS DATE)
+          OR publication_month <> CAST(date_trunc('month', publication_timestamp) AS DATE)`,
+    );
+    expect(wrong!['n']).toBe(0);
+    for (const folder of folders) expect(await readdir(join(root, folder))).toHaveLength(1);
+    // The next night has nothing to add, nothing to move.
+    const third = await runAgainst(growing, { concurrency: 3 }, dir);
+    expect(third.summary.steps[0]!.rows_out).toBe(0);
+    expect(await landedEventHashes(third.output)).toEqual(truth);
   });
 
   it('quarantines records that cannot be typed, with the reason, and loses none', async () => {
@@ -363,48 +410,59 @@ describe('signs.events at an instant shared by more events than a chunk holds', 
   });
 });
 
-describe('dayCut', () => {
+describe('monthCut', () => {
   const page = (instants: string[]) => ({
     body: Buffer.alloc(0),
     positions: instants.map((_, n) => n),
     indexes: instants.map(() => 0),
     instants,
   });
-  const day1 = '2026-03-01T23:59:59.999Z';
-  const day2 = '2026-03-02T00:00:00.000Z';
-  const day3 = '2026-03-03T08:00:00.000Z';
+  const day1 = '2026-03-31T23:59:59.999Z';
+  const day2 = '2026-04-01T00:00:00.000Z';
+  const day3 = '2026-04-02T08:00:00.000Z';
+  const may = '2026-05-01T08:00:00.000Z';
 
-  it('cuts a due unit at the first event of a new day', () => {
-    expect(dayCut(page([day1, day1, day2, day2]), { staged: 10, first: day1 }, 10, day1)).toBe(2);
-    // due only after the first two events of the page
-    expect(dayCut(page([day1, day2, day2, day3]), { staged: 8, first: day1 }, 10, day1)).toBe(3);
-    // the page begins a new day
-    expect(dayCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day1)).toBe(0);
+  it('cuts a due unit at the first event of a new month', () => {
+    expect(monthCut(page([day1, day1, day2, day2]), { staged: 10, first: day1 }, 10, day1)).toBe(2);
+    // due only after the first two events of the page, and only a new month is a place to cut
+    expect(monthCut(page([day1, day2, day3, may]), { staged: 8, first: day1 }, 10, day1)).toBe(3);
+    // the page begins a new month
+    expect(monthCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day1)).toBe(0);
   });
 
-  it('does not cut a unit that is not due, nor a page of one day', () => {
-    expect(dayCut(page([day1, day2]), { staged: 5, first: day1 }, 10, day1)).toBeUndefined();
-    expect(dayCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day2)).toBeUndefined();
-    expect(dayCut(page([day2]), { staged: 0, first: undefined }, 0, undefined)).toBeUndefined();
+  it('does not cut a unit that is not due, nor a page of one month', () => {
+    expect(monthCut(page([day1, day2]), { staged: 5, first: day1 }, 10, day1)).toBeUndefined();
+    expect(monthCut(page([day2, day3]), { staged: 12, first: day1 }, 10, day2)).toBeUndefined();
+    expect(monthCut(page([day2]), { staged: 0, first: undefined }, 0, undefined)).toBeUndefined();
   });
 
-  it('cuts a unit that spans a month of days, however few its events', () => {
+  it('cuts a unit that spans a month of days, however few its events, where a month begins', () => {
+    const first = '2026-03-01T10:00:00.000Z';
     const before = '2026-03-30T10:00:00.000Z';
-    // 2026-04-01 is 31 days after day1's day (2026-03-01); 2026-03-31 is 30
+    // 2026-04-01 is 31 days after 2026-03-01, and a new month; 2026-03-31 is 30
+    expect(monthCut(page(['2026-04-01T06:00:00.000Z']), { staged: 3, first }, 10_000, before)).toBe(
+      0,
+    );
     expect(
-      dayCut(page(['2026-04-01T06:00:00.000Z']), { staged: 3, first: day1 }, 10_000, before),
-    ).toBe(0);
+      monthCut(page(['2026-03-31T06:00:00.000Z']), { staged: 3, first }, 10_000, before),
+    ).toBeUndefined();
+    // A month begun 28 days in: not due yet, the unit goes on into it
+    const fifth = '2026-03-05T10:00:00.000Z';
     expect(
-      dayCut(page(['2026-03-31T06:00:00.000Z']), { staged: 3, first: day1 }, 10_000, before),
+      monthCut(page(['2026-04-02T06:00:00.000Z']), { staged: 3, first: fifth }, 10_000, before),
     ).toBeUndefined();
   });
 
   it('does not cut where the events are out of order around the cut', () => {
-    // Starting again at day3's instant, a reader would not be given the day2 event after it;
-    // starting at day2's, it would be given the day3 event before it a second time.
-    expect(dayCut(page([day1, day3, day2]), { staged: 10, first: day1 }, 10, day1)).toBeUndefined();
-    expect(dayCut(page([day1, day3, day1]), { staged: 10, first: day1 }, 10, day1)).toBeUndefined();
+    // Starting again at may's instant, a reader would not be given the day2 event after it;
+    // starting at day2's, it would be given the may event before it a second time.
+    expect(
+      monthCut(page([day1, may, day2]), { staged: 10, first: day1 }, 10, day1),
+    ).toBeUndefined();
+    expect(
+      monthCut(page([day1, may, day1]), { staged: 10, first: day1 }, 10, day1),
+    ).toBeUndefined();
     // the reader has staged a later instant than the page's
-    expect(dayCut(page([day2, day2]), { staged: 12, first: day1 }, 10, day3)).toBeUndefined();
+    expect(monthCut(page([day2, day2]), { staged: 12, first: day1 }, 10, may)).toBeUndefined();
   });
 });

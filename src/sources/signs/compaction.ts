@@ -1,8 +1,9 @@
 /**
  * Keeps the files of signs/events at a useful size. A unit lands a file in
- * every day it spans, so a sparse feed leaves many small files per day, and
- * every query pays for each. When the step has landed its units, the small
- * files of a step in one publication_date partition are merged into one.
+ * every month it spans, and every night lands one more, so a month collects
+ * many small files, and every query pays for each. When the step has landed
+ * its units, the small files of a step in one publication_month partition are
+ * merged into one.
  *
  * Crash-safe: the merged file is written under a temporary name; a journal
  * naming it and the files it replaces is saved before it is renamed into

@@ -2,7 +2,8 @@
  * Lands a unit of events: the events taken, as received, with their
  * feed_index, in an NDJSON staging file written as the pages arrive -> DuckDB
  * (parsing, content hash, typing) -> Parquet files under
- * signs/events/publication_date=YYYY-MM-DD/, and untypeable records under
+ * signs/events/publication_month=YYYY-MM-01/ (the month, in UTC, of each
+ * event's publication_timestamp; its publication_date a column), and untypeable records under
  * signs/quarantine/. Files are named after the unit's first feed position, so a
  * unit landed again after a crash replaces its files instead of adding to them.
  */
@@ -20,6 +21,17 @@ import { signTyping } from './schema.js';
 import { portableCopySql } from '../../duckdb/portable.js';
 
 export const EVENTS_DATASET = join('signs', 'events');
+
+/**
+ * The partition of the events: the UTC month of their publication. A day of a
+ * town's feed holds a handful of events, and a national day a few thousand: a
+ * month gives files a reader can afford, and the day is a column.
+ */
+export const EVENTS_PARTITION = 'publication_month';
+/** The UTC date of an event, as its column publication_date (the run's DuckDB is in UTC). */
+const PUBLICATION_DATE = 'CAST(publication_timestamp AS DATE)';
+/** The first day of its UTC month, as the partition value. */
+const PUBLICATION_MONTH = `CAST(date_trunc('month', publication_timestamp) AS DATE)`;
 export const QUARANTINE_DATASET = join('signs', 'quarantine');
 
 /** A position in the feed: an instant (ms) and a place within it. */
@@ -133,9 +145,9 @@ export async function landUnit(
   stem: string,
   staged: StagedLines,
   /**
-   * Where DuckDB writes the unit's day files, kept from unit to unit (the files
-   * are moved out, the day folders stay): making and removing a folder per day
-   * for every unit is what a sparse feed's landing spent most of its time on.
+   * Where DuckDB writes the unit's month files, kept from unit to unit (the files
+   * are moved out, the month folders stay): making and removing a folder per
+   * partition for every unit is what a sparse feed's landing spent most of its time on.
    * One per landing connection.
    */
   parts: string,
@@ -149,26 +161,26 @@ export async function landUnit(
     const events = staged.rows;
     const typed = await signTyping(db, stagedEvents(lines), 'nested');
     const files: string[] = [];
-    // DuckDB names the files it wrote: the day folders kept from earlier units are not listed.
+    // DuckDB names the files it wrote: the month folders kept from earlier units are not listed.
     const [written] = await db.all(
       await portableCopySql(
         db,
-        `(SELECT * EXCLUDE (_problem), CAST(publication_timestamp AS DATE) AS publication_date FROM ${typed} WHERE _problem IS NULL)`,
+        `(SELECT * EXCLUDE (_problem), ${PUBLICATION_DATE} AS publication_date, ${PUBLICATION_MONTH} AS ${EVENTS_PARTITION} FROM ${typed} WHERE _problem IS NULL)`,
         parts,
         {
-          extra: `PARTITION_BY (publication_date), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true`,
+          extra: `PARTITION_BY (${EVENTS_PARTITION}), FILENAME_PATTERN 'part_{i}', OVERWRITE_OR_IGNORE true, RETURN_FILES true`,
         },
       ),
     );
     const rows = Number(written?.['Count'] ?? 0);
-    const byDay = new Map<string, string[]>();
+    const byMonth = new Map<string, string[]>();
     for (const file of (written?.['Files'] as string[] | undefined) ?? []) {
-      const day = basename(dirname(file));
-      byDay.set(day, [...(byDay.get(day) ?? []), file]);
+      const month = basename(dirname(file));
+      byMonth.set(month, [...(byMonth.get(month) ?? []), file]);
     }
     const moves: [string, string][] = [];
-    for (const [day, produced] of byDay) {
-      const target = join(output, EVENTS_DATASET, day);
+    for (const [month, produced] of byMonth) {
+      const target = join(output, EVENTS_DATASET, month);
       await makeFolder(target);
       for (const [n, file] of produced.sort().entries()) {
         moves.push([file, join(target, `${stem}${n === 0 ? '' : `-${n}`}.parquet`)]);

@@ -96,7 +96,7 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
     const outcome = await nextPage();
     const { taken } = outcome;
     const unit = { staged: reading.staged(), first: reading.staged() > 0 ? first : undefined };
-    const cut = dayCut(taken, unit, reading.unitRows, latest);
+    const cut = monthCut(taken, unit, reading.unitRows, latest);
     if (cut === undefined) await stage(taken);
     else {
       await stage(takenSlice(taken, 0, cut));
@@ -117,16 +117,16 @@ export async function readRange(range: LiveRange, reading: RangeReading): Promis
       range.finished = true;
       return outcome.reachedEnd;
     }
-    // A day that goes on past the unit's size by a quarter is cut where the page ends.
+    // A month that goes on past the unit's size by a quarter is cut where the page ends.
     if (reading.staged() >= reading.unitRows + Math.ceil(reading.unitRows / 4))
       await reading.flush(false);
   }
 }
 
 /**
- * A unit spans at most this many UTC days: DuckDB holds a writer for each day
- * file of a unit while it lands (about 1.4 MB each), so on a sparse feed the
- * days, not the events, are what a landing's memory grows with.
+ * A unit spans at most this many UTC days: DuckDB holds a writer for each
+ * partition file of a unit while it lands (about 1.4 MB each), and a unit of a
+ * sparse feed that spans a month is cut where the next begins.
  */
 export const UNIT_DAYS = 31;
 
@@ -135,17 +135,23 @@ function dayOf(instant: string): number {
   return Math.floor(offsetMs(instant) / DAY_MS);
 }
 
+/** The UTC month of an instant (ISO 8601): its year and month. */
+function monthOf(instant: string): string {
+  return new Date(offsetMs(instant)).toISOString().slice(0, 7);
+}
+
 /**
  * Where in a page the unit in hand ends, once it is due (it holds `unitRows`
  * events, or spans UNIT_DAYS days from its `first` instant): at the first
- * event of a new UTC day, so that one reader's units do not share a day's
+ * event of a new UTC month, so that one reader's units do not share a month's
  * partition (each would make a file there). Undefined when the page has no
- * such place: the unit goes on. The cut's instant must be later than every
- * event before it (`latest`: the latest instant the reader has staged) and
- * not later than any after it, so that a reader starting again there (with
- * nothing of that instant seen) is given exactly the events after the cut.
+ * such place: the unit goes on (until it is a quarter past its size). The
+ * cut's instant must be later than every event before it (`latest`: the
+ * latest instant the reader has staged) and not later than any after it, so
+ * that a reader starting again there (with nothing of that instant seen) is
+ * given exactly the events after the cut.
  */
-export function dayCut(
+export function monthCut(
   taken: TakenPage,
   unit: { staged: number; first: string | undefined },
   unitRows: number,
@@ -163,7 +169,7 @@ export function dayCut(
     if (
       due &&
       before !== undefined &&
-      dayOf(before) < day &&
+      monthOf(before) < monthOf(instant) &&
       instants.slice(n).every((later) => later >= instant)
     )
       return n;

@@ -95,6 +95,7 @@ export const EVENTS_VIEW_COLUMNS: readonly (readonly [string, string])[] = [
   ['feed_index', 'INTEGER'],
   ...typedColumns({}).slice(SIGN_FIELDS.length),
   ['publication_date', 'DATE'],
+  ['publication_month', 'DATE'],
 ];
 
 /** Columns of the signs_snapshot view. */
