@@ -5,6 +5,8 @@ import type { Pipeline } from '../pipeline/build.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { createProgress } from '../progress.js';
 import {
   commaList,
@@ -71,11 +73,31 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
     } catch (error) {
       // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
       if (!summarized.has(error as object))
-        printSummary(io, refusedSummary(error, { pipeline: pipelineName, output }));
+        printSummary(
+          io,
+          refusedSummary(error, {
+            pipeline: pipelineName ?? definitionName(args.pipeline),
+            output,
+          }),
+        );
       throw markSummarized(error);
     }
   },
 });
+
+/**
+ * The `name` a definition file gives itself, read as plain YAML (null when it
+ * cannot be read or has none): a run refused before its definition is valid
+ * still names the pipeline in its summary.
+ */
+function definitionName(file: string): string | null {
+  try {
+    const name = (parse(readFileSync(file, 'utf8')) as { name?: unknown } | null)?.name;
+    return typeof name === 'string' && name !== '' ? name : null;
+  } catch {
+    return null;
+  }
+}
 
 /** Errors whose summary line is already on stdout. */
 const summarized = new WeakSet<object>();
@@ -97,7 +119,14 @@ export function printRefusedRun(argv: readonly string[], error: unknown, io: Cli
   if (argv[0] !== 'run' || summarized.has(error as object)) return;
   const at = argv.indexOf('--output');
   const output = at >= 0 && argv[at + 1] ? argv[at + 1]! : 'output';
-  printSummary(io, refusedSummary(error, { pipeline: null, output: resolve(output) }));
+  const file = argv[1] !== undefined && !argv[1].startsWith('-') ? argv[1] : undefined;
+  printSummary(
+    io,
+    refusedSummary(error, {
+      pipeline: file === undefined ? null : definitionName(file),
+      output: resolve(output),
+    }),
+  );
   markSummarized(error);
 }
 

@@ -436,6 +436,22 @@ describe('bad input: exit 2, what and where, nothing written', () => {
     },
   );
 
+  it.concurrent.each(['an end before the start', 'an unknown flag'])(
+    'names the pipeline in the summary of a run refused for %s',
+    async (name) => {
+      const { args } = CASES[name]!;
+      const { dir, argv } = await setUpCase(undefined, args);
+      const result = await runCli([...argv, '--output', join(dir, 'out')], { env: ENV });
+      expect(result.code).toBe(2);
+      const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Record<
+        string,
+        unknown
+      >;
+      // bicycle.yaml says name: bicycle
+      expect(summary).toMatchObject({ status: 'refused', pipeline: 'bicycle' });
+    },
+  );
+
   it.concurrent.each([
     'an unknown step kind',
     'an end before the start',
