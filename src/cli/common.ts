@@ -1,5 +1,6 @@
 /** Options and helpers shared by the commands. */
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import { InputError } from '../errors.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
@@ -15,7 +16,11 @@ export interface CommonArgs {
 
 export function withCommonOptions<T>(yargs: Argv<T>): Argv<T & CommonArgs> {
   return yargs
-    .option('output', { type: 'string', default: 'output', describe: 'Output folder' })
+    .option('output', {
+      type: 'string',
+      default: 'output',
+      describe: 'Output folder (a local path or file:// URL)',
+    })
     .option('log-format', {
       choices: ['text', 'json'] as const,
       describe: 'Logs on stderr: text on a terminal, JSON lines otherwise (default)',
@@ -64,8 +69,29 @@ function parseParamArgs(values: readonly string[]): Record<string, string> {
   return params;
 }
 
+/** A URL (`s3://bucket/prefix`, `https://...`), not a path: `<scheme>://`. */
+const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+/**
+ * The output folder, absolute. An output that looks like a URL is refused, never
+ * taken for a local path (`s3://b/p` would be a folder `s3:/b/p` in the working
+ * directory, lost with an ephemeral worker's disk); `file://` names a local path.
+ */
 export function outputFolder(args: CommonArgs): string {
   if (args.output.trim() === '') throw new InputError('--output: must name a folder');
+  const scheme = URL_LIKE.exec(args.output)?.[1]?.toLowerCase();
+  if (scheme === 'file') {
+    try {
+      return resolve(fileURLToPath(args.output));
+    } catch (error) {
+      throw new InputError(`--output: ${args.output}: ${(error as Error).message}`);
+    }
+  }
+  if (scheme !== undefined)
+    throw new InputError(
+      `--output: ${args.output} is a ${scheme}:// URL, and road-etl writes a local folder only (a path, or file://); ` +
+        'for object storage, give a local folder and copy it to the store after the run',
+    );
   return resolve(args.output);
 }
 

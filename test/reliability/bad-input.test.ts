@@ -436,6 +436,29 @@ describe('bad input: exit 2, what and where, nothing written', () => {
     },
   );
 
+  it.concurrent.each([
+    ['run', (out: string) => [...bicycle(START, END, 'prefixes=GAL'), '--output', out]],
+    ['query', (out: string) => ['query', 'SELECT 1', '--output', out]],
+    ['report', (out: string) => ['report', '--output', out]],
+    ['validate', (out: string) => ['validate', BICYCLE, '--output', out]],
+  ] as const)(
+    'refuses an output that is a URL (%s): exit 2, and no local folder named after it',
+    async (_command, argv) => {
+      const dir = await caseDir();
+      for (const url of ['s3://nightly/road-etl', 'az://container/prefix', 'gs://b/p']) {
+        const result = await runCli(argv(url), { env: ENV, cwd: dir });
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toContain(`--output: ${url} is a ${url.split(':')[0]}:// URL`);
+      }
+      expect(await readdir(dir)).toEqual([]);
+      // file:// names a local path.
+      const local = await runCli(['validate', BICYCLE, '--output', `file://${join(dir, 'out')}`], {
+        env: ENV,
+      });
+      expect(local.stderr).not.toMatch(/URL/);
+    },
+  );
+
   it.concurrent.each(['an end before the start', 'an unknown flag'])(
     'names the pipeline in the summary of a run refused for %s',
     async (name) => {
