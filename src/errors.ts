@@ -88,6 +88,11 @@ export class StateError extends RunError {
   override name = 'StateError';
 }
 
+/** The output folder is held by another live run. Exit 1. */
+export class FolderInUseError extends StateError {
+  override name = 'FolderInUseError';
+}
+
 /** Local I/O trouble: disk full, read-only folder, permissions. Exit 1. */
 class LocalIoError extends RunError {
   override name = 'LocalIoError';

@@ -26,8 +26,10 @@ How road-etl's exits are used:
   task fails at once (AirflowFailException), without retries.
 A worker without Node.js or without road-etl where ROAD_ETL_HOME says is a
 setup mistake: the task fails at once, without retries.
-Both tasks write one folder; road-etl refuses a second run on it (exit 1), so
-the DAG runs one task at a time (max_active_tasks=1), one DAG run at a time.
+Both tasks write one folder, which one run holds at a time: the DAG runs one
+task at a time (max_active_tasks=1) and one DAG run at a time, and a run that
+meets another anyway (a backfill with more active runs, a manual run) waits
+for its turn (--wait-for-lock) instead of failing.
 Credentials come from an Airflow Connection (``road_etl_ndw``: login and
 password) or the worker's environment (ROAD_ETL_* variables, from a secret
 backend), never from this file.
@@ -68,6 +70,9 @@ ROAD_ETL = os.environ.get("ROAD_ETL_HOME", "/opt/road-etl")
 NODE = os.environ.get("ROAD_ETL_NODE", "node")
 OUTPUT = os.environ.get("ROAD_ETL_OUTPUT", "/data/road-etl")
 PREFIXES = os.environ.get("ROAD_ETL_BICYCLE_PREFIXES", "GAL")
+# A run that finds the folder held by another (a backfill with more than one active
+# run, a manual run beside the schedule) waits this many seconds for its turn.
+WAIT_FOR_LOCK = "3600"
 # The NDW account of the bicycle API: an Airflow Connection (login, password) of this id,
 # given to road-etl as ROAD_ETL_USERNAME and ROAD_ETL_PASSWORD; without one, the worker's
 # own environment (from a secret backend) must have them.
@@ -90,7 +95,7 @@ def live_command() -> list[str]:
     """Today's traffic-sign API, its changes and extracts."""
     return road_etl(
         "run", os.path.join(ROAD_ETL, "pipelines", "traffic-signs-live.yaml"),
-        "--output", OUTPUT, "--log-format", "json",
+        "--output", OUTPUT, "--log-format", "json", "--wait-for-lock", WAIT_FOR_LOCK,
     )  # fmt: skip
 
 
@@ -98,7 +103,7 @@ def bicycle_command(start: str, end: str) -> list[str]:
     """The bicycle counts of [start, end), UTC (YYYY-MM-DDTHH:mm:ssZ)."""
     return road_etl(
         "run", os.path.join(ROAD_ETL, "pipelines", "bicycle.yaml"),
-        "--output", OUTPUT, "--log-format", "json",
+        "--output", OUTPUT, "--log-format", "json", "--wait-for-lock", WAIT_FOR_LOCK,
         "--param", f"start={start}", "--param", f"end={end}", "--param", f"prefixes={PREFIXES}",
     )  # fmt: skip
 

@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import type { Pipeline } from '../pipeline/build.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
+import { waitForFolder } from '../pipeline/state.js';
+import { FolderInUseError, InterruptedError } from '../errors.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -25,6 +27,7 @@ interface RunArgs extends CommonArgs {
   reset: string[] | undefined;
   'accept-upstream': string[] | undefined;
   'dry-run': boolean;
+  'wait-for-lock': number | undefined;
 }
 
 export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
@@ -48,6 +51,12 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
         describe:
           'These steps (comma list) read the same upstream as their landed data, whatever its check says: keep the data and go on',
       })
+      .option('wait-for-lock', {
+        type: 'number',
+        default: 0,
+        describe:
+          'When another run holds the output folder, wait up to this many seconds for it to finish instead of failing (parallel backfills take turns)',
+      })
       .option('dry-run', {
         type: 'boolean',
         default: false,
@@ -69,7 +78,8 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
       output = outputFolder(args);
       const pipeline = await pipelineFromArgs(args, output, io);
       pipelineName = pipeline.name;
-      await runCommandFor(pipeline, args, output, io);
+      const folder = output;
+      await runCommandFor(pipeline, args, output, io, () => pipelineFromArgs(args, folder, io));
     } catch (error) {
       // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
       if (!summarized.has(error as object))
@@ -96,6 +106,55 @@ function definitionName(file: string): string | null {
     return typeof name === 'string' && name !== '' ? name : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * Runs the pipeline; with `seconds` > 0, a folder held by another run is
+ * waited for (up to that long), and the definition built again with the
+ * folder's state as that run left it, before the run takes the folder.
+ */
+async function takingTurns<T>(
+  first: Pipeline,
+  rebuild: () => Promise<Pipeline>,
+  options: {
+    output: string;
+    seconds: number;
+    controller: AbortController;
+    logger: ReturnType<typeof loggerFor>;
+    run: (pipeline: Pipeline) => Promise<T>;
+  },
+): Promise<T> {
+  const { output, controller, logger } = options;
+  const waitMs = Math.max(0, options.seconds) * 1000;
+  const deadline = Date.now() + waitMs;
+  let pipeline = first;
+  for (;;) {
+    if (waitMs > 0) {
+      await waitForFolder(output, {
+        timeoutMs: Math.max(0, deadline - Date.now()),
+        signal: controller.signal,
+        waiting: (holder) =>
+          logger.log(
+            'info',
+            'lock.wait',
+            `The output folder is in use by another run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}): waiting for it, up to ${options.seconds} s`,
+            { pipeline: holder.pipeline, pid: holder.pid, hostname: holder.hostname },
+          ),
+      }).catch((error: unknown) => {
+        if (controller.signal.aborted)
+          throw new InterruptedError(String(controller.signal.reason ?? 'a signal'));
+        throw error;
+      });
+      pipeline = await rebuild();
+    }
+    try {
+      return await options.run(pipeline);
+    } catch (error) {
+      // Taken by another run between the wait and the lock: wait again.
+      if (error instanceof FolderInUseError && waitMs > 0 && Date.now() < deadline) continue;
+      throw error;
+    }
   }
 }
 
@@ -131,11 +190,14 @@ export function printRefusedRun(argv: readonly string[], error: unknown, io: Cli
 }
 
 async function runCommandFor(
-  pipeline: Pipeline,
+  definition: Pipeline,
   args: RunArgs,
   output: string,
   io: CliIo,
+  /** The definition built again, with the folder's state as it is now (after a wait for the lock). */
+  rebuild: () => Promise<Pipeline>,
 ): Promise<void> {
+  const pipeline = definition;
   const logger = loggerFor(args, io);
   const select = commaList(args.select);
   if (args['dry-run']) {
@@ -163,15 +225,23 @@ async function runCommandFor(
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   try {
-    const { summary, failure } = await runPipeline(pipeline, {
+    const result = await takingTurns(pipeline, rebuild, {
       output,
-      select,
-      reset: commaList(args.reset),
-      acceptUpstream: commaList(args['accept-upstream']),
+      seconds: args['wait-for-lock'] ?? 0,
+      controller,
       logger,
-      progress: createProgress(logger, io.stderr),
-      signal: controller.signal,
+      run: (current) =>
+        runPipeline(current, {
+          output,
+          select,
+          reset: commaList(args.reset),
+          acceptUpstream: commaList(args['accept-upstream']),
+          logger,
+          progress: createProgress(logger, io.stderr),
+          signal: controller.signal,
+        }),
     });
+    const { summary, failure } = result;
     printSummary(io, summary);
     if (failure) throw markSummarized(failure);
   } finally {

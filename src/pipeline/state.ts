@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { link, readFile, rm, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { StateError } from '../errors.js';
+import { FolderInUseError, StateError } from '../errors.js';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { temporaryPath, writeFileAtomic, makeFolder } from '../util/fs.js';
 import { isRunning, processIdentity } from '../util/process.js';
@@ -117,7 +117,7 @@ export class StepState {
 }
 
 /** What the lock file says of the run that holds it. */
-interface LockInfo {
+export interface LockInfo {
   pid: number;
   hostname: string;
   started_at: string;
@@ -188,7 +188,7 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
         .catch(() => undefined);
       if (held && (await holderAlive(held, mtimeMs, Date.now()))) {
         const other = held.hostname !== mine.hostname;
-        throw new StateError(
+        throw new FolderInUseError(
           `The output folder ${output} is in use by another road-etl run (pipeline ${held.pipeline}, pid ${held.pid} on ${held.hostname}, since ${held.started_at}); wait for it to finish` +
             (other
               ? ` (a lock of another host is taken over once it has had no heartbeat for ${LOCK_STALE_MS / 1000} s)`
@@ -201,6 +201,51 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
     throw new StateError(`Could not take the lock ${lock}: another run keeps taking it`);
   } finally {
     await rm(draft, { force: true });
+  }
+}
+
+/** The run that holds the folder's lock, when one does and may still be running. */
+export async function lockHolder(output: string): Promise<LockInfo | undefined> {
+  const lock = join(output, STATE_FOLDER, 'lock');
+  const mtimeMs = await stat(lock).then(
+    (s) => s.mtimeMs,
+    () => undefined,
+  );
+  if (mtimeMs === undefined) return undefined;
+  const held = await readFile(lock, 'utf8')
+    .then((text) => JSON.parse(text) as LockInfo)
+    .catch(() => undefined);
+  return held && (await holderAlive(held, mtimeMs, Date.now())) ? held : undefined;
+}
+
+/**
+ * Resolves once no live run holds the folder (at once when none does), asking
+ * every `pollMs`; rejects with FolderInUseError when `timeoutMs` has passed,
+ * and with the signal's reason when it is aborted. `waiting` is told once of
+ * the run it waits for.
+ */
+export async function waitForFolder(
+  output: string,
+  options: {
+    timeoutMs: number;
+    signal?: AbortSignal | undefined;
+    waiting?: (holder: LockInfo) => void;
+    pollMs?: number;
+  },
+): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  let told = false;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const holder = await lockHolder(output);
+    if (!holder) return;
+    if (!told) options.waiting?.(holder);
+    told = true;
+    if (Date.now() >= deadline)
+      throw new FolderInUseError(
+        `The output folder ${output} is still in use by another road-etl run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}, since ${holder.started_at}) after waiting ${Math.round(options.timeoutMs / 1000)} s`,
+      );
+    await new Promise((done) => setTimeout(done, options.pollMs ?? 1000));
   }
 }
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, collect, startCli } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
@@ -115,6 +115,70 @@ describe('nightly runs', () => {
     expect(Number(daily?.['long_days'])).toBeGreaterThan(0);
     expect(Number(daily?.['shortest'])).toBe(25);
   }, 600_000);
+
+  it('started together over four disjoint weeks on one folder (a parallel backfill) take turns and give what one run over the month gives', async () => {
+    const start = Date.parse('2026-10-01T00:00:00Z');
+    const end = Date.parse('2026-11-01T00:00:00Z');
+    const once = await runBicycle(await testDir(), start, end, 'UTR');
+    const output = join(await testDir(), 'output');
+    const weeks = [0, 7, 14, 21].map((d) => [
+      start + d * DAY,
+      d === 21 ? end : start + (d + 7) * DAY,
+    ]);
+    const runs = await Promise.all(
+      weeks.map(([from, to]) =>
+        collect(
+          startCli(
+            [
+              'run',
+              join(ROOT, 'pipelines', 'bicycle.yaml'),
+              '--output',
+              output,
+              '--param',
+              `start=${iso(from!)}`,
+              '--param',
+              `end=${iso(to!)}`,
+              '--param',
+              'prefixes=UTR',
+              '--wait-for-lock',
+              '600',
+              '--log-format',
+              'json',
+            ],
+            { env: { ...simulator.env } },
+          ),
+          600_000,
+        ),
+      ),
+    );
+    for (const run of runs) expect(run.code, run.stderr).toBe(0);
+    // They met: all but the first waited for the folder.
+    expect(runs.filter((r) => r.stderr.includes('"event":"lock.wait"')).length).toBeGreaterThan(0);
+
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+      'derived/bicycle_profile_months',
+      'derived/bicycle_location_months',
+      'derived/bicycle_hour_profile',
+    ])
+      expect(await difference(once, output, dataset), dataset).toBe(0);
+    const exported = await files(join(once, 'exports'));
+    expect(await files(join(output, 'exports'))).toEqual(exported);
+    for (const name of exported.filter((f) => f.endsWith('.csv')))
+      expect(await readFile(join(output, 'exports', name), 'utf8'), name).toBe(
+        await readFile(join(once, 'exports', name), 'utf8'),
+      );
+    // The manifest names the pipeline's last run and every extract there is.
+    const { manifest } = await readManifest(output);
+    expect(manifest.exports.map((e) => e.path).sort()).toEqual(
+      exported
+        .filter((f) => /\.[a-z]+$/.test(f))
+        .map((f) => `exports/${f}`)
+        .sort(),
+    );
+  }, 900_000);
 
   it("go on where they were in a folder copied with its files' times (cp -a, rsync -a, a restored volume)", async () => {
     const start = Date.parse('2026-10-01T00:00:00Z');
