@@ -31,6 +31,16 @@ async function shipped(): Promise<{ yaml: string; sql: Record<string, string> }>
 }
 
 const DAY = 86_400_000;
+
+/** The bicycle datasets a run over a period and its nights must hold alike. */
+const BICYCLE_DATASETS = [
+  'bicycle/measurements',
+  'derived/bicycle_hourly',
+  'derived/bicycle_daily',
+  'derived/bicycle_profile_months',
+  'derived/bicycle_location_months',
+  'derived/bicycle_hour_profile',
+];
 const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 /** Runs pipelines/bicycle.yaml on `dir` for [start, end). */
@@ -68,14 +78,7 @@ describe('nightly runs', () => {
     for (let night = start; night < end; night += DAY)
       nightly = await runBicycle(nightlyDir, night, night + DAY, 'UTR');
 
-    for (const dataset of [
-      'bicycle/measurements',
-      'derived/bicycle_hourly',
-      'derived/bicycle_daily',
-      'derived/bicycle_profile_months',
-      'derived/bicycle_location_months',
-      'derived/bicycle_hour_profile',
-    ])
+    for (const dataset of BICYCLE_DATASETS)
       expect(await difference(once, nightly, dataset), dataset).toBe(0);
     // The summary's totals are JSON objects: compared as values, not as text.
     const summary = (folder: string) =>
@@ -155,14 +158,7 @@ describe('nightly runs', () => {
     // They met: all but the first waited for the folder.
     expect(runs.filter((r) => r.stderr.includes('"event":"lock.wait"')).length).toBeGreaterThan(0);
 
-    for (const dataset of [
-      'bicycle/measurements',
-      'derived/bicycle_hourly',
-      'derived/bicycle_daily',
-      'derived/bicycle_profile_months',
-      'derived/bicycle_location_months',
-      'derived/bicycle_hour_profile',
-    ])
+    for (const dataset of BICYCLE_DATASETS)
       expect(await difference(once, output, dataset), dataset).toBe(0);
     const exported = await files(join(once, 'exports'));
     expect(await files(join(output, 'exports'))).toEqual(exported);
