@@ -10,9 +10,9 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { commitFile, temporaryPath } from '../util/fs.js';
+import { commitFile, temporaryPath, writeThrough } from '../util/fs.js';
 import { quotedString, type Database } from './database.js';
-import { writtenByEarlierVersion, portableCopySql } from './portable.js';
+import { writtenByEarlierVersion, portableCopySql, type CopyOptions } from './portable.js';
 
 /** The Parquet files of a dataset folder (and of its partitions), sorted. */
 async function datasetFiles(folder: string): Promise<string[]> {
@@ -114,5 +114,31 @@ export async function portableTypes(
     scratch,
     (file) => writtenByEarlierVersion(db, file),
     (read) => `SELECT * FROM ${read}`,
+  );
+}
+
+/**
+ * Writes the Parquet file `source`, read as it is (no partition column from its
+ * folder's name), to `target` with one more column, `column`, the SQL `value`:
+ * whole and atomically, as road-etl writes Parquet. For a dataset whose
+ * partition value becomes a column when its layout changes.
+ */
+export async function copyWithColumn(
+  db: Database,
+  file: { source: string; target: string; scratch: string },
+  column: string,
+  value: string,
+  options: CopyOptions = {},
+): Promise<number> {
+  const read = `read_parquet(${quotedString(file.source)}, hive_partitioning = false)`;
+  return writeThrough(file.target, file.scratch, async (temporary) =>
+    db.copy(
+      await portableCopySql(
+        db,
+        `(SELECT *, ${value} AS ${column} FROM ${read})`,
+        temporary,
+        options,
+      ),
+    ),
   );
 }

@@ -18,8 +18,7 @@ import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { partitionFolder } from '../../duckdb/partitions.js';
-import { portableCopySql } from '../../duckdb/portable.js';
-import { writeThrough } from '../../util/fs.js';
+import { copyWithColumn } from '../../duckdb/upgrade.js';
 import { EVENTS_DATASET, EVENTS_PARTITION } from './landing.js';
 
 const DAY_FOLDER = /^publication_date=(\d{4})-(\d{2})-(\d{2})$/;
@@ -57,15 +56,11 @@ export async function monthlyEventPartitions(
       .filter((name) => name.endsWith('.parquet') && !name.startsWith('.'))
       .sort();
     for (const name of files) {
-      const read = `read_parquet(${quotedString(join(folder, name))}, hive_partitioning = false)`;
-      await writeThrough(join(month, monthFileName(day, name)), scratch, async (temporary) =>
-        db.copy(
-          await portableCopySql(
-            db,
-            `(SELECT *, DATE ${quotedString(date)} AS publication_date FROM ${read})`,
-            temporary,
-          ),
-        ),
+      await copyWithColumn(
+        db,
+        { source: join(folder, name), target: join(month, monthFileName(day, name)), scratch },
+        'publication_date',
+        `DATE ${quotedString(date)}`,
       );
       await rm(join(folder, name));
     }

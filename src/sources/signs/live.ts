@@ -13,8 +13,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { partitionFolder, unescapePartitionValue } from '../../duckdb/partitions.js';
 import { quotedString, type Database } from '../../duckdb/database.js';
-import { portableCopySql } from '../../duckdb/portable.js';
-import { writeThrough } from '../../util/fs.js';
+import { copyWithColumn } from '../../duckdb/upgrade.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 
 /**
@@ -78,16 +77,12 @@ export async function moveOldSnapshots(
       .sort();
     for (const file of files) {
       const target = join(folder, snapshotFile(file.slice(0, -'.parquet'.length), moment));
-      const read = `read_parquet(${quotedString(join(folder, name, file))}, hive_partitioning = false)`;
-      await writeThrough(target, scratch, async (temporary) =>
-        db.copy(
-          await portableCopySql(
-            db,
-            `(SELECT *, CAST(${quotedString(moment)} AS TIMESTAMPTZ) AS snapshot FROM ${read})`,
-            temporary,
-            { spatialOrder: false },
-          ),
-        ),
+      await copyWithColumn(
+        db,
+        { source: join(folder, name, file), target, scratch },
+        'snapshot',
+        `CAST(${quotedString(moment)} AS TIMESTAMPTZ)`,
+        { spatialOrder: false },
       );
     }
     await rm(join(folder, name), { recursive: true, force: true });
