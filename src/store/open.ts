@@ -1,0 +1,26 @@
+/**
+ * The store an output names: `s3://BUCKET/PREFIX` (S3 or an S3-compatible
+ * server), or a local folder.
+ */
+import { resolve } from 'node:path';
+import { InputError } from '../errors.js';
+import { LocalStore } from './local-store.js';
+import { s3Client } from './s3-client.js';
+import { S3Store } from './s3-store.js';
+import type { ObjectStore } from './store.js';
+
+/** The bucket and prefix of an s3:// URL; undefined for anything else. */
+export function s3Location(url: string): { bucket: string; prefix: string } | undefined {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/i.exec(url);
+  if (!m) return undefined;
+  const bucket = m[1]!;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new InputError(`--output: ${url}: "${bucket}" is not an S3 bucket name`);
+  const prefix = m[2]!.replace(/\/+$/, '');
+  return { bucket, prefix: prefix === '' ? '' : `${prefix}/` };
+}
+
+export function openStore(output: string, env: NodeJS.ProcessEnv): ObjectStore {
+  const s3 = s3Location(output);
+  return s3 ? new S3Store(s3Client(env), s3) : new LocalStore(resolve(output));
+}

@@ -1,0 +1,65 @@
+/**
+ * Where an output folder lives: the storage seam. The local folder and object
+ * stores (S3 and S3-compatible servers) implement one small interface: list,
+ * read and write whole objects (each write atomic: a reader sees the old object
+ * or the new one, never a part), remove, and the lock that gives the folder to
+ * one run at a time. Keys are the folder's relative paths with `/`.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+
+export interface StoredObject {
+  key: string;
+  bytes: number;
+  /** What changes with the content (an S3 ETag, a local size and time). */
+  version: string;
+}
+
+/** How far the store itself keeps two runs apart. */
+export type LockGuarantee =
+  /** The store refuses a second create of the lock (conditional writes, or the local folder's lock). */
+  | 'enforced'
+  /** The store accepts a second create: the lock is an owner and a lease, read back after writing. */
+  | 'advisory';
+
+export interface LockOwner {
+  token: string;
+  pipeline: string;
+  hostname: string;
+  pid: number;
+  started_at: string;
+}
+
+export interface HeldLock {
+  guarantee: LockGuarantee;
+  /** Gives the lock back (if still held by this run). */
+  release(): Promise<void>;
+}
+
+export interface ObjectStore {
+  /** The store as the user named it (`s3://bucket/prefix`, a folder). */
+  readonly url: string;
+  /** Every object under `prefix` ('' for all), sorted by key. */
+  list(prefix?: string): Promise<StoredObject[]>;
+  /** The object's bytes; undefined when there is none. */
+  read(key: string): Promise<Buffer | undefined>;
+  /** Copies the object to a local file (written whole, then renamed). */
+  download(key: string, file: string): Promise<StoredObject>;
+  /** Writes a local file as the object, whole. */
+  upload(file: string, key: string): Promise<StoredObject>;
+  /** Removes the objects (those absent are no error). */
+  remove(keys: readonly string[]): Promise<void>;
+  /** Takes the folder for one run, or fails with FolderInUseError naming the run that has it. */
+  lock(pipeline: string): Promise<HeldLock>;
+}
+
+/** The owner a run writes into a lock. */
+export function lockOwner(pipeline: string): LockOwner {
+  return {
+    token: randomUUID(),
+    pipeline,
+    hostname: hostname(),
+    pid: process.pid,
+    started_at: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The storage seam against real stores: the local folder, and S3 as s3rver
+ * serves it (a real S3 server in Node, started here; it does not enforce
+ * conditional writes, as older MinIO releases do not).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FolderInUseError } from '../../src/errors.js';
+import { LocalStore } from '../../src/store/local-store.js';
+import { openStore, s3Location } from '../../src/store/open.js';
+import { LEASE_MS } from '../../src/store/s3-store.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import { testDir } from '../helpers/tmp.js';
+
+let server: S3rver;
+let served: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: (served = await mkdtemp(join(tmpdir(), 'road-etl-s3rver-'))),
+    configureBuckets: [{ name: 'nightly', configs: [] }],
+  });
+  const address = await server.run();
+  env = {
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_REGION: 'eu-west-1',
+    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${address.port}`,
+  };
+});
+afterAll(async () => {
+  await server.close();
+  await rm(served, { recursive: true, force: true });
+});
+
+const stores: [string, () => Promise<ObjectStore>][] = [
+  ['the local folder', async () => new LocalStore(join(await testDir(), 'output'))],
+  [
+    'S3 (s3rver)',
+    () =>
+      Promise.resolve(openStore(`s3://nightly/road-etl/${randomBytes(4).toString('hex')}`, env)),
+  ],
+];
+
+describe.each(stores)('%s', (_name, make) => {
+  it('lists, reads, downloads and removes whole objects, as uploaded', async () => {
+    const store = await make();
+    const dir = await testDir();
+    const data = randomBytes(300_000);
+    await writeFile(join(dir, 'a.parquet'), data);
+    await writeFile(join(dir, 'm.json'), '{"ok":true}\n');
+    const keys = [
+      'signs/events/publication_month=2026-11-01/signs_events-1-0.parquet',
+      'derived/signs_live_changes/to_date=2026-11-26/data.parquet',
+    ];
+    for (const key of keys) await store.upload(join(dir, 'a.parquet'), key);
+    await store.upload(join(dir, 'm.json'), 'manifest.json');
+
+    const listed = await store.list();
+    expect(listed.map((o) => o.key)).toEqual([...keys, 'manifest.json'].sort());
+    expect(listed.every((o) => o.bytes === (o.key.endsWith('.json') ? 12 : data.length))).toBe(
+      true,
+    );
+    expect((await store.list('signs/')).map((o) => o.key)).toEqual([keys[0]]);
+    expect((await store.read('manifest.json'))?.toString()).toBe('{"ok":true}\n');
+    expect(await store.read('no/such/object')).toBeUndefined();
+    await store.download(keys[0]!, join(dir, 'b.parquet'));
+    expect((await readFile(join(dir, 'b.parquet'))).equals(data)).toBe(true);
+
+    await store.remove([keys[1]!, 'no/such/object']);
+    expect((await store.list()).map((o) => o.key)).toEqual(['manifest.json', keys[0]]);
+  });
+
+  it('gives the folder to one run at a time, and again once it is released', async () => {
+    const store = await make();
+    const first = await store.lock('bicycle');
+    const refused = await store.lock('traffic_signs_live').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(FolderInUseError);
+    expect(String(refused)).toMatch(/in use by another road-etl run \(pipeline bicycle, pid \d+/);
+    await first.release();
+    const second = await store.lock('traffic_signs_live');
+    await second.release();
+  });
+});
+
+describe('S3 (s3rver)', () => {
+  it('is found not to enforce conditional writes: the lock is advisory, and says so', async () => {
+    const store = openStore(`s3://nightly/probe-${randomBytes(4).toString('hex')}`, env);
+    const held = await store.lock('bicycle');
+    expect(held.guarantee).toBe('advisory');
+    await held.release();
+    // The probe leaves nothing behind.
+    expect(await store.list()).toEqual([]);
+  });
+
+  it('takes over a lock whose lease has run out (a run killed on another worker)', async () => {
+    const prefix = `stale-${randomBytes(4).toString('hex')}`;
+    const store = openStore(`s3://nightly/${prefix}`, env);
+    const dir = await testDir();
+    const gone = {
+      token: 'dead-run',
+      pipeline: 'bicycle',
+      hostname: 'worker-that-died',
+      pid: 4242,
+      started_at: new Date(Date.now() - 3 * LEASE_MS).toISOString(),
+      expires_at: new Date(Date.now() - LEASE_MS).toISOString(),
+    };
+    await writeFile(join(dir, 'lock'), JSON.stringify(gone));
+    await store.upload(join(dir, 'lock'), '.state/lock');
+    const held = await store.lock('bicycle');
+    const now = JSON.parse((await store.read('.state/lock'))!.toString()) as { token: string };
+    expect(now.token).not.toBe('dead-run');
+    await held.release();
+    expect(await store.read('.state/lock')).toBeUndefined();
+    // A live lease is respected.
+    await writeFile(
+      join(dir, 'lock'),
+      JSON.stringify({ ...gone, expires_at: new Date(Date.now() + LEASE_MS).toISOString() }),
+    );
+    await store.upload(join(dir, 'lock'), '.state/lock');
+    await expect(store.lock('bicycle')).rejects.toThrow(/worker-that-died/);
+  });
+
+  it('names the object and the status when the bucket is not there', async () => {
+    const store = openStore('s3://no-such-bucket/road-etl', env);
+    await expect(store.list()).rejects.toThrow(
+      /Cannot list s3:\/\/no-such-bucket\/road-etl\/: NoSuchBucket \(status 404\)/,
+    );
+  });
+});
+
+describe('s3Location', () => {
+  it('reads the bucket and the prefix, and refuses a bucket name S3 would', () => {
+    expect(s3Location('s3://nightly/road-etl/')).toEqual({
+      bucket: 'nightly',
+      prefix: 'road-etl/',
+    });
+    expect(s3Location('s3://nightly')).toEqual({ bucket: 'nightly', prefix: '' });
+    expect(s3Location('/data/road-etl')).toBeUndefined();
+    expect(() => s3Location('s3://Not_A_Bucket/x')).toThrow(/is not an S3 bucket name/);
+  });
+});
