@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import { InputError } from '../errors.js';
+import { s3Location } from '../store/open.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
 import { buildPipeline, type Pipeline } from '../pipeline/build.js';
 import { StateStore } from '../pipeline/state.js';
@@ -72,27 +73,43 @@ function parseParamArgs(values: readonly string[]): Record<string, string> {
 /** A URL (`s3://bucket/prefix`, `https://...`), not a path: `<scheme>://`. */
 const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\//i;
 
-/**
- * The output folder, absolute. An output that looks like a URL is refused, never
- * taken for a local path (`s3://b/p` would be a folder `s3:/b/p` in the working
- * directory, lost with an ephemeral worker's disk); `file://` names a local path.
- */
+/** The output folder, absolute, for a command that reads a local folder. */
 export function outputFolder(args: CommonArgs): string {
+  const target = outputTarget(args);
+  if (target.kind === 'store')
+    throw new InputError(
+      `--output: ${args.output}: this command reads a local folder; fetch the folder from the store first`,
+    );
+  return target.folder;
+}
+
+/**
+ * What --output names: a local folder (a path, or file://), or a folder in S3
+ * (`s3://BUCKET/PREFIX`). Any other URL is refused, never taken for a local
+ * path (`az://c/p` would be a folder `az:/c/p` in the working directory, lost
+ * with an ephemeral worker's disk).
+ */
+export function outputTarget(
+  args: CommonArgs,
+): { kind: 'local'; folder: string } | { kind: 'store'; url: string } {
   if (args.output.trim() === '') throw new InputError('--output: must name a folder');
   const scheme = URL_LIKE.exec(args.output)?.[1]?.toLowerCase();
   if (scheme === 'file') {
     try {
-      return resolve(fileURLToPath(args.output));
+      return { kind: 'local', folder: resolve(fileURLToPath(args.output)) };
     } catch (error) {
       throw new InputError(`--output: ${args.output}: ${(error as Error).message}`);
     }
   }
+  if (scheme === 's3') {
+    s3Location(args.output); // a bucket S3 would refuse is bad input
+    return { kind: 'store', url: args.output };
+  }
   if (scheme !== undefined)
     throw new InputError(
-      `--output: ${args.output} is a ${scheme}:// URL, and road-etl writes a local folder only (a path, or file://); ` +
-        'for object storage, give a local folder and copy it to the store after the run',
+      `--output: ${args.output} is a ${scheme}:// URL, and road-etl writes a local folder (a path, or file://) or S3 (s3://BUCKET/PREFIX)`,
     );
-  return resolve(args.output);
+  return { kind: 'local', folder: resolve(args.output) };
 }
 
 export function loggerFor(args: CommonArgs, io: CliIo): Logger {

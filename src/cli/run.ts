@@ -1,19 +1,20 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { definitionName, shownAt, takingTurns, type StoreRun } from './run-support.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
-import { waitForFolder } from '../pipeline/state.js';
-import { FolderInUseError, InterruptedError } from '../errors.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { openStore } from '../store/open.js';
+import { fetchFolder, putFolder } from '../store/sync.js';
 import { createProgress } from '../progress.js';
 import {
   commaList,
   loggerFor,
-  outputFolder,
+  outputTarget,
   pipelineFromArgs,
   withPipelineArguments,
   type CommonArgs,
@@ -75,7 +76,15 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
     let pipelineName: string | null = null;
     let output = args.output;
     try {
-      output = outputFolder(args);
+      const target = outputTarget(args);
+      if (target.kind === 'store') {
+        output = target.url;
+        await runInStore(target.url, args, io, (name) => {
+          pipelineName = name;
+        });
+        return;
+      }
+      output = target.folder;
       const pipeline = await pipelineFromArgs(args, output, io);
       pipelineName = pipeline.name;
       const folder = output;
@@ -96,65 +105,57 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
 });
 
 /**
- * The `name` a definition file gives itself, read as plain YAML (null when it
- * cannot be read or has none): a run refused before its definition is valid
- * still names the pipeline in its summary.
+ * `run --output s3://...`: the definition checked first (bad input asks
+ * nothing of the store), then the folder taken (the store's lock), its last
+ * commit fetched into an empty local folder, the run made there, and what
+ * changed put back (sync.ts); the local copy removed after.
  */
-function definitionName(file: string): string | null {
+async function runInStore(
+  url: string,
+  args: RunArgs,
+  io: CliIo,
+  named: (pipeline: string) => void,
+): Promise<void> {
+  const store = openStore(url, io.env);
+  const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
   try {
-    const name = (parse(readFileSync(file, 'utf8')) as { name?: unknown } | null)?.name;
-    return typeof name === 'string' && name !== '' ? name : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Runs the pipeline; with `seconds` > 0, a folder held by another run is
- * waited for (up to that long), and the definition built again with the
- * folder's state as that run left it, before the run takes the folder.
- */
-async function takingTurns<T>(
-  first: Pipeline,
-  rebuild: () => Promise<Pipeline>,
-  options: {
-    output: string;
-    seconds: number;
-    controller: AbortController;
-    logger: ReturnType<typeof loggerFor>;
-    run: (pipeline: Pipeline) => Promise<T>;
-  },
-): Promise<T> {
-  const { output, controller, logger } = options;
-  const waitMs = Math.max(0, options.seconds) * 1000;
-  const deadline = Date.now() + waitMs;
-  let pipeline = first;
-  for (;;) {
-    if (waitMs > 0) {
-      await waitForFolder(output, {
-        timeoutMs: Math.max(0, deadline - Date.now()),
-        signal: controller.signal,
-        waiting: (holder) =>
+    const { name } = await pipelineFromArgs(args, local, io);
+    named(name);
+    const logger = loggerFor(args, io);
+    const held = await store.lock(name);
+    try {
+      if (held.guarantee === 'advisory')
+        logger.log(
+          'warn',
+          'store.lock',
+          `${store.url} does not enforce conditional writes: the folder's lock is advisory (an owner and a lease, read back after writing); two runs started at the same moment may both go on. S3 itself enforces them, as do recent MinIO releases`,
+          { guarantee: held.guarantee },
+        );
+      const fetched = await fetchFolder(store, local);
+      logger.log(
+        'info',
+        'store.fetch',
+        `Fetched ${fetched.files} file(s), ${fetched.bytes} bytes, of ${store.url}${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}`,
+        { files: fetched.files, bytes: fetched.bytes },
+      );
+      const rebuild = () => pipelineFromArgs(args, local, io);
+      await runCommandFor(await rebuild(), args, local, io, rebuild, {
+        url,
+        put: async () => {
+          const put = await putFolder(store, local, fetched.commit);
           logger.log(
             'info',
-            'lock.wait',
-            `The output folder is in use by another run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}): waiting for it, up to ${options.seconds} s`,
-            { pipeline: holder.pipeline, pid: holder.pid, hostname: holder.hostname },
-          ),
-      }).catch((error: unknown) => {
-        if (controller.signal.aborted)
-          throw new InterruptedError(String(controller.signal.reason ?? 'a signal'));
-        throw error;
+            'store.put',
+            `Put ${put.uploaded} changed file(s), ${put.bytes} bytes, to ${store.url}; ${put.removed} object(s) no longer part of the folder removed`,
+            { ...put },
+          );
+        },
       });
-      pipeline = await rebuild();
+    } finally {
+      await held.release();
     }
-    try {
-      return await options.run(pipeline);
-    } catch (error) {
-      // Taken by another run between the wait and the lock: wait again.
-      if (error instanceof FolderInUseError && waitMs > 0 && Date.now() < deadline) continue;
-      throw error;
-    }
+  } finally {
+    await rm(local, { recursive: true, force: true });
   }
 }
 
@@ -196,6 +197,7 @@ async function runCommandFor(
   io: CliIo,
   /** The definition built again, with the folder's state as it is now (after a wait for the lock). */
   rebuild: () => Promise<Pipeline>,
+  store?: StoreRun,
 ): Promise<void> {
   const pipeline = definition;
   const logger = loggerFor(args, io);
@@ -241,7 +243,17 @@ async function runCommandFor(
           signal: controller.signal,
         }),
     });
-    const { summary, failure } = result;
+    let { summary, failure } = result;
+    if (store) {
+      // What the run landed, failed or not, goes back to the store.
+      try {
+        await store.put();
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
+      }
+      summary = shownAt(summary, output, store.url);
+    }
     printSummary(io, summary);
     if (failure) throw markSummarized(failure);
   } finally {

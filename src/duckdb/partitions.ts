@@ -1,8 +1,9 @@
 /**
  * Hive partitions of a dataset folder (`<column>=<value>/`, one level): what
  * they are, a fingerprint of each (its files' names, sizes and modification
- * times to the nanosecond, so that any rewrite shows, while a copy that keeps
- * times, as `cp -a` and `rsync -a` do, is known as the same), and the text of
+ * times to the millisecond, so that any rewrite shows, while a copy that keeps
+ * times, as `cp -a`, `rsync -a` and a folder fetched from an object store do,
+ * is known as the same), and the text of
  * a partition value in a folder name. Values are escaped as Hive does (a `:`
  * becomes `%3A`), so that DuckDB, Arrow, Polars and Spark read them back as
  * they were.
@@ -44,6 +45,11 @@ export function partitionFolder(column: string, value: string): string {
   return `${column}=${escapePartitionValue(value)}`;
 }
 
+/** A modification time in whole milliseconds (nearest): what a copy can set exactly again. */
+export function mtimeMillis(mtimeNs: bigint): bigint {
+  return (mtimeNs + 500_000n) / 1_000_000n;
+}
+
 function fingerprint(folder: string): string | undefined {
   let entries: Dirent[];
   try {
@@ -59,7 +65,7 @@ function fingerprint(folder: string): string | undefined {
   const hash = createHash('sha1');
   for (const name of files) {
     const info = statSync(join(folder, name), { bigint: true, throwIfNoEntry: false });
-    if (info) hash.update(`${name}:${info.size}:${info.mtimeNs}\n`);
+    if (info) hash.update(`${name}:${info.size}:${mtimeMillis(info.mtimeNs)}\n`);
   }
   return hash.digest('hex');
 }

@@ -442,14 +442,18 @@ describe('bad input: exit 2, what and where, nothing written', () => {
     ['report', (out: string) => ['report', '--output', out]],
     ['validate', (out: string) => ['validate', BICYCLE, '--output', out]],
   ] as const)(
-    'refuses an output that is a URL (%s): exit 2, and no local folder named after it',
+    'refuses an output that is a URL of no store it writes (%s): exit 2, and no local folder named after it',
     async (_command, argv) => {
       const dir = await caseDir();
-      for (const url of ['s3://nightly/road-etl', 'az://container/prefix', 'gs://b/p']) {
+      for (const url of ['az://container/prefix', 'gs://b/p', 'https://example.org/x']) {
         const result = await runCli(argv(url), { env: ENV, cwd: dir });
         expect(result.code, result.stderr).toBe(2);
         expect(result.stderr).toContain(`--output: ${url} is a ${url.split(':')[0]}:// URL`);
       }
+      // S3 is a store `run` works in; a bucket name S3 would refuse is bad input there too.
+      const s3 = await runCli(argv('s3://Not_A_Bucket/x'), { env: ENV, cwd: dir });
+      expect(s3.code).toBe(2);
+      expect(s3.stderr).toMatch(/"Not_A_Bucket" is not an S3 bucket name|reads a local folder/);
       expect(await readdir(dir)).toEqual([]);
       // file:// names a local path.
       const local = await runCli(['validate', BICYCLE, '--output', `file://${join(dir, 'out')}`], {

@@ -1,0 +1,180 @@
+/**
+ * An output folder in an object store, worked on in a local folder: a run
+ * fetches the folder's last commit into an empty local folder, runs there as
+ * on disk, and puts back what changed.
+ *
+ * The commit is one object, `.state/commit.json`: the folder's state files
+ * (checkpoints, the runs, the extracts known; small JSON) held in it whole,
+ * and every other file of the folder with its size, version and time. Writing
+ * it is the one atomic step of a put:
+ *   1. the files that changed are uploaded (data, extracts, then manifest.json);
+ *   2. the commit is written;
+ *   3. the objects the commit no longer names are removed.
+ * A run killed in 1 leaves objects the last commit does not name: a fetch
+ * ignores them (and the next put removes them), so no checkpoint is ever seen
+ * without the data it records. A file the commit names that was uploaded again
+ * since (killed in 1) is fetched as it is now, with the time of the fetch, so
+ * that the steps see it rewritten, as after a crash on disk, and redo what it
+ * fed; every other file keeps the time the commit gives it, so that nightly
+ * incremental builds see only what the night changed.
+ */
+import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { z } from 'zod';
+import { mtimeMillis } from '../duckdb/partitions.js';
+import { RunError } from '../errors.js';
+import type { ObjectStore } from './store.js';
+
+export const COMMIT_KEY = '.state/commit.json';
+
+/** What of the local folder is never put: the lock, temporary and staged files. */
+function localOnly(key: string): boolean {
+  return (
+    key === '.state/lock' ||
+    key.startsWith('.state/tmp/') ||
+    key.startsWith('.state/staging/') ||
+    key === COMMIT_KEY
+  );
+}
+
+const commitSchema = z.object({
+  version: z.literal(1),
+  committed_at: z.string(),
+  /** State files (under .state/), by key: their text. */
+  state: z.record(z.string(), z.string()),
+  /** Every other file, by key. */
+  files: z.record(
+    z.string(),
+    z.object({ bytes: z.number(), version: z.string(), mtime_ms: z.number() }),
+  ),
+});
+
+export type Commit = z.output<typeof commitSchema>;
+
+/** The folder's last commit; undefined for a folder never written. */
+export async function readCommit(store: ObjectStore): Promise<Commit | undefined> {
+  const text = await store.read(COMMIT_KEY);
+  if (text === undefined) return undefined;
+  const parsed = commitSchema.safeParse(JSON.parse(text.toString('utf8')));
+  if (!parsed.success)
+    throw new RunError(
+      `${store.url}${COMMIT_KEY} is not a commit of road-etl (${parsed.error.issues[0]?.message ?? ''}): restore it or start the folder over`,
+    );
+  return parsed.data;
+}
+
+export interface Fetched {
+  commit: Commit | undefined;
+  files: number;
+  bytes: number;
+}
+
+/** Fetches the folder's last commit into the local folder `local` (empty). */
+export async function fetchFolder(store: ObjectStore, local: string): Promise<Fetched> {
+  const commit = await readCommit(store);
+  if (!commit) return { commit, files: 0, bytes: 0 };
+  for (const [key, text] of Object.entries(commit.state)) {
+    const file = join(local, ...key.split('/'));
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, text);
+  }
+  const now = new Map((await store.list()).map((o) => [o.key, o]));
+  let bytes = 0;
+  for (const [key, recorded] of Object.entries(commit.files)) {
+    const there = now.get(key);
+    if (!there)
+      throw new RunError(
+        `${store.url}${key}, named by the folder's last commit, is not there: restore it, or start the step that wrote it over with --reset`,
+      );
+    const file = join(local, ...key.split('/'));
+    await mkdir(dirname(file), { recursive: true });
+    const got = await store.download(key, file);
+    bytes += got.bytes;
+    // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
+    if (got.version === recorded.version) {
+      const time = new Date(recorded.mtime_ms);
+      await utimes(file, time, time);
+    }
+  }
+  return { commit, files: Object.keys(commit.files).length, bytes };
+}
+
+/** Every file of the local folder, by key, with its size and time in milliseconds. */
+async function localFiles(
+  local: string,
+): Promise<Map<string, { bytes: number; mtime_ms: number }>> {
+  const found = new Map<string, { bytes: number; mtime_ms: number }>();
+  const entries = await readdir(local, { recursive: true, withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const key = relative(local, join(entry.parentPath, entry.name)).split(sep).join('/');
+    if (localOnly(key) || /\.tmp-|\.download-/.test(entry.name)) continue;
+    const info = await stat(join(local, ...key.split('/')), { bigint: true });
+    found.set(key, { bytes: Number(info.size), mtime_ms: Number(mtimeMillis(info.mtimeNs)) });
+  }
+  return found;
+}
+
+export interface Put {
+  uploaded: number;
+  bytes: number;
+  removed: number;
+}
+
+/**
+ * Puts the local folder back as the folder's new commit: the files that
+ * changed since `previous` (size or time), the commit, then the removal of
+ * what it no longer names. `passed` is told of each phase (tests stop a run there).
+ */
+export async function putFolder(
+  store: ObjectStore,
+  local: string,
+  previous: Commit | undefined,
+  passed: (phase: 'uploaded' | 'committed') => void = () => undefined,
+): Promise<Put> {
+  const files = await localFiles(local);
+  const commit: Commit = {
+    version: 1,
+    committed_at: new Date().toISOString(),
+    state: {},
+    files: {},
+  };
+  const order = [...files.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  let uploaded = 0;
+  let bytes = 0;
+  for (const key of order) {
+    const file = files.get(key)!;
+    const path = join(local, ...key.split('/'));
+    if (key.startsWith('.state/')) {
+      commit.state[key] = await readFile(path, 'utf8');
+      continue;
+    }
+    const before = previous?.files[key];
+    if (before && before.bytes === file.bytes && before.mtime_ms === file.mtime_ms) {
+      commit.files[key] = before;
+      continue;
+    }
+    const put = await store.upload(path, key);
+    commit.files[key] = { bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
+    uploaded++;
+    bytes += file.bytes;
+  }
+  passed('uploaded');
+  const draft = join(local, '.state', 'tmp', 'commit.json');
+  await mkdir(dirname(draft), { recursive: true });
+  await writeFile(draft, JSON.stringify(commit));
+  await store.upload(draft, COMMIT_KEY);
+  passed('committed');
+  const obsolete = (await store.list())
+    .map((o) => o.key)
+    .filter((key) => !localOnly(key) && !(key in commit.files));
+  await store.remove(obsolete);
+  await rm(draft, { force: true });
+  return { uploaded, bytes, removed: obsolete.length };
+}
+
+/** Data first, the manifest after it (it names them), the state last (into the commit). */
+function rank(key: string): number {
+  if (key.startsWith('.state/')) return 2;
+  return key === 'manifest.json' ? 1 : 0;
+}

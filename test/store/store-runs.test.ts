@@ -1,0 +1,138 @@
+/**
+ * Nightly runs whose output folder is in S3 (s3rver, a real S3 server in
+ * Node), each on an empty worker (a fresh HOME and TMPDIR), against one run
+ * over the whole period on a local disk.
+ */
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
+import { COMMIT_KEY, fetchFolder } from '../../src/store/sync.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { readManifest } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { duck, testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({
+  seed: 22,
+  now: '2026-11-15T00:00:00Z',
+  bicycle: { locations: 40, maxLocations: 10, maxPeriodDays: 7 },
+});
+
+let server: S3rver;
+let served: string;
+let aws: Record<string, string>;
+
+beforeAll(async () => {
+  served = await mkdtemp(join(tmpdir(), 'road-etl-s3rver-'));
+  server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: served,
+    configureBuckets: [{ name: 'nightly', configs: [] }],
+  });
+  const address = await server.run();
+  aws = {
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    AWS_REGION: 'eu-west-1',
+    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${address.port}`,
+  };
+});
+afterAll(async () => {
+  await server.close();
+  await rm(served, { recursive: true, force: true });
+});
+
+const BICYCLE = join(ROOT, 'pipelines', 'bicycle.yaml');
+const DAY = 86_400_000;
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+const params = (start: number, end: number) => [
+  '--param', `start=${iso(start)}`, '--param', `end=${iso(end)}`, '--param', 'prefixes=UTR',
+]; // prettier-ignore
+
+/** A run as on a worker whose disk is empty at its start: a process of its own, a fresh HOME and TMPDIR. */
+async function onEmptyWorker(args: string[]) {
+  const home = await testDir();
+  return runCli(args, {
+    process: true,
+    env: { ...simulator.env, ...aws, HOME: home, TMPDIR: home },
+    timeoutMs: 300_000,
+  });
+}
+
+/** Rows of a dataset in one folder and not in the other, both ways. */
+async function difference(a: string, b: string, dataset: string): Promise<number> {
+  const read = (folder: string) =>
+    `(SELECT * FROM read_parquet('${folder}/${dataset}/**/*.parquet', hive_partitioning = true))`;
+  const [row] = await duck(
+    `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
+  );
+  return Number(row?.['n']);
+}
+
+describe('an output folder in S3', () => {
+  it('nightly runs, each on an empty worker, give what one local run over the period gives, building only what a night touched', async () => {
+    const start = Date.parse('2026-10-01T00:00:00Z');
+    const nights = 3;
+    const once = join(await testDir(), 'output');
+    const local = await runCli(
+      ['run', BICYCLE, '--output', once, ...params(start, start + nights * DAY)],
+      {
+        env: { ...simulator.env },
+      },
+    );
+    expect(local.code, local.stderr).toBe(0);
+
+    const url = 's3://nightly/road-etl';
+    const summaries: Record<string, unknown>[] = [];
+    for (let night = 0; night < nights; night++) {
+      const run = await onEmptyWorker([
+        'run', BICYCLE, '--output', url, '--log-format', 'json',
+        ...params(start + night * DAY, start + (night + 1) * DAY),
+      ]); // prettier-ignore
+      expect(run.code, run.stderr).toBe(0);
+      // s3rver ignores conditional writes: the run says its lock is advisory.
+      expect(run.stderr).toMatch(/"event":"store.lock".*advisory/);
+      summaries.push(JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>);
+    }
+    expect(summaries.at(-1)).toMatchObject({
+      status: 'succeeded',
+      output: url,
+      manifest: `${url}/manifest.json`,
+    });
+
+    const store = openStore(url, aws);
+    const fetched = join(await testDir(), 'fetched');
+    await fetchFolder(store, fetched);
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+      'derived/bicycle_location_months',
+    ])
+      expect(await difference(once, fetched, dataset), dataset).toBe(0);
+    const exported = (await readdir(join(once, 'exports'), { recursive: true })).map(String).sort();
+    expect(
+      (await readdir(join(fetched, 'exports'), { recursive: true })).map(String).sort(),
+    ).toEqual(exported);
+    for (const name of exported.filter((f) => f.endsWith('.csv')))
+      expect(await readFile(join(fetched, 'exports', name), 'utf8'), name).toBe(
+        await readFile(join(once, 'exports', name), 'utf8'),
+      );
+    // The last night rebuilt only the local dates it touched: the times of what it fetched held.
+    const { run } = await readManifest(fetched);
+    expect(run.steps.find((s) => s.id === 'bicycle_hourly')?.notes).toEqual({
+      build: 'partial',
+      partitions: 2,
+    });
+    // The bucket holds the folder and its commit, nothing of a run's own.
+    const keys = (await store.list()).map((o) => o.key);
+    expect(keys).toContain(COMMIT_KEY);
+    expect(keys).toContain('manifest.json');
+    expect(keys.filter((k) => k.startsWith('.state/') && k !== COMMIT_KEY)).toEqual([]);
+  }, 600_000);
+});
