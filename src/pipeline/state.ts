@@ -137,8 +137,11 @@ export const LOCK_HEARTBEAT_MS = 15_000;
  */
 export const LOCK_STALE_MS = 120_000;
 
-/** Whether the run that wrote `held` may still be running (see acquireLock). */
-async function holderAlive(held: LockInfo, mtimeMs: number, now: number): Promise<boolean> {
+/**
+ * Whether the run that wrote `held` may still be running (see acquireLock):
+ * on this host, its process is asked; on another, its last heartbeat (`mtimeMs`).
+ */
+export async function holderAlive(held: LockInfo, mtimeMs: number, now: number): Promise<boolean> {
   if (held.hostname === hostname()) {
     return isRunning({ pid: held.pid, start: held.process_start, boot: held.boot_id });
   }

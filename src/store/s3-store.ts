@@ -24,17 +24,20 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { collect, statusOf } from './s3-client.js';
+import { randomUUID } from 'node:crypto';
 import { FolderInUseError, RunError } from '../errors.js';
+import { holderAlive, LOCK_STALE_MS } from '../pipeline/state.js';
 import {
   lockOwner,
   type HeldLock,
+  type LockOwner,
   type LockGuarantee,
   type ObjectStore,
   type StoredObject,
 } from './store.js';
 
-/** A lock whose lease has not been renewed for this long belongs to a run that is gone. */
-export const LEASE_MS = 120_000;
+/** A lock (of another host) whose lease has not been renewed for this long belongs to a run that is gone. */
+export const LEASE_MS = LOCK_STALE_MS;
 /** How often a held lock's lease is renewed. */
 const RENEW_MS = 15_000;
 const LOCK_KEY = '.state/lock';
@@ -192,7 +195,7 @@ export class S3Store implements ObjectStore {
   /** Whether the store refuses a second create of one key: asked once, with a probe object. */
   guarantee(): Promise<LockGuarantee> {
     this.#guarantee ??= (async () => {
-      const probe = `.state/probe-${lockOwner('probe').token}`;
+      const probe = `.state/probe-${randomUUID()}`;
       await this.#putIf(probe, 'probe');
       const second = await this.#putIf(probe, 'probe');
       await this.remove([probe]);
@@ -203,7 +206,7 @@ export class S3Store implements ObjectStore {
 
   async lock(pipeline: string): Promise<HeldLock> {
     const guarantee = await this.guarantee();
-    const owner = lockOwner(pipeline);
+    const owner = await lockOwner(pipeline);
     const body = (): string =>
       JSON.stringify({ ...owner, expires_at: new Date(Date.now() + LEASE_MS).toISOString() });
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -211,7 +214,11 @@ export class S3Store implements ObjectStore {
       let version: string | undefined;
       if (held) {
         const other = parseLock((await collect(held.body)).toString('utf8'));
-        if (other && Date.parse(other.expires_at) > Date.now())
+        // On this host its process is asked; on another, its lease must have run out.
+        if (
+          other &&
+          (await holderAlive(other, Date.parse(other.expires_at) - LEASE_MS, Date.now()))
+        )
           throw new FolderInUseError(
             `The output folder ${this.url} is in use by another road-etl run (pipeline ${other.pipeline}, pid ${other.pid} on ${other.hostname}, since ${other.started_at}); wait for it to finish (a lock whose lease of ${LEASE_MS / 1000} s runs out is taken over)`,
           );
@@ -253,14 +260,7 @@ export class S3Store implements ObjectStore {
   }
 }
 
-interface LockBody {
-  token: string;
-  pipeline: string;
-  hostname: string;
-  pid: number;
-  started_at: string;
-  expires_at: string;
-}
+type LockBody = LockOwner & { expires_at: string };
 
 function parseLock(text: string): LockBody | undefined {
   try {

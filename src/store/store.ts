@@ -7,6 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { LockInfo } from '../pipeline/state.js';
+import { processIdentity } from '../util/process.js';
 
 export interface StoredObject {
   key: string;
@@ -22,13 +24,8 @@ export type LockGuarantee =
   /** The store accepts a second create: the lock is an owner and a lease, read back after writing. */
   | 'advisory';
 
-export interface LockOwner {
-  token: string;
-  pipeline: string;
-  hostname: string;
-  pid: number;
-  started_at: string;
-}
+/** The run that holds a lock: as the local folder's lock names it (LockInfo), with a token. */
+export type LockOwner = LockInfo & { token: string };
 
 export interface HeldLock {
   guarantee: LockGuarantee;
@@ -53,13 +50,16 @@ export interface ObjectStore {
   lock(pipeline: string): Promise<HeldLock>;
 }
 
-/** The owner a run writes into a lock. */
-export function lockOwner(pipeline: string): LockOwner {
+/** The owner a run writes into a lock: its process, so that a run on this host can tell it is gone. */
+export async function lockOwner(pipeline: string): Promise<LockOwner> {
+  const me = await processIdentity();
   return {
     token: randomUUID(),
     pipeline,
     hostname: hostname(),
     pid: process.pid,
     started_at: new Date().toISOString(),
+    process_start: me.start,
+    boot_id: me.boot,
   };
 }

@@ -3,6 +3,7 @@
  * Node), each on an empty worker (a fresh HOME and TMPDIR), against one run
  * over the whole period on a local disk.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { COMMIT_KEY, fetchFolder } from '../../src/store/sync.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
@@ -135,4 +136,63 @@ describe('an output folder in S3', () => {
     expect(keys).toContain('manifest.json');
     expect(keys.filter((k) => k.startsWith('.state/') && k !== COMMIT_KEY)).toEqual([]);
   }, 600_000);
+
+  it('killed at random moments, then run again on another empty worker, lands exactly one run’s data, and the manifest’s every extract is there with its sha256', async () => {
+    const start = Date.parse('2026-10-10T00:00:00Z');
+    const once = join(await testDir(), 'output');
+    const local = await runCli(
+      ['run', BICYCLE, '--output', once, ...params(start, start + 2 * DAY)],
+      {
+        env: { ...simulator.env },
+      },
+    );
+    expect(local.code, local.stderr).toBe(0);
+
+    const url = 's3://nightly/killed';
+    const night = (n: number) => [
+      'run', BICYCLE, '--output', url, ...params(start + n * DAY, start + (n + 1) * DAY),
+    ]; // prettier-ignore
+    const first = await onEmptyWorker(night(0));
+    expect(first.code, first.stderr).toBe(0);
+    // A random moment is one within the time a whole second night takes, timed on a folder of its own.
+    const timing = ['run', BICYCLE, '--output', 's3://nightly/timed'];
+    expect((await onEmptyWorker([...timing, ...params(start, start + DAY)])).code).toBe(0);
+    const began = Date.now();
+    expect((await onEmptyWorker([...timing, ...params(start + DAY, start + 2 * DAY)])).code).toBe(
+      0,
+    );
+    const whole = Date.now() - began;
+    let killed = 0;
+    for (let round = 0; round < 8; round++) {
+      const home = await testDir();
+      const child = startCli(night(1), {
+        env: { ...simulator.env, ...aws, HOME: home, TMPDIR: home },
+      });
+      const done = collect(child, 300_000);
+      await new Promise((wake) => setTimeout(wake, 200 + Math.random() * whole));
+      child.kill('SIGKILL');
+      if ((await done).signal === 'SIGKILL') killed++;
+    }
+    expect(killed).toBeGreaterThan(3);
+    const final = await onEmptyWorker(night(1));
+    expect(final.code, final.stderr).toBe(0);
+
+    const fetched = join(await testDir(), 'fetched');
+    const store = openStore(url, aws);
+    await fetchFolder(store, fetched);
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+    ])
+      expect(await difference(once, fetched, dataset), dataset).toBe(0);
+    const { manifest } = await readManifest(fetched);
+    const objects = new Set((await store.list()).map((o) => o.key));
+    expect(manifest.exports.length).toBeGreaterThan(0);
+    for (const extract of manifest.exports) {
+      expect(objects.has(extract.path), extract.path).toBe(true);
+      const bytes = await readFile(join(fetched, extract.path));
+      expect(createHash('sha256').update(bytes).digest('hex'), extract.path).toBe(extract.sha256);
+    }
+  }, 900_000);
 });
