@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import { InputError } from '../errors.js';
-import { s3Location } from '../store/open.js';
+import { azureLocation, s3Location } from '../store/open.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
 import { buildPipeline, type Pipeline } from '../pipeline/build.js';
 import { StateStore } from '../pipeline/state.js';
@@ -84,10 +84,10 @@ export function outputFolder(args: CommonArgs): string {
 }
 
 /**
- * What --output names: a local folder (a path, or file://), or a folder in S3
- * (`s3://BUCKET/PREFIX`). Any other URL is refused, never taken for a local
- * path (`az://c/p` would be a folder `az:/c/p` in the working directory, lost
- * with an ephemeral worker's disk).
+ * What --output names: a local folder (a path, or file://), or a folder in an
+ * object store (`s3://BUCKET/PREFIX`, `az://CONTAINER/PREFIX`). Any other URL
+ * is refused, never taken for a local path (`gs://b/p` would be a folder
+ * `gs:/b/p` in the working directory, lost with an ephemeral worker's disk).
  */
 export function outputTarget(
   args: CommonArgs,
@@ -101,13 +101,15 @@ export function outputTarget(
       throw new InputError(`--output: ${args.output}: ${(error as Error).message}`);
     }
   }
-  if (scheme === 's3') {
-    s3Location(args.output); // a bucket S3 would refuse is bad input
+  if (scheme === 's3' || scheme === 'az') {
+    // A bucket or container name the store would refuse is bad input.
+    if (scheme === 's3') s3Location(args.output);
+    else azureLocation(args.output);
     return { kind: 'store', url: args.output };
   }
   if (scheme !== undefined)
     throw new InputError(
-      `--output: ${args.output} is a ${scheme}:// URL, and road-etl writes a local folder (a path, or file://) or S3 (s3://BUCKET/PREFIX)`,
+      `--output: ${args.output} is a ${scheme}:// URL, and road-etl writes a local folder (a path, or file://) or an object store (s3://BUCKET/PREFIX, az://CONTAINER/PREFIX)`,
     );
   return { kind: 'local', folder: resolve(args.output) };
 }

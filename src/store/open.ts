@@ -1,12 +1,13 @@
 /**
  * The store an output names: `s3://BUCKET/PREFIX` (S3 or an S3-compatible
- * server), or a local folder.
+ * server), `az://CONTAINER/PREFIX` (Azure Blob Storage), or a local folder.
  */
 import { resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { LocalStore } from './local-store.js';
 import { s3Client } from './s3-client.js';
 import { S3Store } from './s3-store.js';
+import { AzureStore, azureContainer } from './azure-store.js';
 import type { ObjectStore } from './store.js';
 
 /** The bucket and prefix of an s3:// URL; undefined for anything else. */
@@ -20,7 +21,21 @@ export function s3Location(url: string): { bucket: string; prefix: string } | un
   return { bucket, prefix: prefix === '' ? '' : `${prefix}/` };
 }
 
+/** The container and prefix of an az:// URL; undefined for anything else. */
+export function azureLocation(url: string): { container: string; prefix: string } | undefined {
+  const m = /^az:\/\/([^/]+)\/?(.*)$/i.exec(url);
+  if (!m) return undefined;
+  const container = m[1]!;
+  if (!/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(container))
+    throw new InputError(`--output: ${url}: "${container}" is not an Azure container name`);
+  const prefix = m[2]!.replace(/\/+$/, '');
+  return { container, prefix: prefix === '' ? '' : `${prefix}/` };
+}
+
 export function openStore(output: string, env: NodeJS.ProcessEnv): ObjectStore {
   const s3 = s3Location(output);
-  return s3 ? new S3Store(s3Client(env), s3) : new LocalStore(resolve(output));
+  if (s3) return new S3Store(s3Client(env), s3);
+  const azure = azureLocation(output);
+  if (azure) return new AzureStore(azureContainer(env, azure.container), azure);
+  return new LocalStore(resolve(output));
 }

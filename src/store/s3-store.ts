@@ -24,23 +24,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { collect, statusOf } from './s3-client.js';
-import { randomUUID } from 'node:crypto';
-import { FolderInUseError, RunError } from '../errors.js';
-import { holderAlive, LOCK_STALE_MS } from '../pipeline/state.js';
-import {
-  lockOwner,
-  type HeldLock,
-  type LockOwner,
-  type LockGuarantee,
-  type ObjectStore,
-  type StoredObject,
-} from './store.js';
-
-/** A lock (of another host) whose lease has not been renewed for this long belongs to a run that is gone. */
-export const LEASE_MS = LOCK_STALE_MS;
-/** How often a held lock's lease is renewed. */
-const RENEW_MS = 15_000;
-const LOCK_KEY = '.state/lock';
+import { RunError } from '../errors.js';
+import { probeGuarantee, takeLock, type ConditionalWrites } from './object-lock.js';
+import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
 export interface S3Location {
   bucket: string;
@@ -194,81 +180,24 @@ export class S3Store implements ObjectStore {
 
   /** Whether the store refuses a second create of one key: asked once, with a probe object. */
   guarantee(): Promise<LockGuarantee> {
-    this.#guarantee ??= (async () => {
-      const probe = `.state/probe-${randomUUID()}`;
-      await this.#putIf(probe, 'probe');
-      const second = await this.#putIf(probe, 'probe');
-      await this.remove([probe]);
-      return second === undefined ? 'enforced' : 'advisory';
-    })();
+    this.#guarantee ??= probeGuarantee(this.#conditional());
     return this.#guarantee;
   }
 
   async lock(pipeline: string): Promise<HeldLock> {
-    const guarantee = await this.guarantee();
-    const owner = await lockOwner(pipeline);
-    const body = (): string =>
-      JSON.stringify({ ...owner, expires_at: new Date(Date.now() + LEASE_MS).toISOString() });
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const held = await this.#get(LOCK_KEY);
-      let version: string | undefined;
-      if (held) {
-        const other = parseLock((await collect(held.body)).toString('utf8'));
-        // On this host its process is asked; on another, its lease must have run out.
-        if (
-          other &&
-          (await holderAlive(other, Date.parse(other.expires_at) - LEASE_MS, Date.now()))
-        )
-          throw new FolderInUseError(
-            `The output folder ${this.url} is in use by another road-etl run (pipeline ${other.pipeline}, pid ${other.pid} on ${other.hostname}, since ${other.started_at}); wait for it to finish (a lock whose lease of ${LEASE_MS / 1000} s runs out is taken over)`,
-          );
-        version = held.version; // a lease run out, or unreadable: taken over
-      }
-      const written = await this.#putIf(LOCK_KEY, body(), version);
-      if (written === undefined) continue; // another run was quicker: look again
-      // Read back: where the store ignores conditions, the last writer has it.
-      const back = parseLock((await this.read(LOCK_KEY))?.toString('utf8') ?? '');
-      if (back?.token !== owner.token) continue;
-      return this.#hold(owner.token, written, guarantee, body);
-    }
-    throw new FolderInUseError(
-      `Could not take the lock of ${this.url}: another run keeps taking it`,
-    );
+    return takeLock(this.#conditional(), this.url, pipeline, await this.guarantee());
   }
 
-  #hold(token: string, first: string, guarantee: LockGuarantee, body: () => string): HeldLock {
-    let version = first;
-    let renewing = Promise.resolve();
-    const renew = setInterval(() => {
-      renewing = this.#putIf(LOCK_KEY, body(), version).then(
-        (next) => {
-          if (next !== undefined) version = next;
-        },
-        () => undefined, // a failed renewal is tried again at the next beat
-      );
-    }, RENEW_MS);
-    renew.unref();
+  #conditional(): ConditionalWrites {
     return {
-      guarantee,
-      release: async () => {
-        clearInterval(renew);
-        await renewing;
-        const now = parseLock((await this.read(LOCK_KEY))?.toString('utf8') ?? '');
-        if (now?.token === token) await this.remove([LOCK_KEY]);
+      readVersioned: async (key) => {
+        const got = await this.#get(key);
+        return got
+          ? { text: (await collect(got.body)).toString('utf8'), version: got.version }
+          : undefined;
       },
+      putIf: (key, body, version) => this.#putIf(key, body, version),
+      remove: (keys) => this.remove(keys),
     };
-  }
-}
-
-type LockBody = LockOwner & { expires_at: string };
-
-function parseLock(text: string): LockBody | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<LockBody>;
-    return typeof value.token === 'string' && typeof value.expires_at === 'string'
-      ? (value as LockBody)
-      : undefined;
-  } catch {
-    return undefined;
   }
 }

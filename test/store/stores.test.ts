@@ -1,44 +1,31 @@
 /**
- * The storage seam against real stores: the local folder, and S3 as s3rver
+ * The storage seam against real stores: the local folder, S3 as s3rver
  * serves it (a real S3 server in Node, started here; it does not enforce
- * conditional writes, as older MinIO releases do not).
+ * conditional writes, as older MinIO releases do not), and Azure Blob as
+ * Microsoft's Azurite serves it (it enforces them).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import S3rver from 's3rver';
+import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderInUseError } from '../../src/errors.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import { openStore, s3Location } from '../../src/store/open.js';
-import { LEASE_MS } from '../../src/store/s3-store.js';
+import { LEASE_MS } from '../../src/store/object-lock.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { testDir } from '../helpers/tmp.js';
 
-let server: S3rver;
-let served: string;
+let s3: StoreServer;
+let azure: StoreServer;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  server = new S3rver({
-    port: 0,
-    address: '127.0.0.1',
-    silent: true,
-    directory: (served = await mkdtemp(join(tmpdir(), 'road-etl-s3rver-'))),
-    configureBuckets: [{ name: 'nightly', configs: [] }],
-  });
-  const address = await server.run();
-  env = {
-    AWS_ACCESS_KEY_ID: 'S3RVER',
-    AWS_SECRET_ACCESS_KEY: 'S3RVER',
-    AWS_REGION: 'eu-west-1',
-    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${address.port}`,
-  };
+  [s3, azure] = await Promise.all([startS3(['nightly']), startAzure(['nightly'])]);
+  env = { ...s3.env, ...azure.env };
 });
 afterAll(async () => {
-  await server.close();
-  await rm(served, { recursive: true, force: true });
+  await Promise.all([s3.close(), azure.close()]);
 });
 
 const stores: [string, () => Promise<ObjectStore>][] = [
@@ -47,6 +34,11 @@ const stores: [string, () => Promise<ObjectStore>][] = [
     'S3 (s3rver)',
     () =>
       Promise.resolve(openStore(`s3://nightly/road-etl/${randomBytes(4).toString('hex')}`, env)),
+  ],
+  [
+    'Azure Blob (Azurite)',
+    () =>
+      Promise.resolve(openStore(`az://nightly/road-etl/${randomBytes(4).toString('hex')}`, env)),
   ],
 ];
 
@@ -134,6 +126,16 @@ describe('S3 (s3rver)', () => {
     await expect(store.list()).rejects.toThrow(
       /Cannot list s3:\/\/no-such-bucket\/road-etl\/: NoSuchBucket \(status 404\)/,
     );
+  });
+});
+
+describe('Azure Blob (Azurite)', () => {
+  it('enforces conditional writes: the lock is enforced', async () => {
+    const store = openStore(`az://nightly/probe-${randomBytes(4).toString('hex')}`, env);
+    const held = await store.lock('bicycle');
+    expect(held.guarantee).toBe('enforced');
+    await held.release();
+    expect(await store.list()).toEqual([]);
   });
 });
 

@@ -1,0 +1,167 @@
+/**
+ * An output folder in Azure Blob Storage: `az://CONTAINER/PREFIX`, with
+ * AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT and
+ * AZURE_STORAGE_KEY (the account's endpoint, or AZURE_STORAGE_BLOB_ENDPOINT
+ * for another, such as Azurite). A block blob is written whole: its blocks
+ * are staged, then committed at once, so a reader sees the old blob or the
+ * new one. The lock is a blob created with `If-None-Match: *` and renewed with
+ * `If-Match` (object-lock.ts), conditions Azure enforces.
+ */
+import { rename, rm, stat } from 'node:fs/promises';
+import {
+  BlobServiceClient,
+  RestError,
+  StorageSharedKeyCredential,
+  type ContainerClient,
+} from '@azure/storage-blob';
+import { InputError, RunError } from '../errors.js';
+import { probeGuarantee, takeLock, type ConditionalWrites } from './object-lock.js';
+import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
+
+export interface AzureLocation {
+  container: string;
+  /** '' or ending in '/'. */
+  prefix: string;
+}
+
+/** The container the Azure variables describe. */
+export function azureContainer(env: NodeJS.ProcessEnv, container: string): ContainerClient {
+  const connection = env['AZURE_STORAGE_CONNECTION_STRING'];
+  if (connection)
+    return BlobServiceClient.fromConnectionString(connection).getContainerClient(container);
+  const account = env['AZURE_STORAGE_ACCOUNT'];
+  const key = env['AZURE_STORAGE_KEY'];
+  if (!account || !key)
+    throw new InputError(
+      '--output az://...: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY',
+    );
+  const endpoint = env['AZURE_STORAGE_BLOB_ENDPOINT'] ?? `https://${account}.blob.core.windows.net`;
+  return new BlobServiceClient(
+    endpoint,
+    new StorageSharedKeyCredential(account, key),
+  ).getContainerClient(container);
+}
+
+function statusOf(error: unknown): number | undefined {
+  return error instanceof RestError ? error.statusCode : undefined;
+}
+
+export class AzureStore implements ObjectStore {
+  readonly url: string;
+  readonly #container: ContainerClient;
+  readonly #prefix: string;
+  #guarantee: Promise<LockGuarantee> | undefined;
+
+  constructor(container: ContainerClient, at: AzureLocation) {
+    this.#container = container;
+    this.#prefix = at.prefix;
+    this.url = `az://${at.container}/${at.prefix}`;
+  }
+
+  #blob(key: string) {
+    return this.#container.getBlockBlobClient(this.#prefix + key);
+  }
+
+  #trouble(what: string, key: string, error: unknown): RunError {
+    const status = statusOf(error);
+    const code = error instanceof RestError && error.code ? error.code : (error as Error).name;
+    return new RunError(
+      `${what} ${this.url}${key}: ${code}${status ? ` (status ${status})` : ''}: ${(error as Error).message.split('\n')[0]}`,
+      { cause: error },
+    );
+  }
+
+  async list(prefix = ''): Promise<StoredObject[]> {
+    const found: StoredObject[] = [];
+    try {
+      for await (const blob of this.#container.listBlobsFlat({ prefix: this.#prefix + prefix }))
+        found.push({
+          key: blob.name.slice(this.#prefix.length),
+          bytes: blob.properties.contentLength ?? 0,
+          version: blob.properties.etag,
+        });
+    } catch (error) {
+      throw this.#trouble('Cannot list', prefix, error);
+    }
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async #readVersioned(key: string): Promise<{ data: Buffer; version: string } | undefined> {
+    try {
+      const blob = this.#blob(key);
+      // The bytes of the version the properties name (a write in between fails the read: 412).
+      const { etag = '' } = await blob.getProperties();
+      const data = await blob.downloadToBuffer(0, undefined, { conditions: { ifMatch: etag } });
+      return { data, version: etag };
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw this.#trouble('Cannot read', key, error);
+    }
+  }
+
+  async read(key: string): Promise<Buffer | undefined> {
+    return (await this.#readVersioned(key))?.data;
+  }
+
+  async download(key: string, file: string): Promise<StoredObject> {
+    const partial = `${file}.download-${process.pid}`;
+    try {
+      const got = await this.#blob(key).downloadToFile(partial);
+      await rename(partial, file);
+      return { key, bytes: got.contentLength ?? 0, version: got.etag ?? '' };
+    } catch (error) {
+      await rm(partial, { force: true });
+      throw this.#trouble('Cannot read', key, error);
+    }
+  }
+
+  async upload(file: string, key: string): Promise<StoredObject> {
+    const { size } = await stat(file);
+    try {
+      const put = await this.#blob(key).uploadFile(file);
+      return { key, bytes: size, version: put.etag ?? '' };
+    } catch (error) {
+      throw this.#trouble('Cannot write', key, error);
+    }
+  }
+
+  async remove(keys: readonly string[]): Promise<void> {
+    for (const key of keys)
+      await this.#blob(key)
+        .deleteIfExists()
+        .catch((error: unknown) => {
+          throw this.#trouble('Cannot remove', key, error);
+        });
+  }
+
+  guarantee(): Promise<LockGuarantee> {
+    this.#guarantee ??= probeGuarantee(this.#conditional());
+    return this.#guarantee;
+  }
+
+  async lock(pipeline: string): Promise<HeldLock> {
+    return takeLock(this.#conditional(), this.url, pipeline, await this.guarantee());
+  }
+
+  #conditional(): ConditionalWrites {
+    return {
+      readVersioned: async (key) => {
+        const got = await this.#readVersioned(key);
+        return got ? { text: got.data.toString('utf8'), version: got.version } : undefined;
+      },
+      putIf: async (key, body, version) => {
+        try {
+          const put = await this.#blob(key).upload(body, Buffer.byteLength(body), {
+            conditions: version === undefined ? { ifNoneMatch: '*' } : { ifMatch: version },
+          });
+          return put.etag ?? '';
+        } catch (error) {
+          // 409: the blob is there; 412: it is another version now.
+          if (statusOf(error) === 409 || statusOf(error) === 412) return undefined;
+          throw this.#trouble('Cannot write', key, error);
+        }
+      },
+      remove: (keys) => this.remove(keys),
+    };
+  }
+}

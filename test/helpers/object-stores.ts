@@ -1,0 +1,85 @@
+/**
+ * Real object-store servers for the tests, started from npm packages: s3rver
+ * (S3, in this process) and Microsoft's Azurite (Azure Blob, a process of its
+ * own, in memory, no telemetry). Each resolves to the variables a run is given.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ContainerClient } from '@azure/storage-blob';
+import S3rver from 's3rver';
+
+export interface StoreServer {
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** s3rver with the buckets named. */
+export async function startS3(buckets: readonly string[]): Promise<StoreServer> {
+  const served = await mkdtemp(join(tmpdir(), 'road-etl-s3rver-'));
+  const server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory: served,
+    configureBuckets: buckets.map((name) => ({ name, configs: [] })),
+  });
+  const address = await server.run();
+  return {
+    env: {
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_REGION: 'eu-west-1',
+      AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${address.port}`,
+    },
+    close: async () => {
+      await server.close();
+      await rm(served, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Azurite's well-known development account (its documentation's; no secret). */
+const ACCOUNT = 'devstoreaccount1';
+const KEY =
+  'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+/** Azurite's blob service, with the containers named. */
+export async function startAzure(containers: readonly string[]): Promise<StoreServer> {
+  const main = join(
+    createRequire(import.meta.url).resolve('azurite/package.json'),
+    '..',
+    'dist',
+    'src',
+    'blob',
+    'main.js',
+  );
+  const child = spawn(
+    process.execPath,
+    [main, '--blobHost', '127.0.0.1', '--blobPort', '0', '--inMemoryPersistence', '--disableTelemetry', '--skipApiVersionCheck', '--silent'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  ); // prettier-ignore
+  // Its port, from the line that says it listens (the rest of its output is read and dropped).
+  const port = await new Promise<string>((found, failed) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = /successfully listens on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
+      if (m) found(m[1]!);
+    });
+    child.once('exit', (code) =>
+      failed(new Error(`Azurite exited with ${code} before it listened`)),
+    );
+  });
+  const connection = `DefaultEndpointsProtocol=http;AccountName=${ACCOUNT};AccountKey=${KEY};BlobEndpoint=http://127.0.0.1:${port}/${ACCOUNT};`;
+  for (const name of containers) await new ContainerClient(connection, name).createIfNotExists();
+  return {
+    env: { AZURE_STORAGE_CONNECTION_STRING: connection },
+    close: async () => {
+      child.kill();
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
