@@ -73,16 +73,6 @@ function parseParamArgs(values: readonly string[]): Record<string, string> {
 /** A URL (`s3://bucket/prefix`, `https://...`), not a path: `<scheme>://`. */
 const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\//i;
 
-/** The output folder, absolute, for a command that reads a local folder. */
-export function outputFolder(args: CommonArgs): string {
-  const target = outputTarget(args);
-  if (target.kind === 'store')
-    throw new InputError(
-      `--output: ${args.output}: this command reads a local folder; fetch the folder from the store first`,
-    );
-  return target.folder;
-}
-
 /**
  * What --output names: a local folder (a path, or file://), or a folder in an
  * object store (`s3://BUCKET/PREFIX`, `az://CONTAINER/PREFIX`). Any other URL

@@ -5,7 +5,8 @@ import type { Argv, CommandModule } from 'yargs';
 import { openOutputFolder } from '../duckdb/folder.js';
 import { InputError } from '../errors.js';
 import { writeOut, type CliIo } from './io.js';
-import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
+import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
+import { withOutputFolder } from './stored.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 
 type Format = 'table' | 'csv' | 'json' | 'jsonl';
@@ -147,62 +148,62 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         '$0 query "SELECT rvv_code, count(*) FROM signs_current_state GROUP BY ALL ORDER BY 2 DESC" --format csv',
         'signs per code',
       ) as unknown as Argv<QueryArgs>,
-  handler: async (args) => {
-    const output = outputFolder(args);
-    const logger = loggerFor(args, io);
-    const write = (text: string): Promise<void> => writeOut(io.stdout, text);
-    const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, views: false });
-    const db = folder.db;
-    try {
-      const datasets = await folder.refresh();
-      if (datasets.length === 0)
-        logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
-      const result = await readOnly(db, output, args.sql);
-      const names = result.columnNames();
-      const types = result.columnTypes().map((t) => t.toString());
-      // Timestamps (top-level columns) in ISO 8601, as the extracts have them.
-      const timestamps = types.flatMap((t, i) => (isTimestampType(t) ? [i] : []));
-      const rowsOf = async function* (): AsyncGenerator<unknown[][]> {
-        for await (const chunk of result.yieldRowsJson()) {
-          if (timestamps.length > 0)
-            for (const row of chunk)
-              for (const i of timestamps) row[i] = isoTimestampText(row[i] ?? null);
-          yield chunk;
+  handler: (args) =>
+    withOutputFolder(args, io, async ({ folder: output }) => {
+      const logger = loggerFor(args, io);
+      const write = (text: string): Promise<void> => writeOut(io.stdout, text);
+      const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, views: false });
+      const db = folder.db;
+      try {
+        const datasets = await folder.refresh();
+        if (datasets.length === 0)
+          logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
+        const result = await readOnly(db, output, args.sql);
+        const names = result.columnNames();
+        const types = result.columnTypes().map((t) => t.toString());
+        // Timestamps (top-level columns) in ISO 8601, as the extracts have them.
+        const timestamps = types.flatMap((t, i) => (isTimestampType(t) ? [i] : []));
+        const rowsOf = async function* (): AsyncGenerator<unknown[][]> {
+          for await (const chunk of result.yieldRowsJson()) {
+            if (timestamps.length > 0)
+              for (const row of chunk)
+                for (const i of timestamps) row[i] = isoTimestampText(row[i] ?? null);
+            yield chunk;
+          }
+        };
+        if (args.format === 'table') {
+          const rows: unknown[][] = [];
+          let more = 0;
+          for await (const chunk of rowsOf()) {
+            for (const row of chunk) {
+              if (rows.length < args['max-rows']) rows.push(row);
+              else more++;
+            }
+          }
+          await write(renderTable(names, rows) + '\n');
+          await write(
+            `${rows.length + more} row${rows.length + more === 1 ? '' : 's'}${more ? ` (${more} not shown: use --max-rows or --format csv)` : ''}\n`,
+          );
+          return;
         }
-      };
-      if (args.format === 'table') {
-        const rows: unknown[][] = [];
-        let more = 0;
+        if (args.format === 'csv') await write(names.map(csvCell).join(',') + '\r\n');
+        if (args.format === 'json') await write('[');
+        let first = true;
         for await (const chunk of rowsOf()) {
+          let text = '';
           for (const row of chunk) {
-            if (rows.length < args['max-rows']) rows.push(row);
-            else more++;
+            if (args.format === 'csv') text += row.map(csvCell).join(',') + '\r\n';
+            else {
+              const json = JSON.stringify(jsonRow(names, types, row));
+              text += args.format === 'jsonl' ? json + '\n' : (first ? '\n' : ',\n') + json;
+            }
+            first = false;
           }
+          await write(text);
         }
-        await write(renderTable(names, rows) + '\n');
-        await write(
-          `${rows.length + more} row${rows.length + more === 1 ? '' : 's'}${more ? ` (${more} not shown: use --max-rows or --format csv)` : ''}\n`,
-        );
-        return;
+        if (args.format === 'json') await write(first ? ']\n' : '\n]\n');
+      } finally {
+        folder.close();
       }
-      if (args.format === 'csv') await write(names.map(csvCell).join(',') + '\r\n');
-      if (args.format === 'json') await write('[');
-      let first = true;
-      for await (const chunk of rowsOf()) {
-        let text = '';
-        for (const row of chunk) {
-          if (args.format === 'csv') text += row.map(csvCell).join(',') + '\r\n';
-          else {
-            const json = JSON.stringify(jsonRow(names, types, row));
-            text += args.format === 'jsonl' ? json + '\n' : (first ? '\n' : ',\n') + json;
-          }
-          first = false;
-        }
-        await write(text);
-      }
-      if (args.format === 'json') await write(first ? ']\n' : '\n]\n');
-    } finally {
-      folder.close();
-    }
-  },
+    }),
 });

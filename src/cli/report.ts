@@ -5,7 +5,8 @@ import { InputError } from '../errors.js';
 import { DEFAULT_MAP_SIGNS, writeReport } from '../report/index.js';
 import { tileTemplateProblem } from '../util/geo.js';
 import { writeOut, type CliIo } from './io.js';
-import { loggerFor, outputFolder, withCommonOptions, type CommonArgs } from './common.js';
+import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
+import { withOutputFolder } from './stored.js';
 
 interface ReportArgs extends CommonArgs {
   'map-signs': number;
@@ -40,7 +41,6 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
         'with a map background',
       ) as unknown as Argv<ReportArgs>,
   handler: async (args) => {
-    const output = outputFolder(args);
     const logger = loggerFor(args, io);
     const mapSigns = args['map-signs'];
     if (!Number.isInteger(mapSigns) || mapSigns < 0)
@@ -49,20 +49,28 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
       );
     const problem = args.tiles === undefined ? undefined : tileTemplateProblem(args.tiles);
     if (problem) throw new InputError(`--tiles: ${problem}`);
-    const folder = await stat(output).catch(() => undefined);
-    if (!folder?.isDirectory())
-      throw new InputError(`--output ${output}: no such folder (run a pipeline into it first)`);
-    const report = await writeReport(output, {
-      mapSigns,
-      tiles:
-        args.tiles === undefined
-          ? undefined
-          : { url: args.tiles, attribution: args['tiles-attribution'] },
-    });
-    logger.log('info', 'report.written', `Report written to ${report.path}`, {
-      path: report.path,
-      bytes: report.bytes,
-    });
-    await writeOut(io.stdout, JSON.stringify({ report: report.path, bytes: report.bytes }) + '\n');
+    await withOutputFolder(
+      args,
+      io,
+      async ({ folder: output, shown }) => {
+        const folder = await stat(output).catch(() => undefined);
+        if (!folder?.isDirectory())
+          throw new InputError(`--output ${output}: no such folder (run a pipeline into it first)`);
+        const report = await writeReport(output, {
+          mapSigns,
+          tiles:
+            args.tiles === undefined
+              ? undefined
+              : { url: args.tiles, attribution: args['tiles-attribution'] },
+        });
+        const path = shown(report.path);
+        logger.log('info', 'report.written', `Report written to ${path}`, {
+          path,
+          bytes: report.bytes,
+        });
+        await writeOut(io.stdout, JSON.stringify({ report: path, bytes: report.bytes }) + '\n');
+      },
+      { lock: 'report' },
+    );
   },
 });

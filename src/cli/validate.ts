@@ -5,13 +5,8 @@
  */
 import type { Argv, CommandModule } from 'yargs';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
-import {
-  commaList,
-  outputFolder,
-  pipelineFromArgs,
-  withPipelineArguments,
-  type CommonArgs,
-} from './common.js';
+import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
+import { withOutputFolder } from './stored.js';
 import { writeOut, type CliIo } from './io.js';
 
 interface ValidateArgs extends CommonArgs {
@@ -37,11 +32,11 @@ export const validateCommand = (io: CliIo): CommandModule<object, ValidateArgs> 
         describe:
           'text: the plan in words; json: the plan as one line of JSON (each step with its own plan: requests, ranges, downloads)',
       }) as unknown as Argv<ValidateArgs>,
-  handler: async (args) => {
-    const output = outputFolder(args);
-    const pipeline = await pipelineFromArgs(args, output, io, 'validate');
-    const plan = await planRun(pipeline, output, selectSteps(pipeline, commaList(args.select)));
-    if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(plan)}\n`);
-    else await writeOut(io.stdout, `${planLines(plan).join('\n')}\nThe definition is valid.\n`);
-  },
+  handler: (args) =>
+    withOutputFolder(args, io, async ({ folder: output }) => {
+      const pipeline = await pipelineFromArgs(args, output, io, 'validate');
+      const plan = await planRun(pipeline, output, selectSteps(pipeline, commaList(args.select)));
+      if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(plan)}\n`);
+      else await writeOut(io.stdout, `${planLines(plan).join('\n')}\nThe definition is valid.\n`);
+    }),
 });

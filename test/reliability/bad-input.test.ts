@@ -445,15 +445,22 @@ describe('bad input: exit 2, what and where, nothing written', () => {
     'refuses an output that is a URL of no store it writes (%s): exit 2, and no local folder named after it',
     async (_command, argv) => {
       const dir = await caseDir();
-      for (const url of ['az://container/prefix', 'gs://b/p', 'https://example.org/x']) {
+      for (const url of ['gs://b/p', 'https://example.org/x', 'ftp://host/p']) {
         const result = await runCli(argv(url), { env: ENV, cwd: dir });
         expect(result.code, result.stderr).toBe(2);
         expect(result.stderr).toContain(`--output: ${url} is a ${url.split(':')[0]}:// URL`);
       }
-      // S3 is a store `run` works in; a bucket name S3 would refuse is bad input there too.
+      // S3 and Azure are stores it works in; a name the store would refuse is bad input.
       const s3 = await runCli(argv('s3://Not_A_Bucket/x'), { env: ENV, cwd: dir });
       expect(s3.code).toBe(2);
-      expect(s3.stderr).toMatch(/"Not_A_Bucket" is not an S3 bucket name|reads a local folder/);
+      expect(s3.stderr).toMatch(/"Not_A_Bucket" is not an S3 bucket name/);
+      const az = await runCli(argv('az://Not--A-Container/x'), { env: ENV, cwd: dir });
+      expect(az.code).toBe(2);
+      expect(az.stderr).toMatch(/"Not--A-Container" is not an Azure container name/);
+      // A store without its credentials: said, before anything is asked of it.
+      const bare = await runCli(argv('az://nightly/x'), { env: ENV, cwd: dir });
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toMatch(/set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT/);
       expect(await readdir(dir)).toEqual([]);
       // file:// names a local path.
       const local = await runCli(['validate', BICYCLE, '--output', `file://${join(dir, 'out')}`], {

@@ -117,6 +117,21 @@ describe.each([
       build: 'partial',
       partitions: 2,
     });
+    // query reads the folder's last commit; report writes its page into the folder.
+    const counted = await onEmptyWorker([
+      'query', 'SELECT count(*) AS n FROM bicycle_hourly', '--output', url, '--format', 'json',
+    ]); // prettier-ignore
+    expect(counted.code, counted.stderr).toBe(0);
+    const [row] = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${once}/derived/bicycle_hourly/**/*.parquet')`,
+    );
+    expect((JSON.parse(counted.stdout) as { n: number }[])[0]!.n).toBe(Number(row!['n']));
+    const reported = await onEmptyWorker(['report', '--output', url]);
+    expect(reported.code, reported.stderr).toBe(0);
+    expect(JSON.parse(reported.stdout.trim())).toMatchObject({
+      report: `${url}/report/index.html`,
+    });
+    expect((await store.read('report/index.html'))?.toString()).toMatch(/^<!doctype html>/i);
     // The bucket holds the folder and its commit, nothing of a run's own.
     const keys = (await store.list()).map((o) => o.key);
     expect(keys).toContain(COMMIT_KEY);

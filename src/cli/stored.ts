@@ -1,0 +1,47 @@
+/**
+ * The local folder a command works on when --output names a folder in an
+ * object store: a copy of its last commit, fetched into an empty local folder
+ * and removed after. A command that writes (report) holds the store's lock and
+ * puts back what changed; one that reads (query, validate) reads the commit.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { openStore } from '../store/open.js';
+import { fetchFolder, putFolder } from '../store/sync.js';
+import { outputTarget, type CommonArgs } from './common.js';
+import type { CliIo } from './io.js';
+
+export interface OutputFolder {
+  /** The local folder to work on. */
+  folder: string;
+  /** A path in it as the user names it (under the store's URL when there is one). */
+  shown: (path: string) => string;
+}
+
+export async function withOutputFolder<T>(
+  args: CommonArgs,
+  io: CliIo,
+  work: (output: OutputFolder) => Promise<T>,
+  /** Puts what the command wrote back to the store, under its lock (named so). */
+  writes?: { lock: string },
+): Promise<T> {
+  const target = outputTarget(args);
+  if (target.kind === 'local') return work({ folder: target.folder, shown: (path) => path });
+  const store = openStore(target.url, io.env);
+  const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
+  const held = writes ? await store.lock(writes.lock) : undefined;
+  try {
+    const { commit } = await fetchFolder(store, local);
+    const result = await work({
+      folder: local,
+      shown: (path) =>
+        `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
+    });
+    if (writes) await putFolder(store, local, commit);
+    return result;
+  } finally {
+    await held?.release();
+    await rm(local, { recursive: true, force: true });
+  }
+}
