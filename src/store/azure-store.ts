@@ -27,8 +27,13 @@ export interface AzureLocation {
 /** The container the Azure variables describe. */
 export function azureContainer(env: NodeJS.ProcessEnv, container: string): ContainerClient {
   const connection = env['AZURE_STORAGE_CONNECTION_STRING'];
-  if (connection)
-    return BlobServiceClient.fromConnectionString(connection).getContainerClient(container);
+  if (connection) {
+    try {
+      return BlobServiceClient.fromConnectionString(connection).getContainerClient(container);
+    } catch (error) {
+      throw new InputError(`AZURE_STORAGE_CONNECTION_STRING: ${(error as Error).message}`);
+    }
+  }
   const account = env['AZURE_STORAGE_ACCOUNT'];
   const key = env['AZURE_STORAGE_KEY'];
   if (!account || !key)

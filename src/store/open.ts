@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { InputError } from '../errors.js';
+import { redactor } from '../log.js';
 import { LocalStore } from './local-store.js';
 import { s3Client } from './s3-client.js';
 import { S3Store } from './s3-store.js';
@@ -32,7 +33,25 @@ export function azureLocation(url: string): { container: string; prefix: string 
   return { container, prefix: prefix === '' ? '' : `${prefix}/` };
 }
 
+/**
+ * The store's secrets, registered with the redactor before anything is asked
+ * of it: the AWS secret key and session token, the Azure account key, and the
+ * connection string with its key and signature.
+ */
+function registerSecrets(env: NodeJS.ProcessEnv): void {
+  redactor.add(env['AWS_SECRET_ACCESS_KEY']);
+  redactor.add(env['AWS_SESSION_TOKEN']);
+  redactor.add(env['AZURE_STORAGE_KEY']);
+  const connection = env['AZURE_STORAGE_CONNECTION_STRING'];
+  redactor.add(connection);
+  for (const part of connection?.split(';') ?? []) {
+    const m = /^(AccountKey|SharedAccessSignature)=(.+)$/i.exec(part.trim());
+    if (m) redactor.add(m[2]);
+  }
+}
+
 export function openStore(output: string, env: NodeJS.ProcessEnv): ObjectStore {
+  registerSecrets(env);
   const s3 = s3Location(output);
   if (s3) return new S3Store(s3Client(env), s3);
   const azure = azureLocation(output);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderInUseError } from '../../src/errors.js';
+import { redactor } from '../../src/log.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import { openStore, s3Location } from '../../src/store/open.js';
 import { LEASE_MS } from '../../src/store/object-lock.js';
@@ -136,6 +137,30 @@ describe('Azure Blob (Azurite)', () => {
     expect(held.guarantee).toBe('enforced');
     await held.release();
     expect(await store.list()).toEqual([]);
+  });
+});
+
+describe('the stores’ secrets', () => {
+  it('are masked in whatever road-etl writes, in every form, once a store is opened', () => {
+    const key = 'k3y/with+slash==';
+    const sas = 'sv=2024-01-01&sig=abc%2Fdef';
+    openStore('az://nightly/x', {
+      AZURE_STORAGE_CONNECTION_STRING: `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${key};SharedAccessSignature=${sas};EndpointSuffix=core.windows.net`,
+    });
+    openStore('s3://nightly/x', {
+      AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG',
+    });
+    for (const secret of [
+      key,
+      encodeURIComponent(key),
+      Buffer.from(key).toString('base64'),
+      sas,
+      'wJalrXUtnFEMI/K7MDENG',
+    ])
+      expect(redactor.text(`failed: ${secret}.`), secret).toBe('failed: ***.');
+    // The access key id is no secret: it names the account.
+    expect(redactor.text('AKIAEXAMPLE')).toBe('AKIAEXAMPLE');
   });
 });
 
