@@ -6,6 +6,7 @@ import { FolderInUseError, InterruptedError } from '../errors.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { waitForFolder } from '../pipeline/state.js';
 import type { RunSummary } from '../pipeline/summary.js';
+import type { HeldLock, ObjectStore } from '../store/store.js';
 import type { loggerFor } from './common.js';
 
 /**
@@ -92,4 +93,29 @@ export function shownAt(summary: RunSummary, local: string, url: string): RunSum
     ...(manifest ? { manifest } : {}),
     ...(report ? { report } : {}),
   };
+}
+
+/**
+ * The store's lock; with `seconds` > 0, a folder held by another run is
+ * waited for (asked again every 2 s) up to that long.
+ */
+export async function lockWaiting(
+  store: ObjectStore,
+  pipeline: string,
+  seconds: number,
+  logger: ReturnType<typeof loggerFor>,
+): Promise<HeldLock> {
+  const deadline = Date.now() + Math.max(0, seconds) * 1000;
+  let told = false;
+  for (;;) {
+    try {
+      return await store.lock(pipeline);
+    } catch (error) {
+      if (!(error instanceof FolderInUseError) || Date.now() >= deadline) throw error;
+      if (!told)
+        logger.log('info', 'lock.wait', `${error.message}: waiting for it, up to ${seconds} s`);
+      told = true;
+      await new Promise((wake) => setTimeout(wake, 2000));
+    }
+  }
 }

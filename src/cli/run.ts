@@ -1,7 +1,7 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
 import { join, resolve } from 'node:path';
-import { definitionName, shownAt, takingTurns, type StoreRun } from './run-support.js';
+import { definitionName, lockWaiting, shownAt, takingTurns, type StoreRun } from './run-support.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
@@ -122,7 +122,7 @@ async function runInStore(
     const { name } = await pipelineFromArgs(args, local, io);
     named(name);
     const logger = loggerFor(args, io);
-    const held = await store.lock(name);
+    const held = await lockWaiting(store, name, args['wait-for-lock'] ?? 0, logger);
     try {
       if (held.guarantee === 'advisory')
         logger.log(

@@ -198,3 +198,37 @@ describe.each([
     }
   }, 900_000);
 });
+
+describe('a parallel backfill on a folder in Azure Blob (Azurite, which enforces the lock)', () => {
+  it('takes turns (--wait-for-lock) and gives what one run over both weeks gives', async () => {
+    const start = Date.parse('2026-10-01T00:00:00Z');
+    const once = join(await testDir(), 'output');
+    const local = await runCli(
+      ['run', BICYCLE, '--output', once, ...params(start, start + 14 * DAY)],
+      {
+        env: { ...simulator.env },
+      },
+    );
+    expect(local.code, local.stderr).toBe(0);
+    const url = 'az://nightly/backfill';
+    const runs = await Promise.all(
+      [0, 7].map(
+        (d) =>
+        onEmptyWorker([
+          'run', BICYCLE, '--output', url, '--wait-for-lock', '600', '--log-format', 'json',
+          ...params(start + d * DAY, start + (d + 7) * DAY),
+        ]), // prettier-ignore
+      ),
+    );
+    for (const run of runs) expect(run.code, run.stderr).toBe(0);
+    expect(runs.filter((r) => r.stderr.includes('"event":"lock.wait"')).length).toBe(1);
+    const fetched = join(await testDir(), 'fetched');
+    await fetchFolder(openStore(url, aws), fetched);
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+    ])
+      expect(await difference(once, fetched, dataset), dataset).toBe(0);
+  }, 600_000);
+});
