@@ -64,8 +64,10 @@ log = logging.getLogger(__name__)
 
 # A checkout of road-etl where `npm ci` has run (its own bin is what runs: never a
 # package fetched from a registry), Node.js (20.19 or later) on the workers, and the
-# output folder: a volume that every worker mounts (the folder's .state/ holds what
-# the next night continues from).
+# output folder, which holds what the next night continues from (.state/): on workers
+# whose disks do not survive, a folder in object storage (s3://BUCKET/PREFIX with the
+# AWS variables, az://CONTAINER/PREFIX with AZURE_STORAGE_CONNECTION_STRING), or a
+# volume that every worker mounts.
 ROAD_ETL = os.environ.get("ROAD_ETL_HOME", "/opt/road-etl")
 NODE = os.environ.get("ROAD_ETL_NODE", "node")
 OUTPUT = os.environ.get("ROAD_ETL_OUTPUT", "/data/road-etl")
