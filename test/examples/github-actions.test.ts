@@ -1,0 +1,92 @@
+/**
+ * The GitHub Actions recipe (examples/github-actions): a workflow whose runner
+ * starts with an empty disk, the output folder in S3. Its road-etl step runs
+ * here as the runner would run it (bash, from the checkout), against the
+ * simulator and a real S3 server (s3rver), twice, as two nights.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { openStore } from '../../src/store/open.js';
+import { COMMIT_KEY } from '../../src/store/sync.js';
+import { ROOT } from '../helpers/cli.js';
+import { startS3, type StoreServer } from '../helpers/object-stores.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { testDir } from '../helpers/tmp.js';
+
+const run = promisify(execFile);
+const WORKFLOW = join(ROOT, 'examples', 'github-actions', 'road-etl-nightly.yml');
+const simulator = await useSimulator({
+  seed: 9,
+  signs: { signs: 200 },
+  bicycle: { locations: 12 },
+});
+
+let s3: StoreServer;
+beforeAll(async () => {
+  s3 = await startS3(['nightly']);
+});
+afterAll(async () => {
+  await s3.close();
+});
+
+interface Workflow {
+  on: { schedule: { cron: string }[] };
+  jobs: Record<
+    string,
+    {
+      env: Record<string, string>;
+      steps: { name?: string; run?: string; with?: Record<string, unknown> }[];
+    }
+  >;
+}
+
+describe('the GitHub Actions recipe (examples/github-actions)', () => {
+  it('takes credentials from secrets only, runs on Node 20 after npm ci, and puts the folder in S3 night after night', async () => {
+    const workflow = parse(await readFile(WORKFLOW, 'utf8')) as Workflow;
+    const job = workflow.jobs['nightly']!;
+    expect(workflow.on.schedule[0]!.cron).toMatch(/^\d+ \d+ \* \* \*$/);
+    // Every credential is a secret of the repository; nothing is written in the file.
+    for (const name of ['AWS_SECRET_ACCESS_KEY', 'ROAD_ETL_PASSWORD', 'AWS_ACCESS_KEY_ID'])
+      expect(job.env[name]).toBe(`\${{ secrets.${name} }}`);
+    expect(
+      job.steps.find((s) => s.with?.['node-version'] !== undefined)?.with?.['node-version'],
+    ).toBe(20);
+    const runs = job.steps.map((s) => s.run);
+    expect(runs).toContain('npm ci');
+    const script = job.steps.find((s) => s.name === 'road-etl')!.run!;
+
+    // Two nights, each on an empty runner (a fresh HOME and TMPDIR).
+    const output = 's3://nightly/road-etl';
+    for (let night = 0; night < 2; night++) {
+      const home = await testDir();
+      const { stdout } = await run('bash', ['-c', script], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          HOME: home,
+          TMPDIR: home,
+          ...simulator.env,
+          ...s3.env,
+          ROAD_ETL_OUTPUT: output,
+        },
+        maxBuffer: 1 << 26,
+      });
+      const summaries = stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(summaries.map((s) => [s['pipeline'], s['status'], s['output']])).toEqual([
+        ['traffic_signs_live', 'succeeded', output],
+        ['bicycle', 'succeeded', output],
+      ]);
+    }
+    const keys = (await openStore(output, s3.env).list()).map((o) => o.key);
+    expect(keys).toContain(COMMIT_KEY);
+    expect(keys).toContain('exports/signs_live.csv');
+    expect(keys).toContain('bicycle/locations/data.parquet');
+  }, 600_000);
+});
