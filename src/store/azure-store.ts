@@ -15,7 +15,7 @@ import {
   type ContainerClient,
 } from '@azure/storage-blob';
 import { InputError, RunError } from '../errors.js';
-import { probeGuarantee, takeLock, type ConditionalWrites } from './object-lock.js';
+import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
 export interface AzureLocation {
@@ -55,12 +55,13 @@ export class AzureStore implements ObjectStore {
   readonly url: string;
   readonly #container: ContainerClient;
   readonly #prefix: string;
-  #guarantee: Promise<LockGuarantee> | undefined;
+  readonly #locks: ObjectLock;
 
   constructor(container: ContainerClient, at: AzureLocation) {
     this.#container = container;
     this.#prefix = at.prefix;
     this.url = `az://${at.container}/${at.prefix}`;
+    this.#locks = new ObjectLock(this.#conditional(), this.url);
   }
 
   #blob(key: string) {
@@ -139,13 +140,13 @@ export class AzureStore implements ObjectStore {
         });
   }
 
+  /** Whether the store refuses a second create of one key (found once, with a probe object). */
   guarantee(): Promise<LockGuarantee> {
-    this.#guarantee ??= probeGuarantee(this.#conditional());
-    return this.#guarantee;
+    return this.#locks.guarantee();
   }
 
-  async lock(pipeline: string): Promise<HeldLock> {
-    return takeLock(this.#conditional(), this.url, pipeline, await this.guarantee());
+  lock(pipeline: string): Promise<HeldLock> {
+    return this.#locks.lock(pipeline);
   }
 
   #conditional(): ConditionalWrites {

@@ -110,3 +110,25 @@ function hold(
     },
   };
 }
+
+/** A store's lock: the probe asked once, then each lock taken with what it found. */
+export class ObjectLock {
+  readonly #writes: ConditionalWrites;
+  readonly #url: string;
+  #guarantee: Promise<LockGuarantee> | undefined;
+
+  constructor(writes: ConditionalWrites, url: string) {
+    this.#writes = writes;
+    this.#url = url;
+  }
+
+  /** Whether the store refuses a second create of one key: asked once, with a probe object. */
+  guarantee(): Promise<LockGuarantee> {
+    this.#guarantee ??= probeGuarantee(this.#writes);
+    return this.#guarantee;
+  }
+
+  async lock(pipeline: string): Promise<HeldLock> {
+    return takeLock(this.#writes, this.#url, pipeline, await this.guarantee());
+  }
+}

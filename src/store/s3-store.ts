@@ -25,7 +25,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { collect, statusOf } from './s3-client.js';
 import { RunError } from '../errors.js';
-import { probeGuarantee, takeLock, type ConditionalWrites } from './object-lock.js';
+import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
 export interface S3Location {
@@ -38,12 +38,13 @@ export class S3Store implements ObjectStore {
   readonly url: string;
   readonly #client: S3Client;
   readonly #at: S3Location;
-  #guarantee: Promise<LockGuarantee> | undefined;
+  readonly #locks: ObjectLock;
 
   constructor(client: S3Client, at: S3Location) {
     this.#client = client;
     this.#at = at;
     this.url = `s3://${at.bucket}/${at.prefix}`;
+    this.#locks = new ObjectLock(this.#conditional(), this.url);
   }
 
   #key(key: string): string {
@@ -178,14 +179,13 @@ export class S3Store implements ObjectStore {
     }
   }
 
-  /** Whether the store refuses a second create of one key: asked once, with a probe object. */
+  /** Whether the store refuses a second create of one key (found once, with a probe object). */
   guarantee(): Promise<LockGuarantee> {
-    this.#guarantee ??= probeGuarantee(this.#conditional());
-    return this.#guarantee;
+    return this.#locks.guarantee();
   }
 
-  async lock(pipeline: string): Promise<HeldLock> {
-    return takeLock(this.#conditional(), this.url, pipeline, await this.guarantee());
+  lock(pipeline: string): Promise<HeldLock> {
+    return this.#locks.lock(pipeline);
   }
 
   #conditional(): ConditionalWrites {

@@ -90,3 +90,13 @@ export async function outputHashes(
   await walk(output);
   return found;
 }
+
+/** Rows of a dataset in one output folder and not in the other, both ways (every column compared). */
+export async function datasetDifference(a: string, b: string, dataset: string): Promise<number> {
+  const read = (folder: string) =>
+    `(SELECT * FROM read_parquet('${folder}/${dataset}/**/*.parquet', hive_partitioning = true))`;
+  const [row] = await duck(
+    `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
+  );
+  return Number(row?.['n']);
+}

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT, collect, startCli } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
   seed: 22,
@@ -54,16 +54,6 @@ async function runBicycle(dir: string, start: number, end: number, prefixes: str
   return result.output;
 }
 
-/** Rows of a dataset in one folder and not in the other, both ways (every column compared). */
-async function difference(a: string, b: string, dataset: string): Promise<number> {
-  const read = (folder: string) =>
-    `(SELECT * FROM read_parquet('${folder}/${dataset}/**/*.parquet', hive_partitioning = true))`;
-  const [row] = await duck(
-    `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
-  );
-  return Number(row?.['n']);
-}
-
 async function files(folder: string): Promise<string[]> {
   return (await readdir(folder, { recursive: true })).map(String).sort();
 }
@@ -79,7 +69,7 @@ describe('nightly runs', () => {
       nightly = await runBicycle(nightlyDir, night, night + DAY, 'UTR');
 
     for (const dataset of BICYCLE_DATASETS)
-      expect(await difference(once, nightly, dataset), dataset).toBe(0);
+      expect(await datasetDifference(once, nightly, dataset), dataset).toBe(0);
     // The summary's totals are JSON objects: compared as values, not as text.
     const summary = (folder: string) =>
       duck(
@@ -159,7 +149,7 @@ describe('nightly runs', () => {
     expect(runs.filter((r) => r.stderr.includes('"event":"lock.wait"')).length).toBeGreaterThan(0);
 
     for (const dataset of BICYCLE_DATASETS)
-      expect(await difference(once, output, dataset), dataset).toBe(0);
+      expect(await datasetDifference(once, output, dataset), dataset).toBe(0);
     const exported = await files(join(once, 'exports'));
     expect(await files(join(output, 'exports'))).toEqual(exported);
     for (const name of exported.filter((f) => f.endsWith('.csv')))
@@ -196,6 +186,8 @@ describe('nightly runs', () => {
     expect(onCopy['bicycle_monthly']).toEqual({ build: 'partial', partitions: 1 });
     expect(onCopy['export_bicycle_hourly']).toMatchObject({ months_written: ['2026-10.csv'] });
     for (const dataset of ['derived/bicycle_hourly', 'derived/bicycle_daily'])
-      expect(await difference(join(original, 'output'), join(copy, 'output'), dataset)).toBe(0);
+      expect(await datasetDifference(join(original, 'output'), join(copy, 'output'), dataset)).toBe(
+        0,
+      );
   }, 300_000);
 });

@@ -13,7 +13,7 @@ import { COMMIT_KEY, fetchFolder } from '../../src/store/sync.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
   seed: 22,
@@ -47,16 +47,6 @@ async function onEmptyWorker(args: string[]) {
     env: { ...simulator.env, ...aws, HOME: home, TMPDIR: home },
     timeoutMs: 300_000,
   });
-}
-
-/** Rows of a dataset in one folder and not in the other, both ways. */
-async function difference(a: string, b: string, dataset: string): Promise<number> {
-  const read = (folder: string) =>
-    `(SELECT * FROM read_parquet('${folder}/${dataset}/**/*.parquet', hive_partitioning = true))`;
-  const [row] = await duck(
-    `SELECT count(*) AS n FROM ((FROM ${read(a)} EXCEPT ALL FROM ${read(b)}) UNION ALL (FROM ${read(b)} EXCEPT ALL FROM ${read(a)}))`,
-  );
-  return Number(row?.['n']);
 }
 
 describe.each([
@@ -102,7 +92,7 @@ describe.each([
       'derived/bicycle_daily',
       'derived/bicycle_location_months',
     ])
-      expect(await difference(once, fetched, dataset), dataset).toBe(0);
+      expect(await datasetDifference(once, fetched, dataset), dataset).toBe(0);
     const exported = (await readdir(join(once, 'exports'), { recursive: true })).map(String).sort();
     expect(
       (await readdir(join(fetched, 'exports'), { recursive: true })).map(String).sort(),
@@ -187,7 +177,7 @@ describe.each([
       'derived/bicycle_hourly',
       'derived/bicycle_daily',
     ])
-      expect(await difference(once, fetched, dataset), dataset).toBe(0);
+      expect(await datasetDifference(once, fetched, dataset), dataset).toBe(0);
     const { manifest } = await readManifest(fetched);
     const objects = new Set((await store.list()).map((o) => o.key));
     expect(manifest.exports.length).toBeGreaterThan(0);
@@ -229,6 +219,6 @@ describe('a parallel backfill on a folder in Azure Blob (Azurite, which enforces
       'derived/bicycle_hourly',
       'derived/bicycle_daily',
     ])
-      expect(await difference(once, fetched, dataset), dataset).toBe(0);
+      expect(await datasetDifference(once, fetched, dataset), dataset).toBe(0);
   }, 600_000);
 });
