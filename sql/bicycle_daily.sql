@@ -6,6 +6,9 @@
 -- bicycle_measurements from the first hour landed to the last: the first and
 -- last local day of what has landed have fewer hours in it than in the day, so
 -- that an hour never asked for is not taken for a counter that was down.
+-- quality_status and quality_flags are the location-day's judgement in
+-- bicycle_quality (bicycle_quality.sql): a faulty day's total is not the
+-- day's traffic.
 --
 -- Kept by local date (partition local_date); getvariable('partitions') lists
 -- the dates to build (unset: all).
@@ -39,7 +42,9 @@ SELECT
     hours_present,
     hours_in_day,
     hours_in_period,
-    round(hours_present / hours_in_period, 4) AS completeness
+    round(hours_present / hours_in_period, 4) AS completeness,
+    q.status AS quality_status,
+    q.flags AS quality_flags
 FROM (
     SELECT
         location_id,
@@ -53,4 +58,8 @@ FROM (
     FROM bicycle_hourly
     WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), local_date)
     GROUP BY location_id, local_date, category, subcategory
-) JOIN daily_period USING (local_date);
+) JOIN daily_period USING (local_date)
+LEFT JOIN (
+    SELECT location_id, local_date, status, flags FROM bicycle_quality
+    WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), local_date)
+) q USING (location_id, local_date);

@@ -7,7 +7,8 @@
 --   location the catalog no longer lists) with its first and last hour, the
 --   hours with a measurement out of the hours of the period the counts span
 --   (from the first hour of any location to the last), the completeness and the
---   totals per category and subcategory (JSON). A location without a
+--   totals per category and subcategory (JSON), and its days judged ok,
+--   suspect and faulty (bicycle_quality). A location without a
 --   measurement has hours_present and completeness 0, and no first or last
 --   hour and no totals (NULL).
 
@@ -41,7 +42,10 @@ WITH per_location AS (
         location_id,
         min(first_hour) AS first_hour,
         max(last_hour) AS last_hour,
-        CAST(sum(hours_present) AS INTEGER) AS hours_present
+        CAST(sum(hours_present) AS INTEGER) AS hours_present,
+        CAST(sum(days_ok) AS INTEGER) AS days_ok,
+        CAST(sum(days_suspect) AS INTEGER) AS days_suspect,
+        CAST(sum(days_faulty) AS INTEGER) AS days_faulty
     FROM bicycle_location_months
     GROUP BY location_id
 ),
@@ -79,6 +83,10 @@ SELECT
     coalesce(p.hours_present, 0) AS hours_present,
     period.hours AS hours_in_period,
     round(coalesce(p.hours_present, 0) / period.hours, 4) AS completeness,
+    -- Its days judged in bicycle_quality (0 for a location never judged).
+    coalesce(p.days_ok, 0) AS days_ok,
+    coalesce(p.days_suspect, 0) AS days_suspect,
+    coalesce(p.days_faulty, 0) AS days_faulty,
     t.totals
 FROM bicycle_locations l
 FULL JOIN per_location p ON p.location_id = l.location_id

@@ -80,6 +80,13 @@ export const SIMULATOR_FLAGS: readonly SimulatorFlag[] = [
     describe: 'Read endTime as exclusive',
   },
   {
+    flag: 'counter-fault-rate',
+    option: ['bicycle', 'faultRate'],
+    type: 'number',
+    describe: 'Share of location-days on which a bicycle counter fault starts (default 0.01)',
+    group: FAULT,
+  },
+  {
     flag: 'burst-size',
     option: ['signs', 'burst', 'size'],
     type: 'number',

@@ -62,6 +62,12 @@ export interface BicycleOptions {
   dataStart: string;
   /** Fraction of rows whose measurementHour is off the whole hour (bad rows). Default 0. */
   offHourRate: number;
+  /**
+   * Share of location-days on which a counter fault starts (dead, zero run,
+   * stuck, a direction missing or off its split, a spike, night activity, a
+   * level shift, hours not delivered); see bicycle/counts.ts. Default 0.01.
+   */
+  faultRate: number;
 }
 
 export interface BurstOptions {
@@ -150,6 +156,7 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     endInclusive: true,
     dataStart: '2019-01-01T00:00:00Z',
     offHourRate: 0,
+    faultRate: 0.01,
   },
   signs: {
     signs: 3000,

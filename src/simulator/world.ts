@@ -6,6 +6,7 @@
  */
 import { startOfUtcMonth } from '../util/time.js';
 import { BicycleWorld, type BicycleLocation, type MeasurementRow } from './bicycle/world.js';
+import type { FaultKind } from './bicycle/counts.js';
 import type { SimulatorOptions } from './options.js';
 import { TOWNS } from './places.js';
 import { SignFeed, type FeedEvent } from './signs/feed.js';
@@ -90,5 +91,23 @@ export class World {
       .map((id) => this.bicycle.byId(id))
       .filter((l): l is BicycleLocation => l !== undefined);
     return [...this.bicycle.rows(locations, startMs, endMs, this.#now)];
+  }
+
+  /**
+   * Ground truth of counter health: for each of the ids and local dates
+   * (`YYYY-MM-DD`, Europe/Amsterdam) the location could count on, its faults
+   * (`[]`: healthy), keyed `<id> <date>`.
+   */
+  counterFaults(ids: readonly string[], dates: readonly string[]): Map<string, FaultKind[]> {
+    const found = new Map<string, FaultKind[]>();
+    for (const id of ids) {
+      const location = this.bicycle.byId(id);
+      if (!location) continue;
+      for (const date of dates) {
+        const faults = this.bicycle.dayFaults(location, date, this.#now);
+        if (faults) found.set(`${id} ${date}`, faults);
+      }
+    }
+    return found;
   }
 }

@@ -62,9 +62,13 @@ function dailyTruth(ids: string[], start: string, end: string): Map<string, Dail
 async function runBicyclePipeline(dir: string, start: string, end: string, prefixes: string) {
   const sql = Object.fromEntries(
     await Promise.all(
-      ['bicycle_hourly.sql', 'bicycle_daily.sql', 'bicycle_monthly.sql', 'bicycle_summary.sql'].map(
-        async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const,
-      ),
+      [
+        'bicycle_hourly.sql',
+        'bicycle_quality.sql',
+        'bicycle_daily.sql',
+        'bicycle_monthly.sql',
+        'bicycle_summary.sql',
+      ].map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
     ),
   );
   const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');

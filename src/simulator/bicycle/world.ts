@@ -1,10 +1,12 @@
 /**
  * Bicycle counting locations and their hourly measurements, as pure functions of
  * the seed. Ids look like the real ones (GAL02_01450) and share prefixes; some
- * locations are periodic and have ended; measurements have outages and gaps.
+ * locations are periodic and have ended; measurements have outages and gaps,
+ * and counters fail as real ones do (counts.ts).
  */
 import { choose, hash, unit } from '../../util/hash.js';
 import { formatSecondTimestamp, DAY_MS, HOUR_MS } from '../../util/time.js';
+import { Counters, hoursOfLocalDay, localDayOf, type FaultKind } from './counts.js';
 import type { BicycleOptions } from '../options.js';
 import { misEncode } from '../places.js';
 
@@ -81,10 +83,13 @@ export class BicycleWorld {
   readonly #byId: Map<string, BicycleLocation>;
   readonly #seed: number;
   readonly #options: BicycleOptions;
+  /** How the counters count, and fail. */
+  readonly counters: Counters;
 
   constructor(seed: number, options: BicycleOptions, now: number) {
     this.#seed = seed;
     this.#options = options;
+    this.counters = new Counters(seed, options.faultRate);
     this.locations = Array.from({ length: options.locations }, (_, i) => this.#location(i, now));
     this.#byId = new Map(this.locations.map((l) => [l.id, l]));
   }
@@ -159,27 +164,39 @@ export class BicycleWorld {
 
   /** Whether the location has a measurement for the hour starting at hourMs. */
   hasMeasurement(location: BicycleLocation, hourMs: number, now: number): boolean {
+    if (!this.#counts(location, hourMs, now)) return false;
+    return this.counters.delivered(location.index, hourMs);
+  }
+
+  /** Whether the hour is inside the location's validity and before now. */
+  #counts(location: BicycleLocation, hourMs: number, now: number): boolean {
     if (hourMs < location.validFrom || hourMs + HOUR_MS > now) return false;
-    if (location.validUntil !== undefined && hourMs >= location.validUntil) return false;
-    const day = Math.floor(hourMs / DAY_MS);
-    if (unit(this.#seed, location.index, day, 21) < 0.03) return false; // a day-long outage
-    return unit(this.#seed, location.index, hourMs / HOUR_MS, 22) >= 0.015; // a lost hour
+    return location.validUntil === undefined || hourMs < location.validUntil;
+  }
+
+  /**
+   * Ground truth of counter health: the faults of a location on a local date
+   * (`YYYY-MM-DD`, Europe/Amsterdam), `[]` for a healthy day, undefined for a
+   * day the location could not count at all (outside its validity or after now).
+   */
+  dayFaults(location: BicycleLocation, date: string, now: number): FaultKind[] | undefined {
+    const hours = hoursOfLocalDay(localDayOf(date)).filter((ms) => this.#counts(location, ms, now));
+    if (hours.length === 0) return undefined;
+    return this.counters.dayFaults(location.index, localDayOf(date), hours);
   }
 
   /** The row for one location and hour (call only where hasMeasurement is true). */
   measurement(location: BicycleLocation, hourMs: number): MeasurementRow {
     const seed = this.#seed;
     const i = location.index;
-    const hourIndex = hourMs / HOUR_MS;
-    const localHour = (new Date(hourMs).getUTCHours() + 1) % 24;
-    const weekday = new Date(hourMs).getUTCDay();
-    const weekend = weekday === 0 || weekday === 6;
-    const peak = weekend
-      ? Math.exp(-((localHour - 14) ** 2) / 18)
-      : Math.exp(-((localHour - 8) ** 2) / 3) + 0.9 * Math.exp(-((localHour - 17) ** 2) / 4);
-    const base = 20 + (hash(seed, i, 30) % 400);
-    const noise = 0.7 + 0.6 * unit(seed, i, hourIndex, 31);
-    const total = Math.round(base * (0.03 + peak) * noise);
+    const { directions, recordHour } = this.counters.count(
+      i,
+      location.index % REGIONS.length,
+      hourMs,
+    );
+    // A stuck counter sends an earlier hour's record again, every value of it.
+    const hourIndex = recordHour / HOUR_MS;
+    const total = directions[0] + directions[1];
     const split = (parts: number, salt: number): number[] => {
       const weights = Array.from(
         { length: parts },
@@ -194,7 +211,7 @@ export class BicycleWorld {
     const values: Record<string, Record<string, number | null>> = {};
     let salt = 40;
     for (const [category, subcategories] of Object.entries(MEASUREMENT_CATEGORIES)) {
-      const counts = split(subcategories.length, salt);
+      const counts = category === 'richting' ? directions : split(subcategories.length, salt);
       salt += 10;
       const known = classify || category === 'richting' || category === 'snelheidsklasse';
       values[category] = Object.fromEntries(
@@ -202,7 +219,7 @@ export class BicycleWorld {
       );
     }
     let stamp = hourMs;
-    if (unit(seed, i, hourIndex, 60) < this.#options.offHourRate) stamp += 15 * 60_000;
+    if (unit(seed, i, hourMs / HOUR_MS, 60) < this.#options.offHourRate) stamp += 15 * 60_000;
     return {
       locationId: location.id,
       measurementHour: formatSecondTimestamp(stamp),

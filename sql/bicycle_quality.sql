@@ -1,0 +1,339 @@
+-- The health of every counter's day: one row per location and Dutch local date
+-- (Europe/Amsterdam) of the landed period, judged ok, suspect or faulty, with
+-- the flags that say why and the figures the judgement rests on. Each location
+-- is judged against its own history: the days of the same type (weekday, or
+-- Saturday and Sunday) in the $history_days before, whole and complete, give
+-- its usual level, peak hour, direction split and night share (medians, so
+-- that a faulty day among them moves nothing).
+--
+-- The flags (docs/quality.md gives each rule with its source):
+--   dead                 every hour delivered is zero, on a day the location
+--                        usually counts at least $dead_min_expected
+--   zero_run             $zero_run_hours or more consecutive daytime hours
+--                        ($day_start to $day_end) of zero
+--   stuck                the same record (every value) sent for $stuck_hours
+--                        or more consecutive hours, at $stuck_min_count or more
+--   direction_missing    one direction counts nothing while the other counts
+--                        $direction_min_count or more, at a location whose
+--                        directions usually both count ($direction_min_share)
+--   direction_imbalance  the first direction's share more than
+--                        $direction_shift away from its usual share
+--   spike                an hour above $spike_factor times the usual peak
+--                        hour (and at least $spike_min_count)
+--   night_activity       the night's hours ($night_end hours from midnight)
+--                        hold more than $night_share_min of the day and
+--                        $night_factor times the usual share
+--   level_shift          the day's total below $level_low or above
+--                        $level_high times the usual, $level_days days or
+--                        more in a row
+--   incomplete           hours of the landed period not delivered
+-- status: faulty with dead, zero_run, stuck or direction_missing, or fewer than
+-- $incomplete_faulty_below of the hours delivered; suspect with any other
+-- flag; else ok.
+--
+-- A location is expected on a date when it delivered an hour on it or in the
+-- $history_days before, and the catalog does not say it had ended (or not yet
+-- begun): a counter that stops is reported as missing for that long. The
+-- rules on the day's total (dead, direction, night, level) judge only days
+-- that lie wholly in the landed period; those on hours (zero_run, stuck,
+-- spike, incomplete) every day. Rules that compare with the usual need
+-- $min_history_days days of history.
+--
+-- Kept by local date (partition local_date). getvariable('partitions') lists
+-- the dates to judge (unset: all). A date's judgement reads the
+-- $history_days + $level_days - 1 before it and the $level_days - 1 after it.
+
+-- The local dates to read, as a list of constants (so that DuckDB opens no
+-- other date's file); NULL: all.
+SET VARIABLE quality_dates = (
+    SELECT list(CAST(d AS DATE))
+    FROM (
+        SELECT unnest(range(
+            CAST(first AS TIMESTAMP) - to_days(CAST($history_days + $level_days - 1 AS INTEGER)),
+            CAST(last AS TIMESTAMP) + to_days(CAST($level_days AS INTEGER)),
+            INTERVAL 1 DAY)) AS d
+        FROM (SELECT min(p) AS first, max(p) AS last FROM (SELECT unnest(getvariable('partitions')) AS p))
+        WHERE first IS NOT NULL
+    )
+);
+
+-- Each hour a location delivered: its total (the largest of its categories'
+-- sums: each category divides the same passages), its two directions and a
+-- hash of the whole record.
+CREATE TEMP TABLE quality_hours AS
+SELECT
+    location_id,
+    local_date,
+    measurement_hour,
+    CAST(epoch(measurement_hour) / 3600 AS BIGINT) AS hour_index,
+    any_value(local_hour_of_day) AS hour_of_day,
+    max(category_total) AS total,
+    max(first_direction) AS first_direction,
+    max(second_direction) AS second_direction,
+    hash(list(category_values ORDER BY category)) AS record
+FROM (
+    SELECT
+        location_id,
+        local_date,
+        measurement_hour,
+        local_hour_of_day,
+        category,
+        sum(value) AS category_total,
+        CASE WHEN category = $direction_category THEN arg_min(value, subcategory) END AS first_direction,
+        CASE WHEN category = $direction_category AND count(*) > 1 THEN arg_max(value, subcategory) END AS second_direction,
+        list(value ORDER BY subcategory) AS category_values
+    FROM bicycle_hourly
+    WHERE getvariable('quality_dates') IS NULL OR list_contains(getvariable('quality_dates'), local_date)
+    GROUP BY location_id, local_date, measurement_hour, local_hour_of_day, category
+)
+GROUP BY location_id, local_date, measurement_hour;
+
+-- The landed period, as bicycle_daily.sql counts it: every hour of a landed UTC
+-- date from the first hour landed to the last.
+CREATE TEMP TABLE quality_landed AS
+SELECT list(DISTINCT date) AS dates, min(measurement_hour) AS first, max(measurement_hour) AS last
+FROM bicycle_measurements;
+
+CREATE TEMP TABLE quality_period_hours AS
+SELECT local_date, hour,
+       list_contains(l.dates, CAST(timezone('UTC', hour) AS DATE)) AND hour BETWEEN l.first AND l.last AS in_period
+FROM (
+    SELECT local_date, unnest(generate_series(
+        timezone('Europe/Amsterdam', CAST(local_date AS TIMESTAMP)),
+        timezone('Europe/Amsterdam', CAST(local_date + 1 AS TIMESTAMP)) - INTERVAL 1 HOUR,
+        INTERVAL 1 HOUR)) AS hour
+    FROM (SELECT DISTINCT local_date FROM quality_hours)
+), quality_landed l;
+
+CREATE TEMP TABLE quality_period AS
+SELECT local_date,
+       CAST(count(*) AS INTEGER) AS hours_in_day,
+       CAST(count(*) FILTER (WHERE in_period) AS INTEGER) AS hours_in_period
+FROM quality_period_hours
+GROUP BY local_date;
+
+-- The location-days to judge: where a location delivered an hour on the date
+-- or in the days before it, with the hours of the landed period inside its
+-- validity in the catalog (fewer on the day it began or ended).
+CREATE TEMP TABLE quality_location_days AS
+WITH delivered AS (SELECT DISTINCT location_id, local_date FROM quality_hours),
+expected AS (
+    SELECT DISTINCT d.location_id, p.local_date, p.hours_in_day, p.hours_in_period
+    FROM quality_period p
+    JOIN delivered d ON d.local_date BETWEEN p.local_date - CAST($history_days AS INTEGER) AND p.local_date
+),
+bounded AS (
+    SELECT h.local_date, c.location_id,
+           CAST(count(*) FILTER (WHERE h.in_period AND h.hour >= coalesce(c.valid_from, h.hour)
+                                   AND (c.valid_until IS NULL OR h.hour < c.valid_until)) AS INTEGER) AS hours_in_period
+    FROM bicycle_locations c
+    JOIN quality_period_hours h
+      ON h.local_date = CAST(timezone('Europe/Amsterdam', c.valid_from) AS DATE)
+      OR h.local_date >= CAST(timezone('Europe/Amsterdam', c.valid_until) AS DATE)
+      OR h.local_date < CAST(timezone('Europe/Amsterdam', c.valid_from) AS DATE)
+    GROUP BY ALL
+)
+SELECT e.location_id, e.local_date, e.hours_in_day,
+       coalesce(b.hours_in_period, e.hours_in_period) AS hours_in_period
+FROM expected e LEFT JOIN bounded b USING (location_id, local_date)
+WHERE coalesce(b.hours_in_period, e.hours_in_period) > 0;
+
+-- The longest run of daytime zeros, and of one record repeated, per location-day.
+CREATE TEMP TABLE quality_runs AS
+WITH zeros AS (
+    SELECT location_id, local_date, count(*) AS run
+    FROM (
+        SELECT location_id, local_date,
+               hour_index - row_number() OVER (PARTITION BY location_id, local_date ORDER BY hour_index) AS island
+        FROM quality_hours
+        WHERE total = 0 AND hour_of_day >= $day_start AND hour_of_day < $day_end
+    )
+    GROUP BY location_id, local_date, island
+),
+repeats AS (
+    SELECT location_id, local_date, count(*) AS run
+    FROM (
+        SELECT location_id, local_date,
+               sum(CASE WHEN record = previous_record AND hour_index = previous_hour + 1 THEN 0 ELSE 1 END)
+                   OVER (PARTITION BY location_id, local_date ORDER BY hour_index) AS island
+        FROM (
+            SELECT location_id, local_date, hour_index, record,
+                   lag(record) OVER w AS previous_record,
+                   lag(hour_index) OVER w AS previous_hour
+            FROM quality_hours
+            WHERE total >= $stuck_min_count
+            WINDOW w AS (PARTITION BY location_id, local_date ORDER BY hour_index)
+        )
+    )
+    GROUP BY location_id, local_date, island
+)
+SELECT location_id, local_date,
+       CAST(max(zero_run) AS INTEGER) AS longest_zero_run,
+       CAST(max(stuck_run) AS INTEGER) AS longest_stuck_run
+FROM (
+    SELECT location_id, local_date, run AS zero_run, NULL AS stuck_run FROM zeros
+    UNION ALL
+    SELECT location_id, local_date, NULL, run FROM repeats
+)
+GROUP BY ALL;
+
+-- What each location-day with data delivered, and how it compares with the
+-- location's own history.
+CREATE TEMP TABLE quality_days AS
+WITH days AS (
+    SELECT
+        e.location_id,
+        e.local_date,
+        CASE WHEN isodow(e.local_date) >= 6 THEN 'weekend' ELSE 'weekday' END AS day_type,
+        e.hours_in_day,
+        e.hours_in_period,
+        coalesce(h.hours_present, 0) AS hours_present,
+        h.total,
+        h.max_hour,
+        h.night_total,
+        h.first_direction,
+        h.second_direction
+    FROM quality_location_days e
+    LEFT JOIN (
+        SELECT
+            location_id,
+            local_date,
+            CAST(count(*) AS INTEGER) AS hours_present,
+            sum(total) AS total,
+            max(total) AS max_hour,
+            sum(total) FILTER (WHERE hour_of_day < $night_end) AS night_total,
+            sum(first_direction) AS first_direction,
+            sum(second_direction) AS second_direction
+        FROM quality_hours
+        GROUP BY location_id, local_date
+    ) h USING (location_id, local_date)
+),
+measured AS (
+    SELECT
+        *,
+        hours_in_period = hours_in_day AS whole_day,
+        hours_present / hours_in_period >= $level_min_completeness AS complete,
+        -- The day's total as if every hour had come, for comparison with the usual.
+        total * hours_in_day / nullif(hours_present, 0) AS total_estimate,
+        first_direction / nullif(first_direction + second_direction, 0) AS direction_share,
+        night_total / nullif(total, 0) AS night_share
+    FROM days
+),
+usual AS (
+    SELECT
+        *,
+        count(CASE WHEN whole_day AND complete THEN 1 END) OVER history AS history_days,
+        median(CASE WHEN whole_day AND complete THEN total_estimate END) OVER history AS expected_total,
+        median(CASE WHEN whole_day AND complete THEN max_hour END) OVER history AS usual_peak,
+        median(CASE WHEN whole_day AND complete AND first_direction + second_direction >= $direction_min_count
+                    THEN direction_share END) OVER history AS usual_direction_share,
+        median(CASE WHEN whole_day AND complete THEN night_share END) OVER history AS usual_night_share
+    FROM measured
+    WINDOW history AS (
+        PARTITION BY location_id, day_type ORDER BY local_date
+        RANGE BETWEEN to_days(CAST($history_days AS INTEGER)) PRECEDING AND INTERVAL 1 DAY PRECEDING)
+)
+SELECT
+    *,
+    CASE
+        WHEN whole_day AND complete AND history_days >= $min_history_days AND expected_total >= $level_min_expected
+        THEN CASE
+            WHEN total_estimate < $level_low * expected_total THEN 'low'
+            WHEN total_estimate > $level_high * expected_total THEN 'high'
+        END
+    END AS level
+FROM usual;
+
+-- Days in a run of $level_days or more low (or high) days in a row.
+CREATE TEMP TABLE quality_level_runs AS
+SELECT location_id, local_date
+FROM (
+    SELECT location_id, local_date,
+           count(*) OVER (PARTITION BY location_id, level, island) AS run
+    FROM (
+        SELECT location_id, local_date, level,
+               local_date - CAST(row_number() OVER (PARTITION BY location_id, level ORDER BY local_date) AS INTEGER) AS island
+        FROM quality_days
+        WHERE level IS NOT NULL
+    )
+)
+WHERE run >= $level_days;
+
+CREATE TABLE bicycle_quality AS
+WITH judged AS (
+    SELECT
+        q.location_id,
+        q.local_date,
+        q.hours_present,
+        q.hours_in_period,
+        q.hours_in_day,
+        q.total,
+        q.max_hour,
+        q.direction_share,
+        q.night_share,
+        coalesce(r.longest_zero_run, 0) AS longest_zero_run,
+        coalesce(r.longest_stuck_run, 0) AS longest_stuck_run,
+        q.history_days,
+        q.expected_total,
+        q.usual_peak,
+        q.usual_direction_share,
+        q.usual_night_share,
+        q.whole_day,
+        l.local_date IS NOT NULL AS in_level_run
+    FROM quality_days q
+    LEFT JOIN quality_runs r USING (location_id, local_date)
+    LEFT JOIN quality_level_runs l USING (location_id, local_date)
+    WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), q.local_date)
+),
+flagged AS (
+    SELECT
+        *,
+        list_filter([
+            CASE WHEN whole_day AND total = 0 AND hours_present * 2 >= hours_in_period
+                      AND coalesce(expected_total, $dead_min_expected) >= $dead_min_expected THEN 'dead' END,
+            CASE WHEN longest_zero_run >= $zero_run_hours AND NOT (whole_day AND total = 0) THEN 'zero_run' END,
+            CASE WHEN longest_stuck_run >= $stuck_hours THEN 'stuck' END,
+            CASE WHEN whole_day AND history_days >= $min_history_days
+                      AND usual_direction_share BETWEEN $direction_min_share AND 1 - $direction_min_share
+                      AND direction_share IN (0, 1) AND total >= $direction_min_count THEN 'direction_missing' END,
+            CASE WHEN whole_day AND history_days >= $min_history_days AND total >= $direction_min_count
+                      AND direction_share NOT IN (0, 1)
+                      AND abs(direction_share - usual_direction_share) > $direction_shift THEN 'direction_imbalance' END,
+            CASE WHEN history_days >= $min_history_days AND max_hour >= $spike_min_count
+                      AND max_hour > $spike_factor * usual_peak THEN 'spike' END,
+            CASE WHEN whole_day AND total >= $night_min_count
+                      AND night_share > greatest($night_share_min,
+                          CASE WHEN history_days >= $min_history_days THEN $night_factor * usual_night_share ELSE 0 END)
+                 THEN 'night_activity' END,
+            CASE WHEN in_level_run THEN 'level_shift' END,
+            CASE WHEN hours_present < hours_in_period THEN 'incomplete' END
+        ], f -> f IS NOT NULL) AS flags
+    FROM judged
+)
+SELECT
+    location_id,
+    local_date,
+    CASE
+        WHEN list_has_any(flags, ['dead', 'zero_run', 'stuck', 'direction_missing'])
+          OR hours_present < $incomplete_faulty_below * hours_in_period THEN 'faulty'
+        WHEN len(flags) > 0 THEN 'suspect'
+        ELSE 'ok'
+    END AS status,
+    flags,
+    hours_present,
+    hours_in_period,
+    hours_in_day,
+    round(hours_present / hours_in_period, 4) AS completeness,
+    total,
+    round(expected_total, 1) AS expected_total,
+    round(total * hours_in_day / nullif(hours_present, 0) / nullif(expected_total, 0), 3) AS level_ratio,
+    max_hour,
+    round(usual_peak, 1) AS usual_peak,
+    round(direction_share, 3) AS direction_share,
+    round(usual_direction_share, 3) AS usual_direction_share,
+    round(night_share, 3) AS night_share,
+    round(usual_night_share, 3) AS usual_night_share,
+    longest_zero_run,
+    longest_stuck_run,
+    CAST(history_days AS INTEGER) AS history_days
+FROM flagged;

@@ -1,0 +1,157 @@
+/**
+ * Counter health (sql/bicycle_quality.sql) against the simulator's ground truth:
+ * counters with faults of every kind at known location-days, over two months
+ * that hold the start of summer time, landed by pipelines/bicycle.yaml.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FAULT_KINDS, type FaultKind } from '../../src/simulator/bicycle/counts.js';
+import { ROOT } from '../helpers/cli.js';
+import { idsWithPrefix } from '../helpers/bicycle.js';
+import { runDefinition } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({
+  seed: 11,
+  now: '2026-06-01T00:00:00Z',
+  bicycle: { locations: 100, maxLocations: 50, faultRate: 0.06 },
+});
+
+const SQL_FILES = [
+  'bicycle_hourly.sql',
+  'bicycle_quality.sql',
+  'bicycle_daily.sql',
+  'bicycle_monthly.sql',
+  'bicycle_summary.sql',
+];
+const sql = Object.fromEntries(
+  await Promise.all(
+    SQL_FILES.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
+  ),
+);
+const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
+
+async function land(dir: string, start: string, end: string, prefixes: string): Promise<string> {
+  const result = await runDefinition(dir, yaml, sql, {
+    env: { ...simulator.env },
+    params: { start, end, prefixes },
+  });
+  expect(result.summary.status, result.failure?.message).toBe('succeeded');
+  return result.output;
+}
+
+interface Judged {
+  status: string;
+  flags: string[];
+}
+
+async function judgements(output: string): Promise<Map<string, Judged>> {
+  const rows = await duck(
+    `SELECT location_id, strftime(local_date, '%Y-%m-%d') AS day, status, flags
+     FROM read_parquet('${output}/derived/bicycle_quality/*/*.parquet', hive_partitioning = true)`,
+  );
+  return new Map(
+    rows.map((r) => [
+      `${r['location_id'] as string} ${r['day'] as string}`,
+      { status: r['status'] as string, flags: r['flags'] as string[] },
+    ]),
+  );
+}
+
+/** The local dates from `first` to `last`, both included. */
+function dates(first: string, last: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(first); t <= Date.parse(last); t += 86_400_000)
+    out.push(new Date(t).toISOString().slice(0, 10));
+  return out;
+}
+
+const ALL = 'GAL,UTR,RTD,ZHO,NBR,GLD,GRN,FRL';
+
+describe('counter health (bicycle_quality)', () => {
+  it('finds faults of every kind over two months with summer time starting, and leaves healthy days ok', async () => {
+    // Three weeks of history first, then March and April are judged.
+    const output = await land(await testDir(), '2026-02-08T00:00:00Z', '2026-05-01T00:00:00Z', ALL);
+    const ids = idsWithPrefix(simulator, ...ALL.split(','));
+    const truth = simulator.world.counterFaults(ids, dates('2026-03-01', '2026-04-30'));
+    const judged = await judgements(output);
+
+    const faulty = [...truth].filter(([, kinds]) => kinds.length > 0);
+    const healthy = [...truth].filter(([, kinds]) => kinds.length === 0);
+    const notOk = faulty.filter(([key]) => (judged.get(key)?.status ?? 'ok') !== 'ok');
+    const flaggedHealthy = healthy.filter(([key]) => (judged.get(key)?.flags.length ?? 0) > 0);
+    const found = Object.fromEntries(
+      FAULT_KINDS.map((kind) => {
+        const days = faulty.filter(([, kinds]) => kinds.includes(kind));
+        const hit = days.filter(([key]) => judged.get(key)?.flags.includes(kind));
+        return [kind, { days: days.length, found: hit.length, share: hit.length / days.length }];
+      }),
+    ) as Record<FaultKind, { days: number; found: number; share: number }>;
+    const report = JSON.stringify(
+      {
+        faulty: faulty.length,
+        notOk: notOk.length,
+        healthy: healthy.length,
+        flaggedHealthy: flaggedHealthy.length,
+        wrongly: flaggedHealthy.slice(0, 10).map(([key]) => [key, judged.get(key)]),
+        found,
+      },
+      null,
+      1,
+    );
+    if (process.env['QUALITY_DEBUG']) {
+      const rows = await duck(
+        `SELECT * EXCLUDE (local_date), strftime(local_date, '%Y-%m-%d') AS day FROM read_parquet('${output}/derived/bicycle_quality/*/*.parquet', hive_partitioning = true)`,
+      );
+      const byKey = new Map(
+        rows.map((r) => [`${r['location_id'] as string} ${r['day'] as string}`, r]),
+      );
+      for (const [key, kinds] of faulty)
+        for (const kind of kinds)
+          if (kind !== 'incomplete' && !judged.get(key)?.flags.includes(kind))
+            console.log(
+              kind,
+              key,
+              kinds,
+              JSON.stringify(byKey.get(key), (_, v: unknown) =>
+                typeof v === 'bigint' ? Number(v) : v,
+              ),
+            );
+    }
+    if (process.env['QUALITY_DEBUG']) console.log(report);
+    // Every location-day the ground truth knows is judged.
+    for (const key of truth.keys()) expect(judged.has(key), key).toBe(true);
+    expect(faulty.length, report).toBeGreaterThan(300);
+    expect(notOk.length / faulty.length, report).toBeGreaterThanOrEqual(0.9);
+    for (const kind of FAULT_KINDS) {
+      expect(found[kind].days, `${kind}: ${report}`).toBeGreaterThanOrEqual(10);
+      expect(found[kind].share, `${kind}: ${report}`).toBeGreaterThanOrEqual(0.8);
+    }
+    expect(flaggedHealthy.length / healthy.length, report).toBeLessThanOrEqual(0.02);
+  });
+
+  it('is built night by night exactly as in one run, the days a night completes judged again', async () => {
+    const [start, end] = ['2026-04-01T00:00:00Z', '2026-05-01T00:00:00Z'];
+    const once = await land(await testDir(), start, end, ALL);
+    const nightly = await testDir();
+    const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+    const firstNight = Date.parse(end) - 7 * 86_400_000;
+    await land(nightly, start, iso(firstNight), ALL);
+    for (let night = firstNight; night < Date.parse(end); night += 86_400_000)
+      await land(nightly, iso(night), iso(night + 86_400_000), ALL);
+    const built = await judgements(once);
+    expect(built.size).toBeGreaterThan(300);
+    // The week holds level shifts, which a later night confirms for the nights before it.
+    const week = [...built].filter(([key]) => key.slice(-10) >= iso(firstNight).slice(0, 10));
+    expect(week.filter(([, j]) => j.flags.includes('level_shift')).length).toBeGreaterThan(3);
+    for (const dataset of [
+      'derived/bicycle_quality',
+      'derived/bicycle_daily',
+      'derived/bicycle_location_months',
+      'derived/bicycle_location_summary',
+    ])
+      expect(await datasetDifference(once, join(nightly, 'output'), dataset), dataset).toBe(0);
+  });
+});
