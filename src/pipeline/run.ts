@@ -19,7 +19,7 @@ import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore, acquireLock } from './state.js';
 import { StepRunner, pendingReport } from './step-runner.js';
-import { exitCodeOf, processCpuMs, type RunSummary } from './summary.js';
+import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
 import { checkUpstreams } from './upstream-check.js';
 import { startUpstream } from './upstream-start.js';
 
@@ -233,6 +233,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     failure ??= explainIoError(error, 'writing manifest.json');
   }
   await ended.release();
+  const counts = stepCounts(reports);
   const summary: RunSummary = {
     status: failure && run.status === 'succeeded' ? 'failed' : run.status,
     pipeline: pipeline.name,
@@ -244,6 +245,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     steps: reports.map((r) => ({ id: r.id, status: r.status, rows_out: r.rows_out })),
     rows_out: reports.reduce((sum, r) => sum + r.rows_out, 0),
     exports: exports.length,
+    ...(counts ? { counts } : {}),
     ...(failure ? { error: redactor.text(failure.message) } : {}),
     exit_code: failure ? exitCodeOf(failure) : 0,
   };

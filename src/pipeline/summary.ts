@@ -24,9 +24,25 @@ export interface RunSummary {
   steps: { id: string; status: string; rows_out: number }[];
   rows_out: number;
   exports: number;
+  /** The figures steps count (a sql step's `counts`, e.g. faulty_location_days), summed by name. */
+  counts?: Record<string, number>;
   error?: string;
   /** The process's exit code: 0 success, 1 the run failed, 2 bad input. */
   exit_code: number;
+}
+
+/** The figures the steps counted (their notes' `counts`), summed by name; undefined when none did. */
+export function stepCounts(
+  reports: readonly { notes?: Record<string, unknown> | undefined }[],
+): Record<string, number> | undefined {
+  const sums: Record<string, number> = {};
+  for (const report of reports) {
+    const counts = report.notes?.['counts'];
+    if (typeof counts !== 'object' || counts === null) continue;
+    for (const [name, value] of Object.entries(counts))
+      if (typeof value === 'number') sums[name] = (sums[name] ?? 0) + value;
+  }
+  return Object.keys(sums).length > 0 ? sums : undefined;
 }
 
 /** CPU time (user + system) of this process since it started, in ms. */

@@ -3,7 +3,7 @@
  * location_hours.sql) summed per day, per location and per hour of the day,
  * and each location's completeness over the span measured. The SQL is in sql/.
  */
-import type { BicycleSection } from './data.js';
+import type { BicycleHealth, BicycleSection } from './data.js';
 import { num, text, type Views } from './views.js';
 
 /** A location with its position (where the catalog has it) and its numbers over the period. */
@@ -158,6 +158,72 @@ async function measured(views: Views, section: BicycleSection, catalog: boolean)
   Object.assign(section, completeness(await locations(views, catalog, spanHours)));
 }
 
+/** How many counters the report lists as the worst, and the calendar's size. */
+const WORST = 15;
+const CALENDAR_DAYS = 62;
+const CALENDAR_ROWS = 40;
+
+/** The counters' health from bicycle_quality. */
+async function health(views: Views, catalog: boolean): Promise<BicycleHealth> {
+  const names = catalog
+    ? new Map(
+        (await views.query('location_names')).map((r) => [
+          String(r['location_id']),
+          text(r['name']),
+        ]),
+      )
+    : new Map<string, string | null>();
+  const [totals] = await views.query('bicycle_health_totals');
+  const cells = await views.query('bicycle_health_calendar', {
+    days: CALENDAR_DAYS,
+    rows: CALENDAR_ROWS,
+  });
+  const dates = [...new Set(cells.map((c) => String(c['date'])))].sort();
+  const at = new Map(dates.map((d, i) => [d, i]));
+  const rows = new Map<string, ([string, string] | null)[]>();
+  for (const cell of cells) {
+    const id = String(cell['location_id']);
+    const row = rows.get(id) ?? dates.map(() => null);
+    row[at.get(String(cell['date']))!] = [String(cell['status']), text(cell['flags']) ?? ''];
+    rows.set(id, row);
+  }
+  const bad = (row: ([string, string] | null)[], status: string): number =>
+    row.filter((c) => c?.[0] === status).length;
+  return {
+    judged: num(totals?.['judged']),
+    ok: num(totals?.['ok']),
+    suspect: num(totals?.['suspect']),
+    faulty: num(totals?.['faulty']),
+    locations: num(totals?.['locations']),
+    first: text(totals?.['first']),
+    last: text(totals?.['last']),
+    flags: (await views.query('bicycle_health_flags')).map((r) => ({
+      flag: String(r['flag']),
+      days: num(r['n']),
+      faulty: num(r['faulty']),
+    })),
+    worst: (await views.query('bicycle_health_worst', { top: WORST })).map((r) => ({
+      id: String(r['location_id']),
+      name: names.get(String(r['location_id'])) ?? null,
+      judged: num(r['judged']),
+      faulty: num(r['faulty']),
+      suspect: num(r['suspect']),
+      flags: text(r['flags']) ?? '',
+    })),
+    calendar: {
+      dates,
+      rows: [...rows]
+        .sort(
+          ([a, x], [b, y]) =>
+            bad(y, 'faulty') - bad(x, 'faulty') ||
+            bad(y, 'suspect') - bad(x, 'suspect') ||
+            a.localeCompare(b),
+        )
+        .map(([id, row]) => ({ id, name: names.get(id) ?? null, cells: row })),
+    },
+  };
+}
+
 export async function bicycleSection(views: Views): Promise<BicycleSection | null> {
   const catalog = views.has('bicycle_locations', 'location_id', 'longitude', 'latitude');
   // The counts per hour and the hours of each local day, as sql/ builds them.
@@ -181,6 +247,8 @@ export async function bicycleSection(views: Views): Promise<BicycleSection | nul
   try {
     if (hourly) {
       await measured(views, section, catalog);
+      if (views.has('bicycle_quality', 'location_id', 'local_date', 'status', 'flags'))
+        section.health = await health(views, catalog);
       return section;
     }
     section.missing =

@@ -125,6 +125,35 @@ export interface BicycleSection {
   leastComplete: { id: string; name: string | null; completeness: number }[];
   /** Where hourly and daily data is absent (no bicycle_hourly): what to run. */
   missing?: string;
+  /** The counters' health (bicycle_quality), when the folder has it. */
+  health?: BicycleHealth;
+}
+
+/** The counters' health: each location-day judged ok, suspect or faulty (sql/bicycle_quality.sql). */
+export interface BicycleHealth {
+  judged: number;
+  ok: number;
+  suspect: number;
+  faulty: number;
+  locations: number;
+  first: string | null;
+  last: string | null;
+  /** Location-days per flag, and the faulty among them. */
+  flags: { flag: string; days: number; faulty: number }[];
+  /** The counters with the most faulty (then suspect) days, with their flags. */
+  worst: {
+    id: string;
+    name: string | null;
+    judged: number;
+    faulty: number;
+    suspect: number;
+    flags: string;
+  }[];
+  /** The last dates judged, and for the worst counters each date's status and flags (null: not judged). */
+  calendar: {
+    dates: string[];
+    rows: { id: string; name: string | null; cells: ([string, string] | null)[] }[];
+  };
 }
 
 export interface QualitySection {

@@ -1,5 +1,5 @@
 /** The report's sections on the data: traffic signs, bicycle counts, data quality, datasets. */
-import type { ReportData, SignState } from './data.js';
+import type { BicycleHealth, ReportData, SignState } from './data.js';
 import { absent, countTable, escapeHtml, figure, fmt, percent } from './html-format.js';
 
 function legend(colors: Record<string, string>, state: SignState): string {
@@ -76,6 +76,61 @@ export function signsSection(data: ReportData, colors: Record<string, string>): 
   return `<section id="signs"><h2>Traffic signs</h2><div class="figures">${figures}</div>${map}${events}${reconcile}${live}</section>`;
 }
 
+/** What each flag of bicycle_quality means (docs/quality.md gives the rules and their sources). */
+const FLAG_MEANING: Record<string, string> = {
+  dead: 'every hour delivered is zero',
+  zero_run: '7 or more consecutive daytime hours of zero',
+  stuck: 'the same record sent hour after hour',
+  direction_missing: 'one direction counts nothing',
+  direction_imbalance: 'the split between the directions far from its usual',
+  spike: 'an hour far above the usual peak hour',
+  night_activity: 'night hours at daytime level',
+  level_shift: 'days well below or above the usual level, lasting',
+  incomplete: 'hours not delivered',
+};
+
+function healthPart(h: BicycleHealth): string {
+  const figures = `<div class="figures">${figure('health-judged', h.judged, 'location-days judged')}${figure('health-ok', h.ok, 'ok')}${figure('health-suspect', h.suspect, 'suspect')}${figure('health-faulty', h.faulty, 'faulty')}</div>`;
+  const flags = h.flags.length
+    ? `<table id="health-flags"><caption>What was flagged</caption><thead><tr><th>Flag</th><th>Meaning</th><th class="num">Location-days</th><th class="num">of them faulty</th></tr></thead><tbody>${h.flags
+        .map(
+          (f) =>
+            `<tr><td><code>${escapeHtml(f.flag)}</code></td><td>${escapeHtml(FLAG_MEANING[f.flag] ?? '')}</td><td class="num">${fmt(f.days)}</td><td class="num">${fmt(f.faulty)}</td></tr>`,
+        )
+        .join('')}</tbody></table>`
+    : '<p id="health-flags-none">No location-day was flagged.</p>';
+  const worst = h.worst.length
+    ? `<table id="health-worst"><caption>The worst counters</caption><thead><tr><th>Location</th><th>Name</th><th class="num">Days judged</th><th class="num">Faulty</th><th class="num">Suspect</th><th>Flags (days)</th></tr></thead><tbody>${h.worst
+        .map(
+          (w) =>
+            `<tr><td>${escapeHtml(w.id)}</td><td>${escapeHtml(w.name ?? '')}</td><td class="num">${fmt(w.judged)}</td><td class="num">${fmt(w.faulty)}</td><td class="num">${fmt(w.suspect)}</td><td>${escapeHtml(w.flags)}</td></tr>`,
+        )
+        .join('')}</tbody></table>`
+    : '';
+  const { dates, rows } = h.calendar;
+  const head = dates
+    .map((d) => `<th title="${escapeHtml(d)}">${escapeHtml(d.slice(8, 10))}</th>`)
+    .join('');
+  const body = rows
+    .map(
+      (r) =>
+        `<tr><th class="who" title="${escapeHtml(r.name ?? '')}">${escapeHtml(r.id)}</th>${r.cells
+          .map((c, i) =>
+            c
+              ? `<td class="q-${escapeHtml(c[0])}" title="${escapeHtml(`${dates[i]!}: ${c[0]}${c[1] ? ` (${c[1]})` : ''}`)}"></td>`
+              : `<td class="q-none" title="${escapeHtml(`${dates[i]!}: not judged`)}"></td>`,
+          )
+          .join('')}</tr>`,
+    )
+    .join('');
+  const shown =
+    rows.length < h.locations
+      ? `the ${fmt(rows.length)} of ${fmt(h.locations)} counters with the most faulty, then suspect, days in them`
+      : `every counter`;
+  const calendar = `<p class="muted">The last ${fmt(dates.length)} local dates judged (${escapeHtml(dates[0] ?? '')} to ${escapeHtml(dates[dates.length - 1] ?? '')}), ${shown}: <span class="key q-ok"></span> ok <span class="key q-suspect"></span> suspect <span class="key q-faulty"></span> faulty <span class="key q-none"></span> not judged. Point at a day for its flags.</p><table class="calendar" id="health-calendar"><thead><tr><th></th>${head}</tr></thead><tbody>${body}</tbody></table>`;
+  return `<h3 id="health">Counter health</h3><p class="muted">Each counter's local day from ${escapeHtml(h.first ?? '')} to ${escapeHtml(h.last ?? '')} judged against its own history (<code>bicycle_quality</code>): <b>faulty</b> days (dead, a run of zeros, stuck, a direction missing, or most hours not delivered) do not count the traffic that passed; <b>suspect</b> days may not. <code>bicycle_daily</code> carries each day's status; leave out faulty days before summing.</p>${figures}${calendar}<div class="columns">${flags}${worst}</div>`;
+}
+
 export function bicycleSection(data: ReportData): string {
   const b = data.bicycle;
   if (!b)
@@ -128,6 +183,7 @@ ${dst}${cut}
 <h3>Completeness</h3>
 <p class="muted">Hours with a count out of the hours from the first to the last hour measured.</p>
 <div class="columns">${countTable('Locations by completeness', 'Completeness', b.completeness, 'completeness')}${least}</div>
+${b.health ? healthPart(b.health) : absent('No counter health (bicycle_quality):', 'run the SQL step of sql/bicycle_quality.sql after bicycle_hourly.')}
 </section>`;
 }
 

@@ -40,6 +40,15 @@ table.counts td.bar span { display: block; height: 10px; margin-top: 4px; backgr
 .legend .key i { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 4px; vertical-align: -1px; }
 .chooser { display: flex; gap: 18px; margin: 8px 0; }
 .quality { margin-bottom: 12px; }
+table.calendar { border-collapse: separate; border-spacing: 1px; }
+table.calendar th { font-size: 10px; padding: 0 2px; border: 0; text-align: center; }
+table.calendar th.who { text-align: left; white-space: nowrap; padding-right: 6px; }
+table.calendar td { width: 11px; min-width: 11px; height: 13px; padding: 0; border: 0; }
+.q-ok { background: #8fd19e; }
+.q-suspect { background: #f2c14e; }
+.q-faulty { background: #d64545; }
+.q-none { background: #e6e9ed; }
+span.key { display: inline-block; width: 10px; height: 10px; vertical-align: -1px; margin-left: 8px; }
 .leaflet-popup-content { font-size: 12px; }
 .leaflet-popup-content table { margin: 0; }
 .leaflet-popup-content th, .leaflet-popup-content td { padding: 1px 8px 1px 0; font-size: 12px; }

@@ -26,6 +26,15 @@ export const sqlStepOptions = z
       .describe(
         'Keep each output as partitions of this column (derived/<name>/<column>=<value>/data.parquet)',
       ),
+    counts: z
+      .record(
+        z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lower snake_case name'),
+        z.string().min(1),
+      )
+      .optional()
+      .describe(
+        "Figures the run's summary line gives (under counts): name -> SQL aggregate over the rows this build wrote to the first output, e.g. faulty_location_days: \"count(*) FILTER (WHERE status = 'faulty')\"",
+      ),
     incremental: z
       .strictObject({
         from: z

@@ -62,18 +62,17 @@ export async function runSqlStep(
       build.keys,
     );
     if (build.checkpoint) await context.state.save(build.checkpoint);
-    return {
-      ...outcome,
+    const notes = {
       ...(options.partition_by !== undefined || options.incremental
         ? {
-            notes: {
-              build: build.mode,
-              ...(build.keys ? { partitions: build.keys.length } : {}),
-              ...(build.mode === 'fold' ? { partitions_folded: build.changed.length } : {}),
-            },
+            build: build.mode,
+            ...(build.keys ? { partitions: build.keys.length } : {}),
+            ...(build.mode === 'fold' ? { partitions_folded: build.changed.length } : {}),
           }
         : {}),
+      ...(outcome.notes ?? {}),
     };
+    return { ...outcome, ...(Object.keys(notes).length > 0 ? { notes } : {}) };
   } finally {
     db.close();
   }
@@ -109,6 +108,7 @@ async function runFile(
       `sql/${options.file} did not create ${missing.join(', ')} (declared in outputs)`,
     );
   }
+  const counts = await countRows(db, options);
   let rowsOut = 0;
   for (const table of options.outputs) {
     context.signal.throwIfAborted();
@@ -133,7 +133,30 @@ async function runFile(
       `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
     );
   }
-  return { rowsIn, rowsOut };
+  return { rowsIn, rowsOut, ...(counts ? { notes: { counts } } : {}) };
+}
+
+/** The step's `counts`: each aggregate over the rows the build made for its first output. */
+async function countRows(
+  db: Database,
+  options: SqlStepOptions,
+): Promise<Record<string, number> | undefined> {
+  const entries = Object.entries(options.counts ?? {});
+  if (entries.length === 0) return undefined;
+  const table = quotedIdentifier(options.outputs[0]!);
+  const counts: Record<string, number> = {};
+  for (const [name, aggregate] of entries) {
+    try {
+      const [row] = await db.all(`SELECT CAST((${aggregate}) AS DOUBLE) AS value FROM ${table}`);
+      counts[name] = Number(row?.['value'] ?? 0);
+    } catch (error) {
+      throw new RunError(
+        `counts.${name} (${aggregate}) over ${options.outputs[0]!}: ${(error as Error).message.split('\n')[0]!}`,
+        { cause: error },
+      );
+    }
+  }
+  return counts;
 }
 
 function logBuild(

@@ -33,12 +33,15 @@ const sql = Object.fromEntries(
 );
 const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
 
+let lastCounts: Record<string, number> | undefined;
+
 async function land(dir: string, start: string, end: string, prefixes: string): Promise<string> {
   const result = await runDefinition(dir, yaml, sql, {
     env: { ...simulator.env },
     params: { start, end, prefixes },
   });
   expect(result.summary.status, result.failure?.message).toBe('succeeded');
+  lastCounts = result.summary.counts;
   return result.output;
 }
 
@@ -130,6 +133,10 @@ describe('counter health (bicycle_quality)', () => {
       expect(found[kind].share, `${kind}: ${report}`).toBeGreaterThanOrEqual(0.8);
     }
     expect(flaggedHealthy.length / healthy.length, report).toBeLessThanOrEqual(0.02);
+    // The summary line counts the faulty location-days the run judged: all of them here.
+    expect(lastCounts?.['faulty_location_days']).toBe(
+      [...judged.values()].filter((j) => j.status === 'faulty').length,
+    );
   });
 
   it('is built night by night exactly as in one run, the days a night completes judged again', async () => {

@@ -133,6 +133,25 @@ describe('the report of a run', () => {
       const cyclists = [...byLocation.values()].reduce((a, b) => a + b, 0);
       expect(cyclists).toBeGreaterThan(0);
       expect(await figure(page, 'bicycle-cyclists')).toBe(cyclists);
+      // Counter health: the location-days of bicycle_quality by status, and its calendar
+      // (every counter of the demo, every date judged) one cell per location-day.
+      for (const status of ['ok', 'suspect', 'faulty'])
+        expect(await figure(page, `health-${status}`), status).toBe(
+          await count(
+            `SELECT count(*) FROM ${parquet('derived/bicycle_quality')} WHERE status = '${status}'`,
+          ),
+        );
+      for (const status of ['ok', 'suspect', 'faulty'])
+        expect(await page.locator(`#health-calendar td.q-${status}`).count(), status).toBe(
+          await count(
+            `SELECT count(*) FROM ${parquet('derived/bicycle_quality')} WHERE status = '${status}'`,
+          ),
+        );
+      const faultyDay = await page
+        .locator('#health-calendar td.q-faulty')
+        .first()
+        .getAttribute('title');
+      expect(faultyDay).toMatch(/^\d{4}-\d\d-\d\d: faulty \(.+\)$/);
       // October 2026: summer time ends on Sunday the 25th, a local day of 25 hours.
       expect(await page.locator('#irregular-days').textContent()).toContain('2026-10-25 (25 hours');
       // The demo's UTC month cuts two local days: 1 October begins at 02:00 local time, and

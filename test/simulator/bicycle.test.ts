@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  Counters,
+  hoursOfLocalDay,
+  localDateText,
+  localDayOf,
+  localTime,
+} from '../../src/simulator/bicycle/counts.js';
+import {
   BICYCLE_PATH,
   LOCATIONS_PATH,
   login,
@@ -451,5 +458,55 @@ describe('simulator bicycle measurements (4.1-4.3)', () => {
     const rows = json as Row[];
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => Date.parse(r.measurementHour) + HOUR <= now)).toBe(true);
+  });
+});
+
+describe('simulator bicycle counters', () => {
+  const local = new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'Europe/Amsterdam',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    hourCycle: 'h23',
+  });
+  it('count in Dutch local time, summer and winter, as the platform reads Europe/Amsterdam', () => {
+    for (
+      let t = Date.parse('2026-03-27T00:00:00Z');
+      t < Date.parse('2026-11-02T00:00:00Z');
+      t += HOUR
+    ) {
+      const parts = Object.fromEntries(
+        local.formatToParts(new Date(t)).map((p) => [p.type, p.value]),
+      );
+      const { day, hour } = localTime(t);
+      expect(`${localDateText(day)} ${hour}`).toBe(
+        `${parts['year']}-${parts['month']}-${parts['day']} ${Number(parts['hour'])}`,
+      );
+    }
+    expect(hoursOfLocalDay(localDayOf('2026-03-29'))).toHaveLength(23);
+    expect(hoursOfLocalDay(localDayOf('2026-10-25'))).toHaveLength(25);
+  });
+
+  it('peak at the same local hour in winter and summer, and keep each location its direction split', () => {
+    const counters = new Counters(7, 0);
+    const busiestHour = (date: string): number => {
+      const hours = hoursOfLocalDay(localDayOf(date));
+      const totals = hours.map((ms) => counters.count(3, 3, ms).directions.reduce((a, b) => a + b));
+      return localTime(hours[totals.indexOf(Math.max(...totals))]!).hour;
+    };
+    // Tuesdays in winter and summer time: the morning peak at 8 local time.
+    expect(busiestHour('2026-03-24')).toBe(8);
+    expect(busiestHour('2026-06-23')).toBe(8);
+    for (const location of [1, 2, 3]) {
+      let first = 0;
+      let all = 0;
+      for (const ms of hoursOfLocalDay(localDayOf('2026-06-23'))) {
+        const [a, b] = counters.count(location, location, ms).directions;
+        first += a;
+        all += a + b;
+      }
+      expect(Math.abs(first / all - counters.directionShare(location))).toBeLessThan(0.03);
+    }
   });
 });
