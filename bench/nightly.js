@@ -102,6 +102,23 @@ try {
     const other = last('month').find((s) => s.id === step.id);
     console.log(`| ${step.id} | ${step.cpu_ms} ms | ${other?.cpu_ms ?? '?'} ms |`);
   }
+  // The counter-health step alone (sql/bicycle_quality.sql): the median of its CPU and wall time over the nights.
+  const stepMedian = (name, id, key) =>
+    median(nights[name].map((r) => r.perStep.find((s) => s.id === id)?.[key] ?? 0));
+  const quality = Object.fromEntries(
+    ['year', 'month'].map((name) => [
+      name,
+      {
+        cpu: stepMedian(name, 'bicycle_quality', 'cpu_ms'),
+        ms: stepMedian(name, 'bicycle_quality', 'duration_ms'),
+      },
+    ]),
+  );
+  console.log(
+    `\nbicycle_quality, median of the nights: 12 months ${quality.year.ms} ms (CPU ${quality.year.cpu} ms), ` +
+      `1 month ${quality.month.ms} ms (CPU ${quality.month.cpu} ms): ` +
+      `wall ${(quality.year.ms / quality.month.ms).toFixed(2)}x, CPU ${(quality.year.cpu / quality.month.cpu).toFixed(2)}x (target: at most 1.3x)`,
+  );
   const wall = summary.year.ms / summary.month.ms;
   const client = summary.year.cpu / summary.month.cpu;
   const steps = summary.year.steps / summary.month.steps;

@@ -14,9 +14,15 @@
 -- the dates to build (unset: all).
 
 -- The landed UTC dates and the first and last hour landed.
+-- The first and last hour are read from the first and last date only.
+SET VARIABLE daily_landed_dates = (SELECT list(DISTINCT date ORDER BY date) FROM bicycle_measurements);
 CREATE TEMP TABLE daily_landed AS
-SELECT list(DISTINCT date) AS dates, min(measurement_hour) AS first, max(measurement_hour) AS last
-FROM bicycle_measurements;
+SELECT
+    getvariable('daily_landed_dates') AS dates,
+    (SELECT min(measurement_hour) FROM bicycle_measurements
+     WHERE date = list_min(getvariable('daily_landed_dates'))) AS first,
+    (SELECT max(measurement_hour) FROM bicycle_measurements
+     WHERE date = list_max(getvariable('daily_landed_dates'))) AS last;
 
 CREATE TEMP TABLE daily_period AS
 SELECT local_date, CAST(count(*) FILTER (

@@ -9,10 +9,11 @@
 -- The flags (docs/quality.md gives each rule with its source):
 --   dead                 every hour delivered is zero, on a day the location
 --                        usually counts at least $dead_min_expected
---   zero_run             $zero_run_hours or more consecutive daytime hours
---                        ($day_start to $day_end) of zero
+--   zero_run             $zero_run_hours or more consecutive daytime hours of
+--                        zero (bicycle_counter_days.sql says which are daytime)
 --   stuck                the same record (every value) sent for $stuck_hours
---                        or more consecutive hours, at $stuck_min_count or more
+--                        or more consecutive hours (each counting enough:
+--                        bicycle_counter_days.sql)
 --   direction_missing    one direction counts nothing while the other counts
 --                        $direction_min_count or more, at a location whose
 --                        directions usually both count ($direction_min_share)
@@ -20,7 +21,7 @@
 --                        $direction_shift away from its usual share
 --   spike                an hour above $spike_factor times the usual peak
 --                        hour (and at least $spike_min_count)
---   night_activity       the night's hours ($night_end hours from midnight)
+--   night_activity       the night's hours (bicycle_counter_days.sql)
 --                        hold more than $night_share_min of the day and
 --                        $night_factor times the usual share
 --   level_shift          the day's total below $level_low or above
@@ -39,9 +40,11 @@
 -- spike, incomplete) every day. Rules that compare with the usual need
 -- $min_history_days days of history.
 --
--- Kept by local date (partition local_date). getvariable('partitions') lists
--- the dates to judge (unset: all). A date's judgement reads the
--- $history_days + $level_days - 1 before it and the $level_days - 1 after it.
+-- It reads what each counter delivered per day (bicycle_counter_days), never
+-- the hourly counts. Kept by local date (partition local_date).
+-- getvariable('partitions') lists the dates to judge (unset: all). A date's
+-- judgement reads the $history_days + $level_days - 1 before it and the
+-- $level_days - 1 after it.
 
 -- The local dates to read, as a list of constants (so that DuckDB opens no
 -- other date's file); NULL: all.
@@ -57,42 +60,22 @@ SET VARIABLE quality_dates = (
     )
 );
 
--- Each hour a location delivered: its total (the largest of its categories'
--- sums: each category divides the same passages), its two directions and a
--- hash of the whole record.
-CREATE TEMP TABLE quality_hours AS
-SELECT
-    location_id,
-    local_date,
-    measurement_hour,
-    CAST(epoch(measurement_hour) / 3600 AS BIGINT) AS hour_index,
-    any_value(local_hour_of_day) AS hour_of_day,
-    max(category_total) AS total,
-    max(first_direction) AS first_direction,
-    max(second_direction) AS second_direction,
-    hash(list(category_values ORDER BY category)) AS record
-FROM (
-    SELECT
-        location_id,
-        local_date,
-        measurement_hour,
-        local_hour_of_day,
-        category,
-        sum(value) AS category_total,
-        CASE WHEN category = $direction_category THEN arg_min(value, subcategory) END AS first_direction,
-        CASE WHEN category = $direction_category AND count(*) > 1 THEN arg_max(value, subcategory) END AS second_direction,
-        list(value ORDER BY subcategory) AS category_values
-    FROM bicycle_hourly
-    WHERE getvariable('quality_dates') IS NULL OR list_contains(getvariable('quality_dates'), local_date)
-    GROUP BY location_id, local_date, measurement_hour, local_hour_of_day, category
-)
-GROUP BY location_id, local_date, measurement_hour;
+-- What each location delivered on the dates read (bicycle_counter_days.sql).
+CREATE TEMP TABLE quality_counter_days AS
+SELECT * FROM bicycle_counter_days
+WHERE getvariable('quality_dates') IS NULL OR list_contains(getvariable('quality_dates'), local_date);
 
 -- The landed period, as bicycle_daily.sql counts it: every hour of a landed UTC
 -- date from the first hour landed to the last.
+-- The first and last hour are read from the first and last date only.
+SET VARIABLE quality_landed_dates = (SELECT list(DISTINCT date ORDER BY date) FROM bicycle_measurements);
 CREATE TEMP TABLE quality_landed AS
-SELECT list(DISTINCT date) AS dates, min(measurement_hour) AS first, max(measurement_hour) AS last
-FROM bicycle_measurements;
+SELECT
+    getvariable('quality_landed_dates') AS dates,
+    (SELECT min(measurement_hour) FROM bicycle_measurements
+     WHERE date = list_min(getvariable('quality_landed_dates'))) AS first,
+    (SELECT max(measurement_hour) FROM bicycle_measurements
+     WHERE date = list_max(getvariable('quality_landed_dates'))) AS last;
 
 CREATE TEMP TABLE quality_period_hours AS
 SELECT local_date, hour,
@@ -102,7 +85,7 @@ FROM (
         timezone('Europe/Amsterdam', CAST(local_date AS TIMESTAMP)),
         timezone('Europe/Amsterdam', CAST(local_date + 1 AS TIMESTAMP)) - INTERVAL 1 HOUR,
         INTERVAL 1 HOUR)) AS hour
-    FROM (SELECT DISTINCT local_date FROM quality_hours)
+    FROM (SELECT DISTINCT local_date FROM quality_counter_days)
 ), quality_landed l;
 
 CREATE TEMP TABLE quality_period AS
@@ -116,7 +99,7 @@ GROUP BY local_date;
 -- or in the days before it, with the hours of the landed period inside its
 -- validity in the catalog (fewer on the day it began or ended).
 CREATE TEMP TABLE quality_location_days AS
-WITH delivered AS (SELECT DISTINCT location_id, local_date FROM quality_hours),
+WITH delivered AS (SELECT location_id, local_date FROM quality_counter_days),
 expected AS (
     SELECT DISTINCT d.location_id, p.local_date, p.hours_in_day, p.hours_in_period
     FROM quality_period p
@@ -138,45 +121,6 @@ SELECT e.location_id, e.local_date, e.hours_in_day,
 FROM expected e LEFT JOIN bounded b USING (location_id, local_date)
 WHERE coalesce(b.hours_in_period, e.hours_in_period) > 0;
 
--- The longest run of daytime zeros, and of one record repeated, per location-day.
-CREATE TEMP TABLE quality_runs AS
-WITH zeros AS (
-    SELECT location_id, local_date, count(*) AS run
-    FROM (
-        SELECT location_id, local_date,
-               hour_index - row_number() OVER (PARTITION BY location_id, local_date ORDER BY hour_index) AS island
-        FROM quality_hours
-        WHERE total = 0 AND hour_of_day >= $day_start AND hour_of_day < $day_end
-    )
-    GROUP BY location_id, local_date, island
-),
-repeats AS (
-    SELECT location_id, local_date, count(*) AS run
-    FROM (
-        SELECT location_id, local_date,
-               sum(CASE WHEN record = previous_record AND hour_index = previous_hour + 1 THEN 0 ELSE 1 END)
-                   OVER (PARTITION BY location_id, local_date ORDER BY hour_index) AS island
-        FROM (
-            SELECT location_id, local_date, hour_index, record,
-                   lag(record) OVER w AS previous_record,
-                   lag(hour_index) OVER w AS previous_hour
-            FROM quality_hours
-            WHERE total >= $stuck_min_count
-            WINDOW w AS (PARTITION BY location_id, local_date ORDER BY hour_index)
-        )
-    )
-    GROUP BY location_id, local_date, island
-)
-SELECT location_id, local_date,
-       CAST(max(zero_run) AS INTEGER) AS longest_zero_run,
-       CAST(max(stuck_run) AS INTEGER) AS longest_stuck_run
-FROM (
-    SELECT location_id, local_date, run AS zero_run, NULL AS stuck_run FROM zeros
-    UNION ALL
-    SELECT location_id, local_date, NULL, run FROM repeats
-)
-GROUP BY ALL;
-
 -- What each location-day with data delivered, and how it compares with the
 -- location's own history.
 CREATE TEMP TABLE quality_days AS
@@ -192,21 +136,11 @@ WITH days AS (
         h.max_hour,
         h.night_total,
         h.first_direction,
-        h.second_direction
+        h.second_direction,
+        h.longest_zero_run,
+        h.longest_stuck_run
     FROM quality_location_days e
-    LEFT JOIN (
-        SELECT
-            location_id,
-            local_date,
-            CAST(count(*) AS INTEGER) AS hours_present,
-            sum(total) AS total,
-            max(total) AS max_hour,
-            sum(total) FILTER (WHERE hour_of_day < $night_end) AS night_total,
-            sum(first_direction) AS first_direction,
-            sum(second_direction) AS second_direction
-        FROM quality_hours
-        GROUP BY location_id, local_date
-    ) h USING (location_id, local_date)
+    LEFT JOIN quality_counter_days h USING (location_id, local_date)
 ),
 measured AS (
     SELECT
@@ -271,8 +205,8 @@ WITH judged AS (
         q.max_hour,
         q.direction_share,
         q.night_share,
-        coalesce(r.longest_zero_run, 0) AS longest_zero_run,
-        coalesce(r.longest_stuck_run, 0) AS longest_stuck_run,
+        coalesce(q.longest_zero_run, 0) AS longest_zero_run,
+        coalesce(q.longest_stuck_run, 0) AS longest_stuck_run,
         q.history_days,
         q.expected_total,
         q.usual_peak,
@@ -281,7 +215,6 @@ WITH judged AS (
         q.whole_day,
         l.local_date IS NOT NULL AS in_level_run
     FROM quality_days q
-    LEFT JOIN quality_runs r USING (location_id, local_date)
     LEFT JOIN quality_level_runs l USING (location_id, local_date)
     WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), q.local_date)
 ),

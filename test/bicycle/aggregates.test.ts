@@ -64,6 +64,7 @@ async function runBicyclePipeline(dir: string, start: string, end: string, prefi
     await Promise.all(
       [
         'bicycle_hourly.sql',
+        'bicycle_counter_days.sql',
         'bicycle_quality.sql',
         'bicycle_daily.sql',
         'bicycle_monthly.sql',

@@ -21,6 +21,7 @@ const simulator = await useSimulator({
 
 const SQL_FILES = [
   'bicycle_hourly.sql',
+  'bicycle_counter_days.sql',
   'bicycle_quality.sql',
   'bicycle_daily.sql',
   'bicycle_monthly.sql',
@@ -154,6 +155,7 @@ describe('counter health (bicycle_quality)', () => {
     const week = [...built].filter(([key]) => key.slice(-10) >= iso(firstNight).slice(0, 10));
     expect(week.filter(([, j]) => j.flags.includes('level_shift')).length).toBeGreaterThan(3);
     for (const dataset of [
+      'derived/bicycle_counter_days',
       'derived/bicycle_quality',
       'derived/bicycle_daily',
       'derived/bicycle_location_months',

@@ -15,6 +15,7 @@ const simulator = await useSimulator({
 
 const BICYCLE_SQL = [
   'bicycle_hourly.sql',
+  'bicycle_counter_days.sql',
   'bicycle_quality.sql',
   'bicycle_daily.sql',
   'bicycle_monthly.sql',

@@ -205,6 +205,33 @@ describe('running a pipeline', () => {
     ).toEqual([{ asked: "a'; DROP TABLE x; --", n: '0' }]);
   });
 
+  it('counts what a sql step asks for into the summary line, summed over steps, and names a count that fails', async () => {
+    const dir = await withItems();
+    const yaml = `name: p
+steps:
+  - id: a
+    kind: sql
+    options: { file: totals.sql, params: { min: 5 }, outputs: [totals], counts: { big: "count(*) FILTER (WHERE total > 40)", rows: "count(*)" } }
+  - id: b
+    kind: sql
+    needs: [a]
+    options: { file: double.sql, outputs: [doubled], counts: { big: "count(*) FILTER (WHERE total > 40)" } }
+`;
+    const { summary, failure } = await runDefinition(dir, yaml, SQL);
+    expect(failure).toBeUndefined();
+    // Amounts of at least 5: a 5+6+7+8+9 = 35, b 10+20+30+40 = 100; doubled 70 and 200.
+    const [totals] = await duck(
+      `SELECT count(*) FILTER (WHERE total > 40) AS big FROM read_parquet('${join(dir, 'output/derived/totals/data.parquet')}')`,
+    );
+    expect(Number(totals!['big'])).toBe(1);
+    expect(summary.counts).toEqual({ big: 1 + 2, rows: 2 });
+    const broken = yaml.replace('count(*)"', 'count(nonexistent)"');
+    const again = await runDefinition(await withItems(), broken, SQL);
+    expect(again.failure?.message).toMatch(
+      /counts\.rows \(count\(nonexistent\)\) over totals: .*nonexistent/,
+    );
+  });
+
   it('replaces a derived table on rerun instead of adding to it', async () => {
     const dir = await withItems();
     await runDefinition(dir, PIPELINE, SQL);

@@ -12,6 +12,7 @@ const simulator = await useSimulator({ seed: 5, bicycle: { locations: 20 } });
 
 const SQL = [
   'bicycle_hourly.sql',
+  'bicycle_counter_days.sql',
   'bicycle_quality.sql',
   'bicycle_daily.sql',
   'bicycle_monthly.sql',
