@@ -13,16 +13,28 @@
 -- Kept by local date (partition local_date); getvariable('partitions') lists
 -- the dates to build (unset: all).
 
--- The landed UTC dates and the first and last hour landed.
--- The first and last hour are read from the first and last date only.
-SET VARIABLE daily_landed_dates = (SELECT list(DISTINCT date ORDER BY date) FROM bicycle_measurements);
+-- The landed UTC dates and the first and last hour landed, read for the UTC
+-- dates of the dates built only (a local date begins on the UTC date before
+-- it): whether any date landed before or after them is all that matters of
+-- the rest, and DuckDB answers that from the partitions' names.
+SET VARIABLE daily_utc_dates = (
+    SELECT list(DISTINCT CAST(d AS DATE)) FROM (SELECT unnest([p - 1, p]) AS d FROM (SELECT unnest(getvariable('partitions')) AS p))
+);
 CREATE TEMP TABLE daily_landed AS
+WITH read AS (
+    SELECT date, measurement_hour FROM bicycle_measurements
+    WHERE getvariable('daily_utc_dates') IS NULL OR list_contains(getvariable('daily_utc_dates'), date)
+)
 SELECT
-    getvariable('daily_landed_dates') AS dates,
-    (SELECT min(measurement_hour) FROM bicycle_measurements
-     WHERE date = list_min(getvariable('daily_landed_dates'))) AS first,
-    (SELECT max(measurement_hour) FROM bicycle_measurements
-     WHERE date = list_max(getvariable('daily_landed_dates'))) AS last;
+    (SELECT list(DISTINCT date) FROM read) AS dates,
+    CASE WHEN getvariable('daily_utc_dates') IS NOT NULL AND EXISTS (
+             SELECT 1 FROM bicycle_measurements WHERE date < list_min(getvariable('daily_utc_dates')))
+         THEN TIMESTAMPTZ '-infinity'
+         ELSE (SELECT min(measurement_hour) FROM read) END AS first,
+    CASE WHEN getvariable('daily_utc_dates') IS NOT NULL AND EXISTS (
+             SELECT 1 FROM bicycle_measurements WHERE date > list_max(getvariable('daily_utc_dates')))
+         THEN TIMESTAMPTZ 'infinity'
+         ELSE (SELECT max(measurement_hour) FROM read) END AS last;
 
 CREATE TEMP TABLE daily_period AS
 SELECT local_date, CAST(count(*) FILTER (
