@@ -117,21 +117,39 @@ expected AS (
     FROM quality_period p
     JOIN delivered d ON d.local_date BETWEEN p.local_date - CAST($history_days AS INTEGER) AND p.local_date
 ),
-bounded AS (
-    SELECT h.local_date, c.location_id,
-           CAST(count(*) FILTER (WHERE h.in_period AND h.hour >= coalesce(c.valid_from, h.hour)
+catalog AS (
+    SELECT
+        location_id,
+        valid_from,
+        valid_until,
+        CAST(timezone('Europe/Amsterdam', valid_from) AS DATE) AS from_date,
+        CAST(timezone('Europe/Amsterdam', valid_until) AS DATE) AS until_date
+    FROM bicycle_locations
+),
+-- The first and last local day of a location's validity hold only part of
+-- their hours: counted hour by hour (equi-joins on the date, so that a
+-- catalog of thousands costs no more than its edges).
+edges AS (
+    SELECT e.location_id, e.local_date,
+           CAST(count(*) FILTER (WHERE h.in_period AND (c.valid_from IS NULL OR h.hour >= c.valid_from)
                                    AND (c.valid_until IS NULL OR h.hour < c.valid_until)) AS INTEGER) AS hours_in_period
-    FROM bicycle_locations c
-    JOIN quality_period_hours h
-      ON h.local_date = CAST(timezone('Europe/Amsterdam', c.valid_from) AS DATE)
-      OR h.local_date >= CAST(timezone('Europe/Amsterdam', c.valid_until) AS DATE)
-      OR h.local_date < CAST(timezone('Europe/Amsterdam', c.valid_from) AS DATE)
-    GROUP BY ALL
+    FROM (
+        SELECT location_id, from_date AS local_date FROM catalog WHERE from_date IS NOT NULL
+        UNION
+        SELECT location_id, until_date FROM catalog WHERE until_date IS NOT NULL
+    ) e
+    JOIN catalog c USING (location_id)
+    JOIN quality_period_hours h ON h.local_date = e.local_date
+    GROUP BY e.location_id, e.local_date
 )
-SELECT e.location_id, e.local_date, e.hours_in_day,
-       coalesce(b.hours_in_period, e.hours_in_period) AS hours_in_period
-FROM expected e LEFT JOIN bounded b USING (location_id, local_date)
-WHERE coalesce(b.hours_in_period, e.hours_in_period) > 0;
+SELECT x.location_id, x.local_date, x.hours_in_day,
+       coalesce(g.hours_in_period, x.hours_in_period) AS hours_in_period
+FROM expected x
+LEFT JOIN catalog c USING (location_id)
+LEFT JOIN edges g USING (location_id, local_date)
+WHERE (c.from_date IS NULL OR x.local_date >= c.from_date)
+  AND (c.until_date IS NULL OR x.local_date <= c.until_date)
+  AND coalesce(g.hours_in_period, x.hours_in_period) > 0;
 
 -- What each location-day with data delivered, and how it compares with the
 -- location's own history.
