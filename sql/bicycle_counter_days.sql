@@ -3,6 +3,8 @@
 -- row per location and local date with at least one hour.
 --
 --   hours_present       hours delivered
+--   first_hour,         the first and last of them (UTC): where the landed
+--   last_hour           period begins and ends, for bicycle_quality.sql
 --   total, max_hour     the day's count and its busiest hour (an hour's count
 --                       is the largest of its categories' sums: each category
 --                       divides the same passages)
@@ -105,6 +107,8 @@ SELECT
     h.location_id,
     h.local_date,
     CAST(count(*) AS INTEGER) AS hours_present,
+    min(h.measurement_hour) AS first_hour,
+    max(h.measurement_hour) AS last_hour,
     sum(h.total) AS total,
     max(h.total) AS max_hour,
     sum(h.total) FILTER (WHERE h.hour_of_day < $night_end) AS night_total,

@@ -66,28 +66,24 @@ SELECT * FROM bicycle_counter_days
 WHERE getvariable('quality_dates') IS NULL OR list_contains(getvariable('quality_dates'), local_date);
 
 -- The landed period, as bicycle_daily.sql counts it: every hour of a landed UTC
--- date from the first hour landed to the last. Read for the UTC dates of the
--- dates read only (a local date begins on the UTC date before it): whether
--- any date landed before or after them is all that matters of the rest, and
--- DuckDB answers that from the partitions' names.
-SET VARIABLE quality_utc_dates = (
-    SELECT list(DISTINCT CAST(d AS DATE)) FROM (SELECT unnest([p - 1, p]) AS d FROM (SELECT unnest(getvariable('quality_dates')) AS p))
-);
+-- date (one with a count) from the first hour landed to the last. Read from
+-- the location-days read: a UTC date with a count holds the first or the last
+-- hour of a location-day; of the rest, all that matters is whether any date
+-- has a count before or after them, which DuckDB answers from the
+-- partitions' names.
 CREATE TEMP TABLE quality_landed AS
-WITH read AS (
-    SELECT date, measurement_hour FROM bicycle_measurements
-    WHERE getvariable('quality_utc_dates') IS NULL OR list_contains(getvariable('quality_utc_dates'), date)
-)
 SELECT
-    (SELECT list(DISTINCT date) FROM read) AS dates,
-    CASE WHEN getvariable('quality_utc_dates') IS NOT NULL AND EXISTS (
-             SELECT 1 FROM bicycle_measurements WHERE date < list_min(getvariable('quality_utc_dates')))
+    (SELECT list(DISTINCT CAST(timezone('UTC', hour) AS DATE))
+     FROM (SELECT first_hour AS hour FROM quality_counter_days
+           UNION ALL SELECT last_hour FROM quality_counter_days)) AS dates,
+    CASE WHEN getvariable('quality_dates') IS NOT NULL AND EXISTS (
+             SELECT 1 FROM bicycle_counter_days WHERE local_date < list_min(getvariable('quality_dates')))
          THEN TIMESTAMPTZ '-infinity'
-         ELSE (SELECT min(measurement_hour) FROM read) END AS first,
-    CASE WHEN getvariable('quality_utc_dates') IS NOT NULL AND EXISTS (
-             SELECT 1 FROM bicycle_measurements WHERE date > list_max(getvariable('quality_utc_dates')))
+         ELSE (SELECT min(first_hour) FROM quality_counter_days) END AS first,
+    CASE WHEN getvariable('quality_dates') IS NOT NULL AND EXISTS (
+             SELECT 1 FROM bicycle_counter_days WHERE local_date > list_max(getvariable('quality_dates')))
          THEN TIMESTAMPTZ 'infinity'
-         ELSE (SELECT max(measurement_hour) FROM read) END AS last;
+         ELSE (SELECT max(last_hour) FROM quality_counter_days) END AS last;
 
 CREATE TEMP TABLE quality_period_hours AS
 SELECT local_date, hour,
