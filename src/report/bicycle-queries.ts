@@ -72,6 +72,14 @@ async function days(views: Views): Promise<BicycleSection['days']> {
   };
 }
 
+/** The catalog's name of each location (none without a catalog). */
+async function locationNames(views: Views, catalog: boolean): Promise<Map<string, string | null>> {
+  if (!catalog) return new Map();
+  return new Map(
+    (await views.query('location_names')).map((r) => [String(r['location_id']), text(r['name'])]),
+  );
+}
+
 /** Each location's cyclists per day of `dates` (null where it has none). */
 async function perLocation(
   views: Views,
@@ -79,14 +87,7 @@ async function perLocation(
   dates: readonly string[],
 ): Promise<BicycleSection['perLocation']> {
   const index = new Map(dates.map((d, i) => [d, i]));
-  const names = catalog
-    ? new Map(
-        (await views.query('location_names')).map((r) => [
-          String(r['location_id']),
-          text(r['name']),
-        ]),
-      )
-    : new Map<string, string | null>();
+  const names = await locationNames(views, catalog);
   const byLocation = new Map<string, (number | null)[]>();
   for (const row of await views.query('bicycle_location_days')) {
     const id = String(row['location_id']);
@@ -165,14 +166,7 @@ const CALENDAR_ROWS = 40;
 
 /** The counters' health from bicycle_quality. */
 async function health(views: Views, catalog: boolean): Promise<BicycleHealth> {
-  const names = catalog
-    ? new Map(
-        (await views.query('location_names')).map((r) => [
-          String(r['location_id']),
-          text(r['name']),
-        ]),
-      )
-    : new Map<string, string | null>();
+  const names = await locationNames(views, catalog);
   const [totals] = await views.query('bicycle_health_totals');
   const cells = await views.query('bicycle_health_calendar', {
     days: CALENDAR_DAYS,

@@ -1,9 +1,8 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { idsWithPrefix } from '../helpers/bicycle.js';
+import { idsWithPrefix, shippedBicycle } from '../helpers/bicycle.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
@@ -60,19 +59,7 @@ function dailyTruth(ids: string[], start: string, end: string): Map<string, Dail
 }
 
 async function runBicyclePipeline(dir: string, start: string, end: string, prefixes: string) {
-  const sql = Object.fromEntries(
-    await Promise.all(
-      [
-        'bicycle_hourly.sql',
-        'bicycle_counter_days.sql',
-        'bicycle_quality.sql',
-        'bicycle_daily.sql',
-        'bicycle_monthly.sql',
-        'bicycle_summary.sql',
-      ].map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
-    ),
-  );
-  const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
+  const { yaml, sql } = await shippedBicycle();
   const result = await runDefinition(dir, yaml, sql, {
     env: { ...simulator.env },
     params: { start, end, prefixes },

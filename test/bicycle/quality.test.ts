@@ -3,12 +3,10 @@
  * counters with faults of every kind at known location-days, over two months
  * that hold the start of summer time, landed by pipelines/bicycle.yaml.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, type FaultKind } from '../../src/simulator/bicycle/counts.js';
-import { ROOT } from '../helpers/cli.js';
-import { idsWithPrefix } from '../helpers/bicycle.js';
+import { idsWithPrefix, shippedBicycle } from '../helpers/bicycle.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
@@ -19,20 +17,7 @@ const simulator = await useSimulator({
   bicycle: { locations: 100, maxLocations: 50, faultRate: 0.06 },
 });
 
-const SQL_FILES = [
-  'bicycle_hourly.sql',
-  'bicycle_counter_days.sql',
-  'bicycle_quality.sql',
-  'bicycle_daily.sql',
-  'bicycle_monthly.sql',
-  'bicycle_summary.sql',
-];
-const sql = Object.fromEntries(
-  await Promise.all(
-    SQL_FILES.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
-  ),
-);
-const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
+const { yaml, sql } = await shippedBicycle();
 
 let lastCounts: Record<string, number> | undefined;
 

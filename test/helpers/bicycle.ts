@@ -1,4 +1,7 @@
 import type { Simulator } from '../../src/simulator/index.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ROOT } from './cli.js';
 import { duck } from './tmp.js';
 
 export const BICYCLE_SOURCE = `source:
@@ -9,6 +12,27 @@ export const BICYCLE_SOURCE = `source:
     password: \${env.ROAD_ETL_PASSWORD}
     client_id: \${env.ROAD_ETL_CLIENT_ID}
 `;
+
+/** The SQL files of pipelines/bicycle.yaml, in the order its steps run them. */
+export const BICYCLE_SQL = [
+  'bicycle_hourly.sql',
+  'bicycle_counter_days.sql',
+  'bicycle_quality.sql',
+  'bicycle_daily.sql',
+  'bicycle_monthly.sql',
+  'bicycle_summary.sql',
+];
+
+/** pipelines/bicycle.yaml and its SQL files, as shipped. */
+export async function shippedBicycle(): Promise<{ yaml: string; sql: Record<string, string> }> {
+  const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
+  const sql = Object.fromEntries(
+    await Promise.all(
+      BICYCLE_SQL.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
+    ),
+  );
+  return { yaml, sql };
+}
 
 /** Both upstreams: the traffic-sign API beside the bicycle API. */
 export const SIGNS_AND_BICYCLE_SOURCE = BICYCLE_SOURCE.replace(

@@ -3,6 +3,7 @@ import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
+import { BICYCLE_SQL } from '../helpers/bicycle.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { testDir } from '../helpers/tmp.js';
@@ -13,15 +14,6 @@ const simulator = await useSimulator({
   signs: { signs: 300 },
   bicycle: { locations: 20 },
 });
-
-const BICYCLE_SQL = [
-  'bicycle_hourly.sql',
-  'bicycle_counter_days.sql',
-  'bicycle_quality.sql',
-  'bicycle_daily.sql',
-  'bicycle_monthly.sql',
-  'bicycle_summary.sql',
-];
 
 async function shippedRun(
   dir: string,

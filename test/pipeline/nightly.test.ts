@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, collect, startCli } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
+import { shippedBicycle } from '../helpers/bicycle.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
 
@@ -12,25 +13,6 @@ const simulator = await useSimulator({
   now: '2026-11-15T00:00:00Z',
   bicycle: { locations: 40, maxLocations: 10, maxPeriodDays: 7 },
 });
-
-const BICYCLE_SQL = [
-  'bicycle_hourly.sql',
-  'bicycle_counter_days.sql',
-  'bicycle_quality.sql',
-  'bicycle_daily.sql',
-  'bicycle_monthly.sql',
-  'bicycle_summary.sql',
-];
-
-async function shipped(): Promise<{ yaml: string; sql: Record<string, string> }> {
-  const yaml = await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8');
-  const sql = Object.fromEntries(
-    await Promise.all(
-      BICYCLE_SQL.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')] as const),
-    ),
-  );
-  return { yaml, sql };
-}
 
 const DAY = 86_400_000;
 
@@ -47,7 +29,7 @@ const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 
 
 /** Runs pipelines/bicycle.yaml on `dir` for [start, end). */
 async function runBicycle(dir: string, start: number, end: number, prefixes: string) {
-  const { yaml, sql } = await shipped();
+  const { yaml, sql } = await shippedBicycle();
   const result = await runDefinition(dir, yaml, sql, {
     env: { ...simulator.env },
     params: { start: iso(start), end: iso(end), prefixes },

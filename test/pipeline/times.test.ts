@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { shippedBicycle } from '../helpers/bicycle.js';
 import { parseRfc4180 } from '../helpers/csv.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -10,30 +10,14 @@ import { duck } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({ seed: 5, bicycle: { locations: 20 } });
 
-const SQL = [
-  'bicycle_hourly.sql',
-  'bicycle_counter_days.sql',
-  'bicycle_quality.sql',
-  'bicycle_daily.sql',
-  'bicycle_monthly.sql',
-  'bicycle_summary.sql',
-];
-
 const output = await (async () => {
   const dir = await mkdtemp(join(tmpdir(), 'road-etl-times-'));
   afterAll(() => rm(dir, { recursive: true, force: true }));
-  const sql = Object.fromEntries(
-    await Promise.all(SQL.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')])),
-  ) as Record<string, string>;
-  const result = await runDefinition(
-    dir,
-    await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8'),
-    sql,
-    {
-      env: { ...simulator.env },
-      params: { start: '2026-10-24T00:00:00Z', end: '2026-10-27T00:00:00Z', prefixes: 'GAL' },
-    },
-  );
+  const { yaml, sql } = await shippedBicycle();
+  const result = await runDefinition(dir, yaml, sql, {
+    env: { ...simulator.env },
+    params: { start: '2026-10-24T00:00:00Z', end: '2026-10-27T00:00:00Z', prefixes: 'GAL' },
+  });
   if (result.failure) throw result.failure;
   return result.output;
 })();
