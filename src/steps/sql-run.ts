@@ -49,7 +49,13 @@ export async function runSqlStep(
         { step: context.stepId },
       );
       await context.state.save(build.checkpoint);
-      return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+      // Nothing built: each count is of no rows, said as 0 rather than left out.
+      const none = Object.fromEntries(Object.keys(options.counts ?? {}).map((name) => [name, 0]));
+      return {
+        rowsIn: 0,
+        rowsOut: 0,
+        notes: { unchanged: true, ...(Object.keys(none).length > 0 ? { counts: none } : {}) },
+      };
     }
     logBuild(build, options, context);
     // The outputs as they are, for the fold file: read before they are replaced.

@@ -225,6 +225,28 @@ steps:
     );
     expect(Number(totals!['big'])).toBe(1);
     expect(summary.counts).toEqual({ big: 1 + 2, rows: 2 });
+    // An incremental step with nothing new builds nothing and counts 0 of each.
+    const incremental = `name: p
+steps:
+  - id: by_kind
+    kind: sql
+    options:
+      file: by_kind.sql
+      outputs: [by_kind]
+      partition_by: kind
+      incremental: { from: items, touches: '[kind]' }
+      counts: { many: "count(*) FILTER (WHERE n > 5)" }
+`;
+    const byKind = {
+      'by_kind.sql':
+        "CREATE TABLE by_kind AS SELECT kind, count(*) AS n FROM items WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), kind) GROUP BY kind;\n",
+    };
+    const first = await runDefinition(dir, incremental, byKind);
+    expect(first.failure).toBeUndefined();
+    expect(first.summary.counts).toEqual({ many: 1 }); // a: 10 items, b: 5
+    const second = await runDefinition(dir, incremental, byKind);
+    expect(second.failure).toBeUndefined();
+    expect(second.summary.counts).toEqual({ many: 0 });
     const broken = yaml.replace('count(*)"', 'count(nonexistent)"');
     const again = await runDefinition(await withItems(), broken, SQL);
     expect(again.failure?.message).toMatch(
