@@ -2,7 +2,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { idsWithPrefix, shippedBicycle } from '../helpers/bicycle.js';
+import { idsWithPrefix, localParts, shippedBicycle } from '../helpers/bicycle.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, testDir } from '../helpers/tmp.js';
@@ -11,27 +11,6 @@ const simulator = await useSimulator({
   seed: 8,
   bicycle: { locations: 30, maxLocations: 10, maxPeriodDays: 4 },
 });
-
-/** Dutch local date and hour of a UTC instant, by the platform's time-zone data (not DuckDB's). */
-const local = new Intl.DateTimeFormat('en-CA', {
-  timeZone: 'Europe/Amsterdam',
-  year: 'numeric',
-  month: '2-digit',
-  day: '2-digit',
-  hour: '2-digit',
-  hourCycle: 'h23',
-  weekday: 'short',
-});
-function localParts(iso: string): { date: string; hour: number; weekend: boolean } {
-  const parts = Object.fromEntries(
-    local.formatToParts(new Date(iso)).map((p) => [p.type, p.value]),
-  );
-  return {
-    date: `${parts['year']}-${parts['month']}-${parts['day']}`,
-    hour: Number(parts['hour']),
-    weekend: parts['weekday'] === 'Sat' || parts['weekday'] === 'Sun',
-  };
-}
 
 interface DailyTruth {
   total: number | null;

@@ -13,6 +13,27 @@ export const BICYCLE_SOURCE = `source:
     client_id: \${env.ROAD_ETL_CLIENT_ID}
 `;
 
+/** Dutch local date and hour of a UTC instant, by the platform's time-zone data (not DuckDB's). */
+const local = new Intl.DateTimeFormat('en-CA', {
+  timeZone: 'Europe/Amsterdam',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  hourCycle: 'h23',
+  weekday: 'short',
+});
+export function localParts(iso: string): { date: string; hour: number; weekend: boolean } {
+  const parts = Object.fromEntries(
+    local.formatToParts(new Date(iso)).map((p) => [p.type, p.value]),
+  );
+  return {
+    date: `${parts['year']}-${parts['month']}-${parts['day']}`,
+    hour: Number(parts['hour']),
+    weekend: parts['weekday'] === 'Sat' || parts['weekday'] === 'Sun',
+  };
+}
+
 /** The SQL files of pipelines/bicycle.yaml, in the order its steps run them. */
 export const BICYCLE_SQL = [
   'bicycle_hourly.sql',
