@@ -181,8 +181,6 @@ async function health(views: Views, catalog: boolean): Promise<BicycleHealth> {
     row[at.get(String(cell['date']))!] = [String(cell['status']), text(cell['flags']) ?? ''];
     rows.set(id, row);
   }
-  const bad = (row: ([string, string] | null)[], status: string): number =>
-    row.filter((c) => c?.[0] === status).length;
   return {
     judged: num(totals?.['judged']),
     ok: num(totals?.['ok']),
@@ -206,14 +204,8 @@ async function health(views: Views, catalog: boolean): Promise<BicycleHealth> {
     })),
     calendar: {
       dates,
-      rows: [...rows]
-        .sort(
-          ([a, x], [b, y]) =>
-            bad(y, 'faulty') - bad(x, 'faulty') ||
-            bad(y, 'suspect') - bad(x, 'suspect') ||
-            a.localeCompare(b),
-        )
-        .map(([id, row]) => ({ id, name: names.get(id) ?? null, cells: row })),
+      // In the query's order: the worst counter first.
+      rows: [...rows].map(([id, row]) => ({ id, name: names.get(id) ?? null, cells: row })),
     },
   };
 }

@@ -8,15 +8,15 @@ recent AS (
     SELECT * FROM bicycle_quality WHERE local_date IN (SELECT local_date FROM dates)
 ),
 shown AS (
-    SELECT location_id
+    SELECT location_id, row_number() OVER (
+        ORDER BY count(*) FILTER (WHERE status = 'faulty') DESC,
+                 count(*) FILTER (WHERE status = 'suspect') DESC,
+                 location_id) AS rank
     FROM recent
     GROUP BY location_id
-    ORDER BY count(*) FILTER (WHERE status = 'faulty') DESC,
-             count(*) FILTER (WHERE status = 'suspect') DESC,
-             location_id
-    LIMIT $rows
+    QUALIFY rank <= $rows
 )
+-- Worst first, each counter's dates in order.
 SELECT location_id, strftime(local_date, '%Y-%m-%d') AS date, status, array_to_string(flags, ', ') AS flags
-FROM recent
-WHERE location_id IN (SELECT location_id FROM shown)
-ORDER BY location_id, local_date
+FROM recent JOIN shown USING (location_id)
+ORDER BY rank, local_date
