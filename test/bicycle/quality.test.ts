@@ -123,7 +123,7 @@ describe('counter health (bicycle_quality)', () => {
     expect(lastCounts?.['faulty_location_days']).toBe(
       [...judged.values()].filter((j) => j.status === 'faulty').length,
     );
-  });
+  }, 300_000);
 
   it('is built night by night exactly as in one run, the days a night completes judged again', async () => {
     const [start, end] = ['2026-04-01T00:00:00Z', '2026-05-01T00:00:00Z'];
@@ -147,5 +147,5 @@ describe('counter health (bicycle_quality)', () => {
       'derived/bicycle_location_summary',
     ])
       expect(await datasetDifference(once, join(nightly, 'output'), dataset), dataset).toBe(0);
-  });
+  }, 300_000);
 });
