@@ -69,19 +69,20 @@ WHERE getvariable('quality_dates') IS NULL OR list_contains(getvariable('quality
 -- date (one with a count) from the first hour landed to the last. Read from
 -- the location-days read: a UTC date with a count holds the first or the last
 -- hour of a location-day; of the rest, all that matters is whether any date
--- has a count before or after them, which DuckDB answers from the
--- partitions' names.
+-- has a count before or after them, which getvariable('inputs') answers: the
+-- dates bicycle_counter_days holds, set by the step with 'partitions' (a
+-- statement over the table itself would list its year of partitions).
 CREATE TEMP TABLE quality_landed AS
 SELECT
     (SELECT list(DISTINCT CAST(timezone('UTC', hour) AS DATE))
      FROM (SELECT first_hour AS hour FROM quality_counter_days
            UNION ALL SELECT last_hour FROM quality_counter_days)) AS dates,
-    CASE WHEN getvariable('quality_dates') IS NOT NULL AND EXISTS (
-             SELECT 1 FROM bicycle_counter_days WHERE local_date < list_min(getvariable('quality_dates')))
+    CASE WHEN getvariable('quality_dates') IS NOT NULL
+              AND list_min(getvariable('inputs')) < list_min(getvariable('quality_dates'))
          THEN TIMESTAMPTZ '-infinity'
          ELSE (SELECT min(first_hour) FROM quality_counter_days) END AS first,
-    CASE WHEN getvariable('quality_dates') IS NOT NULL AND EXISTS (
-             SELECT 1 FROM bicycle_counter_days WHERE local_date > list_max(getvariable('quality_dates')))
+    CASE WHEN getvariable('quality_dates') IS NOT NULL
+              AND list_max(getvariable('inputs')) > list_max(getvariable('quality_dates'))
          THEN TIMESTAMPTZ 'infinity'
          ELSE (SELECT max(last_hour) FROM quality_counter_days) END AS last;
 

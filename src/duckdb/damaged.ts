@@ -4,11 +4,11 @@
  * footer, and named with what repairs the folder.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { relative, sep } from 'node:path';
 import { RunError } from '../errors.js';
 import { quotedString, type Database } from './database.js';
 import { DERIVED_FOLDER } from './datasets.js';
+import { PartitionIndex, type FileStat } from './partitions.js';
 
 /** A file of a dataset that cannot be read. Exit 1; the message says what repairs it. */
 export class DamagedFileError extends RunError {
@@ -75,41 +75,30 @@ export function explainDamagedFile(
   );
 }
 
-/** Every Parquet file below `folder` (one level of partitions, as the datasets are laid out). */
-async function parquetFiles(folder: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
-    const path = join(folder, entry.name);
-    if (entry.isFile() && entry.name.endsWith('.parquet') && !entry.name.startsWith('.'))
-      files.push(path);
-    else if (entry.isDirectory() && entry.name.includes('='))
-      files.push(...(await parquetFiles(path)));
-  }
-  return files;
-}
-
 /**
  * Whether a Parquet file looks whole: `PAR1` at both ends and a footer that
  * fits in it, what a cut (a full disk, a copy stopped half-way) or a stray
  * write breaks. Read synchronously: a few bytes of each of hundreds of files.
  */
-function looksWhole(file: string): boolean {
+const head = Buffer.alloc(4);
+const tail = Buffer.alloc(8);
+
+function looksWhole(file: string): { whole: boolean; stat?: FileStat } {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
-    const size = fstatSync(fd).size;
-    if (size < 12) return false;
-    const head = Buffer.alloc(4);
-    const tail = Buffer.alloc(8);
+    const stat = fstatSync(fd, { bigint: true });
+    const size = Number(stat.size);
+    if (size < 12) return { whole: false, stat };
     readSync(fd, head, 0, 4, 0);
     readSync(fd, tail, 0, 8, size - 8);
-    return (
+    const whole =
       head.toString('latin1') === 'PAR1' &&
       tail.toString('latin1', 4) === 'PAR1' &&
-      tail.readUInt32LE(0) + 12 <= size
-    );
+      tail.readUInt32LE(0) + 12 <= size;
+    return { whole, stat };
   } catch {
-    return false;
+    return { whole: false };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
@@ -122,8 +111,12 @@ function looksWhole(file: string): boolean {
  * milliseconds; a footer damaged inside a whole-looking file is named when a
  * statement reads it (explainDamagedFile).
  */
-export async function damagedFiles(db: Database, folder: string): Promise<string[]> {
-  const suspects = (await parquetFiles(folder)).filter((file) => !looksWhole(file));
+export async function damagedFiles(
+  db: Database,
+  folder: string,
+  index: PartitionIndex = new PartitionIndex(),
+): Promise<string[]> {
+  const suspects = index.files(folder).filter((file) => !index.whole(file, looksWhole));
   const damaged: string[] = [];
   for (const file of suspects) {
     const readable = await db

@@ -90,26 +90,34 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
  */
 export function readDatasetSql(
   dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned'>,
+  only?: readonly string[],
 ): string {
   const unify = basename(dataset.folder) === 'quarantine';
   // One level of partitions: DuckDB lists the folders without looking deeper (a glob
   // of ** stats every file of a year of partitions at every query).
-  const files = dataset.partitioned ? join('*', '*.parquet') : '*.parquet';
+  const glob = dataset.partitioned ? join('*', '*.parquet') : '*.parquet';
+  // Or the files given: DuckDB lists every partition of the glob at every statement.
+  const files =
+    only === undefined
+      ? quotedString(join(dataset.folder, glob))
+      : `[${only.map(quotedString).join(', ')}]`;
   const types = Object.entries(dataset.hiveTypes);
   const hiveTypes =
     types.length > 0
       ? `, hive_types = {${types.map(([c, t]) => `${quotedString(c)}: '${t}'`).join(', ')}}`
       : '';
-  return `read_parquet(${quotedString(join(dataset.folder, files))}, hive_partitioning = true, union_by_name = ${unify}${hiveTypes})`;
+  return `read_parquet(${files}, hive_partitioning = true, union_by_name = ${unify}${hiveTypes})`;
 }
 
 /**
- * The query of a dataset's view: its files (readDatasetSql), with the columns
- * that hold JSON text (portable.ts) given back as JSON.
+ * The query of a dataset's view: its files (readDatasetSql; `only` these of
+ * them, when given), with the columns that hold JSON text (portable.ts) given
+ * back as JSON.
  */
 export async function datasetQuery(
   db: Database,
   dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>,
+  only?: readonly string[],
 ): Promise<string> {
   const notes =
     dataset.sample === undefined
@@ -124,7 +132,7 @@ export async function datasetQuery(
     notes.partition && dataset.partitioned && Object.keys(dataset.hiveTypes).length === 0
       ? { [notes.partition.column]: notes.partition.type }
       : dataset.hiveTypes;
-  return `SELECT *${replace} FROM ${readDatasetSql({ ...dataset, hiveTypes })}`;
+  return `SELECT *${replace} FROM ${readDatasetSql({ ...dataset, hiveTypes }, only)}`;
 }
 
 /**

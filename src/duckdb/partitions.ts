@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { EMPTY_PARTITION } from './portable.js';
 
 export interface PartitionScan {
@@ -50,54 +50,163 @@ export function mtimeMillis(mtimeNs: bigint): bigint {
   return (mtimeNs + 500_000n) / 1_000_000n;
 }
 
-function fingerprint(folder: string): string | undefined {
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(folder, { withFileTypes: true });
-  } catch {
-    return undefined;
-  }
-  const files = entries
-    .filter((e) => e.isFile() && e.name.endsWith('.parquet') && !e.name.startsWith('.'))
-    .map((e) => e.name)
-    .sort();
-  if (files.length === 0) return undefined;
-  const hash = createHash('sha1');
-  for (const name of files) {
-    const info = statSync(join(folder, name), { bigint: true, throwIfNoEntry: false });
-    if (info) hash.update(`${name}:${info.size}:${mtimeMillis(info.mtimeNs)}\n`);
-  }
-  return hash.digest('hex');
+/** A file's size and modification time: what its fingerprint is made of. */
+export interface FileStat {
+  size: bigint;
+  mtimeNs: bigint;
 }
 
 /**
- * The partitions of a dataset folder with their fingerprints. A dataset whose
- * files lie in the folder itself is one partition, named ''. The folders are
- * read synchronously: a year of daily partitions takes a few milliseconds so,
- * and several times as long through the thread pool, one call per file.
+ * The Parquet files of a folder (in order): undefined when it holds none. By
+ * name: a partition folder holds the files road-etl wrote (and perhaps a
+ * temporary one, whose name begins with a dot).
  */
-export function scanPartitions(folder: string): PartitionScan {
-  let entries: Dirent[];
+function folderFiles(folder: string): string[] | undefined {
+  let names: string[];
   try {
-    entries = readdirSync(folder, { withFileTypes: true });
+    names = readdirSync(folder);
   } catch {
-    entries = [];
+    return undefined;
   }
-  const partitions = new Map<string, string>();
-  let column: string | undefined;
-  for (const entry of entries) {
-    const at = entry.name.indexOf('=');
-    if (!entry.isDirectory() || at <= 0 || entry.name.startsWith('.')) continue;
-    column ??= entry.name.slice(0, at);
-    // An empty dataset's folder of NULL values holds no rows: no partition to build from.
-    if (entry.name.slice(at + 1) === EMPTY_PARTITION) continue;
-    const print = fingerprint(join(folder, entry.name));
-    if (print === undefined) continue;
-    partitions.set(unescapePartitionValue(entry.name.slice(at + 1)), print);
+  const files: string[] = [];
+  for (const name of names.sort())
+    if (name.endsWith('.parquet') && !name.startsWith('.')) files.push(`${folder}${sep}${name}`);
+  return files.length === 0 ? undefined : files;
+}
+
+/** The fingerprint of a folder's files: names, sizes and times (undefined: none is there). */
+function fingerprint(files: readonly string[], stat: (file: string) => FileStat | undefined) {
+  const hash = createHash('sha1');
+  let any = false;
+  for (const file of files) {
+    const info = stat(file);
+    if (!info) continue;
+    hash.update(`${basename(file)}:${info.size}:${mtimeMillis(info.mtimeNs)}\n`);
+    any = true;
   }
-  const own = fingerprint(folder);
-  if (own !== undefined) partitions.set('', own);
-  return { column, partitions };
+  return any ? hash.digest('hex') : undefined;
+}
+
+function statFile(file: string): FileStat | undefined {
+  return statSync(file, { bigint: true, throwIfNoEntry: false });
+}
+
+/**
+ * What a run knows of its datasets' partitions: each partition's files and
+ * fingerprint, read once and kept until a step writes into it (`forget`), so
+ * that a chain of steps over a year of partitions reads each of them once a
+ * run, not once a step. The partitions of a folder are listed at each scan
+ * (one call): a partition gone or added shows at once. A run holds the
+ * folder's lock: nothing else writes into it meanwhile.
+ */
+export class PartitionIndex {
+  /** Partition folder (or dataset folder, for its own files) -> its files; null: none. */
+  readonly #folders = new Map<string, { files: string[]; print?: string | undefined } | null>();
+  /** File -> its size and time, and whether it looks whole (damaged.ts), once asked. */
+  readonly #files = new Map<string, { stat: FileStat | undefined; whole?: boolean }>();
+
+  #folder(folder: string): { files: string[]; print?: string | undefined } | undefined {
+    let known = this.#folders.get(folder);
+    if (known === undefined) {
+      const files = folderFiles(folder);
+      known = files ? { files } : null;
+      this.#folders.set(folder, known);
+    }
+    return known ?? undefined;
+  }
+
+  #stat(file: string): FileStat | undefined {
+    let known = this.#files.get(file);
+    if (known === undefined) {
+      known = { stat: statFile(file) };
+      this.#files.set(file, known);
+    }
+    return known.stat;
+  }
+
+  #print(folder: { files: string[]; print?: string | undefined }): string | undefined {
+    if (!('print' in folder)) folder.print = fingerprint(folder.files, (f) => this.#stat(f));
+    return folder.print;
+  }
+
+  /**
+   * The partitions of a dataset folder with their fingerprints. A dataset whose
+   * files lie in the folder itself is one partition, named ''. The folders are
+   * read synchronously: a year of daily partitions takes a few milliseconds so,
+   * and several times as long through the thread pool, one call per file.
+   */
+  scan(folder: string): PartitionScan {
+    const partitions = new Map<string, string>();
+    let column: string | undefined;
+    for (const [name, found] of this.#partitionFolders(folder)) {
+      column ??= name.slice(0, name.indexOf('='));
+      // An empty dataset's folder of NULL values holds no rows: no partition to build from.
+      const value = name.slice(name.indexOf('=') + 1);
+      if (value === EMPTY_PARTITION || !found) continue;
+      const print = this.#print(found);
+      if (print !== undefined) partitions.set(unescapePartitionValue(value), print);
+    }
+    const own = this.#folder(folder);
+    const print = own && this.#print(own);
+    if (print !== undefined) partitions.set('', print);
+    return { column, partitions };
+  }
+
+  /** Every Parquet file of a dataset folder: its own, then its partitions' (one level). */
+  files(folder: string): string[] {
+    return [
+      ...(this.#folder(folder)?.files ?? []),
+      ...[...this.#partitionFolders(folder)].flatMap(([, found]) => found?.files ?? []),
+    ];
+  }
+
+  /** The partition folders of a dataset folder (`column=value`), listed now, with their files. */
+  *#partitionFolders(
+    folder: string,
+  ): Generator<[string, { files: string[]; print?: string | undefined } | undefined]> {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name.indexOf('=') <= 0 || entry.name.startsWith('.'))
+        continue;
+      yield [entry.name, this.#folder(`${folder}${sep}${entry.name}`)];
+    }
+  }
+
+  /**
+   * Whether `file`, of a folder scanned, looks whole by `check` (which reads its
+   * ends and says its size and time): asked once while its folder is kept.
+   */
+  whole(file: string, check: (file: string) => { whole: boolean; stat?: FileStat }): boolean {
+    const known = this.#files.get(file);
+    if (known?.whole !== undefined) return known.whole;
+    const { whole, stat } = check(file);
+    this.#files.set(file, { stat: known?.stat ?? stat, whole });
+    return whole;
+  }
+
+  /** A file was written or removed: what is known of its folder is read again. */
+  forget(file: string): void {
+    const folder = dirname(file);
+    for (const path of this.#folders.get(folder)?.files ?? []) this.#files.delete(path);
+    this.#files.delete(file);
+    this.#folders.delete(folder);
+  }
+
+  /** Everything is read again (a step that may write without saying what). */
+  clear(): void {
+    this.#folders.clear();
+    this.#files.clear();
+  }
+}
+
+/** The partitions of a dataset folder with their fingerprints, as they are now (PartitionIndex.scan). */
+export function scanPartitions(folder: string): PartitionScan {
+  return new PartitionIndex().scan(folder);
 }
 
 /** The partition column of a dataset folder and its values, by the folder names alone. */

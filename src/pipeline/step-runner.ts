@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { OutputFolder } from '../duckdb/folder.js';
+import { PartitionIndex } from '../duckdb/partitions.js';
 import { explainOutOfMemory } from '../duckdb/memory.js';
 import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
 import { scratchFolder, stagingFolder } from '../layout.js';
@@ -20,6 +21,7 @@ import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
 import { planStep } from './plan.js';
+import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
 import { openRunFolder, upgradeDatasets } from './run-folder.js';
 import type { StateStore, StepState } from './state.js';
@@ -63,6 +65,8 @@ export class StepRunner {
   #discovered: Promise<readonly Dataset[]> | undefined;
   /** The extracts the steps wrote, for the manifest. */
   readonly exports: ExportRecord[] = [];
+  /** The datasets' partitions as the steps found them, kept while sql steps write what they record. */
+  readonly #partitions = new PartitionIndex();
 
   constructor(scope: RunScope) {
     this.#scope = scope;
@@ -136,6 +140,9 @@ export class StepRunner {
       await removeTemporaryFiles(output).catch(() => undefined);
       await state.finish('failed').catch(() => undefined);
     } finally {
+      // A sql step says each file it writes (recordFile); another kind, or a step that
+      // failed half-way, may have left others: the partitions are read again.
+      if (failure !== undefined || step.kind.kind !== 'sql') this.#partitions.clear();
       await clients.close().catch(() => undefined);
       // What the step's statements freed goes back to the system before the next step
       // (once the run has grown enough to be worth it: Database.releaseMemory).
@@ -170,8 +177,10 @@ export class StepRunner {
       signal,
       datasets: () => this.#datasets(),
       database: () => this.#database(),
+      partitions: this.#partitions,
       recordFile: async (path, sha256) => {
         this.#discovered = undefined;
+        this.#partitions.forget(path);
         const file = await describeFile(path, output, sha256);
         files.push(file);
         return file;
@@ -185,6 +194,7 @@ export class StepRunner {
     const { store, logger } = this.#scope;
     await step.kind.reset?.(step.options, context);
     this.#discovered = undefined;
+    this.#partitions.clear();
     await store.remove(step.id);
     const state = store.step(step.id, undefined);
     context.checkpoint = undefined;
@@ -265,29 +275,6 @@ function logEnd(logger: Logger, step: PipelineStep, report: StepReport): void {
  */
 function afterStart(error: unknown): unknown {
   return error instanceof InputError ? new RunError(error.message, { cause: error }) : error;
-}
-
-/** Records what identifies the upstream's data a step has just read (for the next run's check). */
-async function identifyUpstream(
-  step: PipelineStep,
-  context: StepContext,
-  state: StepState,
-  logger: Logger,
-  accepted: boolean,
-): Promise<void> {
-  const hooks = step.kind.upstreamIdentity;
-  if (!hooks) return;
-  try {
-    state.identify(await hooks.identify(step.options, context, accepted));
-  } catch (error) {
-    // The data has landed; the next run checks against what was known before.
-    logger.log(
-      'warn',
-      'upstream.unidentified',
-      `${step.id}: could not record what identifies its upstream's data (${(error as Error).message.split('\n')[0]!})`,
-      { step: step.id },
-    );
-  }
 }
 
 /** The files of a step still there at its end (one it merged into another later is not). */

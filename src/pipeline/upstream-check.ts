@@ -10,10 +10,15 @@
  */
 import { UpstreamChangedError, UpstreamError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { PlanContext, Upstream, UpstreamCheckContext } from '../steps/step-kind.js';
+import type {
+  PlanContext,
+  StepContext,
+  Upstream,
+  UpstreamCheckContext,
+} from '../steps/step-kind.js';
 import { HttpClients } from '../http/options.js';
 import type { PipelineStep } from './build.js';
-import type { StateStore } from './state.js';
+import type { StateStore, StepState } from './state.js';
 
 interface CheckScope {
   output: string;
@@ -113,5 +118,28 @@ async function checkStep(
       { step: step.id },
     );
     return undefined;
+  }
+}
+
+/** Records what identifies the upstream's data a step has just read (for the next run's check). */
+export async function identifyUpstream(
+  step: PipelineStep,
+  context: StepContext,
+  state: StepState,
+  logger: Logger,
+  accepted: boolean,
+): Promise<void> {
+  const hooks = step.kind.upstreamIdentity;
+  if (!hooks) return;
+  try {
+    state.identify(await hooks.identify(step.options, context, accepted));
+  } catch (error) {
+    // The data has landed; the next run checks against what was known before.
+    logger.log(
+      'warn',
+      'upstream.unidentified',
+      `${step.id}: could not record what identifies its upstream's data (${(error as Error).message.split('\n')[0]!})`,
+      { step: step.id },
+    );
   }
 }

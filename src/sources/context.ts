@@ -4,6 +4,7 @@
  * define them so that they need nothing of the engine above them.
  */
 import type { z } from 'zod';
+import type { PartitionIndex } from '../duckdb/partitions.js';
 import type { Database } from '../duckdb/database.js';
 import type { HttpClient } from '../http/client.js';
 import type { RequestOptions } from '../http/options.js';
@@ -43,6 +44,8 @@ export interface PlanContext {
   datasets?(): Promise<readonly Dataset[]>;
   /** The run's DuckDB over the output folder (a run gives it; without it, open one). */
   database?(): Promise<Database>;
+  /** What the run knows of its datasets' partitions (a run gives it; without it, look). */
+  partitions?: PartitionIndex;
 }
 
 /** The step's checkpoint, as the step sees it. */

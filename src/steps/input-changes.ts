@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
-import { scanPartitions } from '../duckdb/partitions.js';
+import { PartitionIndex } from '../duckdb/partitions.js';
 import { readCheckpoint } from '../sources/context.js';
 import type { PlanContext } from './step-kind.js';
 
@@ -54,9 +54,9 @@ export function definitionHash(parts: readonly unknown[]): string {
 }
 
 /** One fingerprint for all the files of a dataset ('' when there is none). */
-function wholeFingerprint(dataset: { folder: string } | undefined): string {
+function wholeFingerprint(dataset: { folder: string } | undefined, index: PartitionIndex): string {
   if (!dataset) return '';
-  const { partitions } = scanPartitions(dataset.folder);
+  const { partitions } = index.scan(dataset.folder);
   return createHash('sha1')
     .update(JSON.stringify([...partitions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
     .digest('hex');
@@ -80,12 +80,19 @@ export async function inputChanges(
     () => undefined,
   );
   const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
+  const index = context.partitions ?? new PartitionIndex();
   const source = datasets.find((d) => d.name === from);
   const scan = source
-    ? scanPartitions(source.folder)
+    ? index.scan(source.folder)
     : { column: undefined, partitions: new Map<string, string>() };
   const others = Object.fromEntries(
-    whole.map((name) => [name, wholeFingerprint(datasets.find((d) => d.name === name))]),
+    whole.map((name) => [
+      name,
+      wholeFingerprint(
+        datasets.find((d) => d.name === name),
+        index,
+      ),
+    ]),
   );
   const checkpoint: BuildCheckpoint = {
     version: 1,

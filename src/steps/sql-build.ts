@@ -22,9 +22,8 @@ import {
   type BuildCheckpoint,
 } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
+import { PARTITIONS_VARIABLE, readPartitions, type InputRead } from './sql-reads.js';
 
-/** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
-const PARTITIONS_VARIABLE = 'partitions';
 /**
  * The DuckDB variable that holds the partition values of `incremental.from` as
  * they are now (a list), so that a file need not read the dataset to know them.
@@ -56,6 +55,7 @@ async function setInputs(
 export interface IncrementalOptions {
   from: string;
   touches?: string | undefined;
+  reads?: string | undefined;
   fold?: string | undefined;
   rebuild_on?: readonly string[] | undefined;
 }
@@ -83,6 +83,8 @@ export type SqlBuild =
       checkpoint: BuildCheckpoint | undefined;
       /** Why everything is built (for the log). */
       reason?: string;
+      /** The partitions of `from` the file reads (partial builds with `incremental.reads`). */
+      reads?: InputRead;
     };
 
 /** Whether every output has been written (its folder holds a file or a partition). */
@@ -97,11 +99,16 @@ async function outputsPresent(output: string, outputs: readonly string[]): Promi
 /** The first file of the outputs whose footer cannot be read (relative to the folder), if any. */
 async function damagedOutputs(
   db: Database,
-  output: string,
+  context: PlanContext,
   outputs: readonly string[],
 ): Promise<string | undefined> {
+  const { output } = context;
   for (const name of outputs) {
-    const [damaged] = await damagedFiles(db, join(output, DERIVED_FOLDER, name));
+    const [damaged] = await damagedFiles(
+      db,
+      join(output, DERIVED_FOLDER, name),
+      context.partitions,
+    );
     if (damaged !== undefined) return relative(output, damaged);
   }
   return undefined;
@@ -149,7 +156,7 @@ export async function planBuild(
     };
   }
   // A partition that cannot be read would stay as it is: the table is built anew from its sources.
-  const damaged = await damagedOutputs(db, context.output, definition.outputs);
+  const damaged = await damagedOutputs(db, context, definition.outputs);
   if (damaged !== undefined) {
     if (changes.mode === 'partial') await setInputs(db, changes.input);
     return {
@@ -164,10 +171,10 @@ export async function planBuild(
 
   return incremental.fold !== undefined
     ? planFold(db, changes, incremental)
-    : planPartial(db, changes, incremental);
+    : planPartial(db, changes, incremental, definition.partitionBy);
 }
 
-type PartialChanges = Extract<InputChanges, { mode: 'partial' }>;
+export type PartialChanges = Extract<InputChanges, { mode: 'partial' }>;
 
 /** A fold adds to what was built: only partitions from the last one built on may have changed. */
 async function planFold(
@@ -203,18 +210,21 @@ async function planPartial(
   db: Database,
   changes: PartialChanges,
   incremental: IncrementalOptions,
+  partitionBy: string | undefined,
 ): Promise<SqlBuild> {
   const { column } = changes.input;
   const type = await setInputs(db, changes.input);
-  // Every partition known before or now, so that `touches` may look at its neighbours (lead, lag).
-  const changed = new Set(changes.changed);
-  const rows = changes.known
-    .map((v) => `(${quotedString(v)}, ${changed.has(v) ? 'true' : 'false'})`)
-    .join(', ');
+  // Every partition known before or now, so that `touches` may look at its neighbours (lead,
+  // lag): those there are from `inputs`, a few hundred values not parsed again.
+  const now = new Set(changes.input.current);
+  const gone = changes.known.filter((v) => !now.has(v));
+  const list = (values: readonly string[]) =>
+    `CAST([${values.map(quotedString).join(', ')}] AS ${type}[])`;
   try {
     await db.run(
       `CREATE OR REPLACE TEMP TABLE road_etl_input_partitions AS
-       SELECT CAST(v AS ${type}) AS ${quotedIdentifier(column)}, changed FROM (VALUES ${rows}) AS t(v, changed)`,
+       SELECT v AS ${quotedIdentifier(column)}, list_contains(${list(changes.changed)}, v) AS changed
+       FROM (SELECT unnest(getvariable('${INPUTS_VARIABLE}')) AS v${gone.length > 0 ? ` UNION ALL SELECT unnest(${list(gone)})` : ''})`,
     );
     await db.run(
       `SET VARIABLE ${PARTITIONS_VARIABLE} = (
@@ -240,10 +250,22 @@ async function planPartial(
   );
   // Changes that feed no partition (the last of a sequence, say) leave nothing to build.
   if (keyed.length === 0) return { mode: 'unchanged', checkpoint: changes.checkpoint };
+  const reads =
+    incremental.reads === undefined || partitionBy === undefined
+      ? undefined
+      : await readPartitions(
+          db,
+          incremental,
+          partitionBy,
+          listType.slice(0, -2),
+          changes.input,
+          type,
+        );
   return {
     mode: 'partial',
     keys: keyed.map((r) => String(r['key'])),
     changed: changes.changed,
     checkpoint: changes.checkpoint,
+    ...(reads ? { reads } : {}),
   };
 }

@@ -48,6 +48,13 @@ export const sqlStepOptions = z
           .describe(
             "SQL over a partition of `from` (its partition column): the list of output partitions it feeds, e.g. '[date, date + 1]' (with partition_by)",
           ),
+        reads: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "SQL over a partition to build (the partition_by column): the list of partitions of `from` the file reads to build it, e.g. 'list_transform(range(-35, 1), k -> local_date + k)'. The file's view of `from` then holds only those (a night reads the files of its window, not of the whole history); without: all of them",
+          ),
         fold: z
           .string()
           .regex(/\.sql$/, 'must name a .sql file')
@@ -80,6 +87,13 @@ export const sqlStepOptions = z
         code: 'custom',
         message: 'incremental needs partition_by (and touches) or, for outputs kept whole, fold',
         path: ['incremental'],
+      });
+    if (incremental.reads !== undefined && incremental.touches === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'reads goes with partition_by and touches: the partitions of `from` a partition built reads',
+        path: ['incremental', 'reads'],
       });
     if (o.partition_by !== undefined && incremental.fold !== undefined)
       ctx.addIssue({

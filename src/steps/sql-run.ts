@@ -11,6 +11,7 @@ import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { insideFolder } from './paths.js';
 import { planBuild, type SqlBuild } from './sql-build.js';
+import { readOnly } from './sql-reads.js';
 import type { SqlStepOptions } from './sql-options.js';
 import type { StepContext, StepOutcome } from './step-kind.js';
 
@@ -58,6 +59,7 @@ export async function runSqlStep(
       };
     }
     logBuild(build, options, context);
+    if (build.mode === 'partial' && build.reads) await readOnly(db, build.reads);
     // The outputs as they are, for the fold file: read before they are replaced.
     if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
     const outcome = await runFile(
@@ -177,7 +179,7 @@ function logBuild(
     'info',
     'sql.build',
     build.mode === 'partial'
-      ? `${context.stepId}: ${build.changed.length} partition(s) of ${incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${outputs}`
+      ? `${context.stepId}: ${build.changed.length} partition(s) of ${incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${outputs}${build.reads ? ` from ${build.reads.values.length} partition(s) of ${incremental.from}` : ''}`
       : build.mode === 'fold'
         ? `${context.stepId}: folding ${build.changed.length} new or rewritten partition(s) of ${incremental.from} into ${outputs}`
         : `${context.stepId}: building everything (${build.reason ?? 'first build'})`,
@@ -186,6 +188,7 @@ function logBuild(
       mode: build.mode,
       changed: build.changed.length,
       partitions: build.keys?.length ?? null,
+      ...(build.reads ? { reads: build.reads.values.length } : {}),
     },
   );
 }

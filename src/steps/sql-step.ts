@@ -55,6 +55,10 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       lines.push(
         `rebuilds only the partitions that new or rewritten partitions of ${incremental.from} touch (${incremental.touches})`,
       );
+    if (incremental?.reads !== undefined)
+      lines.push(
+        `reads, of ${incremental.from}, only the partitions those read (${incremental.reads})`,
+      );
     if (incremental?.fold !== undefined)
       lines.push(
         `folds the partitions of ${incremental.from} added since the last build into its outputs with sql/${incremental.fold}`,

@@ -126,7 +126,9 @@ describe('counter health (bicycle_quality)', () => {
   }, 300_000);
 
   it('is built night by night exactly as in one run, the days a night completes judged again', async () => {
-    const [start, end] = ['2026-04-01T00:00:00Z', '2026-05-01T00:00:00Z'];
+    // More history before the week than a judgement reads (37 days), so that a night
+    // that read less of it would judge otherwise.
+    const [start, end] = ['2026-03-12T00:00:00Z', '2026-05-01T00:00:00Z'];
     const once = await land(await testDir(), start, end, ALL);
     const nightly = await testDir();
     const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');

@@ -135,6 +135,14 @@ const CASES: Record<string, Case> = {
     message:
       /p\.yaml:5: steps\[0\]\.options\.incremental: incremental needs partition_by \(and touches\) or, for outputs kept whole, fold/,
   },
+  'an incremental sql step that reads without touches': {
+    files: {
+      P: "name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: ok.sql, outputs: [t], incremental: { from: x, fold: ok.sql, reads: '[d]' } }\n",
+    },
+    args: ['run', P],
+    message:
+      /p\.yaml:5: steps\[0\]\.options\.incremental\.reads: reads goes with partition_by and touches/,
+  },
   'a fold file that does not exist': {
     files: {
       P: 'name: p\nsteps:\n  - id: s\n    kind: sql\n    options: { file: ok.sql, outputs: [t], incremental: { from: x, fold: gone.sql } }\n',
