@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
+import { basename, dirname, sep } from 'node:path';
 import { EMPTY_PARTITION } from './portable.js';
 
 export interface PartitionScan {
