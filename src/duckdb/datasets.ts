@@ -4,6 +4,7 @@
  * is its path joined with "_" (signs/events -> signs_events); tables that SQL
  * steps derive live in derived/<name>/ and are named <name>.
  */
+import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
@@ -42,16 +43,29 @@ export async function datasetLayout(
   };
 }
 
-/** A Parquet file of the folder or of its partitions (the first found), if any. */
-async function firstParquetFile(folder: string, depth: number): Promise<string | undefined> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
-  for (const entry of entries) {
-    if (entry.isFile() && entry.name.endsWith('.parquet') && !entry.name.startsWith('.'))
-      return join(folder, entry.name);
-    if (entry.isDirectory() && entry.name.includes('=') && depth < 4) {
-      const inner = await firstParquetFile(join(folder, entry.name), depth + 1);
-      if (inner !== undefined) return inner;
-    }
+/**
+ * A Parquet file of the folder or of its partitions (the first found), if any.
+ * By name, synchronously: every step looks again, over a year of partitions.
+ */
+function firstParquetFile(folder: string, depth: number): Promise<string | undefined> {
+  return Promise.resolve(firstParquetFileSync(folder, depth));
+}
+
+function firstParquetFileSync(folder: string, depth: number): string | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return undefined;
+  }
+  for (const name of names)
+    if (name.endsWith('.parquet') && !name.startsWith('.') && !name.includes('='))
+      return join(folder, name);
+  if (depth >= 4) return undefined;
+  for (const name of names) {
+    if (!name.includes('=') || name.startsWith('.') || name.endsWith('.parquet')) continue;
+    const inner = firstParquetFileSync(join(folder, name), depth + 1);
+    if (inner !== undefined) return inner;
   }
   return undefined;
 }
