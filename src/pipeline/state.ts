@@ -173,14 +173,26 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
   };
   const scratch = scratchFolder(output);
   const draft = temporaryPath(lock, scratch);
-  await writeFileAtomic(draft, JSON.stringify(mine) + '\n', scratch);
+  // The bid for the lock; gone while written (a road-etl of an earlier version cleaning its
+  // scratch as it starts), it is written again.
+  const write = (): Promise<void> =>
+    writeFileAtomic(draft, JSON.stringify(mine) + '\n', scratch).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return writeFileAtomic(draft, JSON.stringify(mine) + '\n', scratch);
+    });
   try {
+    await write();
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await link(draft, lock); // atomic: fails if the lock exists
         return holdLock(lock, mine.token!);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' && attempt < 2) {
+          await write();
+          continue;
+        }
+        if (code !== 'EEXIST') throw error;
       }
       const mtimeMs = await stat(lock).then(
         (s) => s.mtimeMs,

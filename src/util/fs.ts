@@ -174,7 +174,28 @@ export async function describeFile(
   };
 }
 
-/** Removes temporary files that a killed run left behind, below root (skipping nothing else). */
+/** The process that writes a temporary file, by its name (temporaryPath puts its pid there). */
+function writerOf(name: string): number | undefined {
+  const found = /\.tmp-(\d+)-[0-9a-f]{8}(?:\.[a-z]+(?:-\d+)?)?$/.exec(name);
+  return found ? Number(found[1]) : undefined;
+}
+
+/** Whether a process of this host runs under `pid` (one of another user's counts too). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes temporary files that a killed run left behind, below root (skipping
+ * nothing else): this process's own and those of processes gone, not those of
+ * another run still writing them (one waiting for the folder writes its bid
+ * for the lock there).
+ */
 export async function removeTemporaryFiles(root: string): Promise<string[]> {
   const removed: string[] = [];
   async function walk(folder: string): Promise<void> {
@@ -187,6 +208,8 @@ export async function removeTemporaryFiles(root: string): Promise<string[]> {
     for (const entry of entries) {
       const path = join(folder, entry.name);
       if (isTemporaryName(entry.name)) {
+        const writer = writerOf(entry.name);
+        if (writer !== undefined && writer !== process.pid && running(writer)) continue;
         // a temporary file, or a temporary folder (partitions being written)
         await rm(path, { recursive: true, force: true });
         removed.push(path);
