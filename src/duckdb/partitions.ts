@@ -151,6 +151,11 @@ export class PartitionIndex {
     return { column, partitions };
   }
 
+  /** The Parquet files of one folder (a partition's), in order. */
+  filesIn(folder: string): string[] {
+    return this.#folder(folder)?.files ?? [];
+  }
+
   /** Every Parquet file of a dataset folder: its own, then its partitions' (one level). */
   files(folder: string): string[] {
     return [

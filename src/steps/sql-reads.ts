@@ -5,11 +5,10 @@
  * year of partitions lists the files of its window only (DuckDB lists every
  * partition of a view's glob at each statement).
  */
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { datasetQuery, type Dataset } from '../duckdb/datasets.js';
-import { partitionFolder, partitionKeySql } from '../duckdb/partitions.js';
+import { PartitionIndex, partitionFolder, partitionKeySql } from '../duckdb/partitions.js';
 import { RunError } from '../errors.js';
 import type { IncrementalOptions, PartialChanges } from './sql-build.js';
 
@@ -60,14 +59,14 @@ export async function readPartitions(
  * the files of the partitions `incremental.reads` names only (a temporary view
  * of the same name, before the folder's).
  */
-export async function readOnly(db: Database, read: InputRead): Promise<void> {
-  const files = read.values.flatMap((value) => {
-    const folder = join(read.source.folder, partitionFolder(read.column, value));
-    return readdirSync(folder)
-      .filter((name) => name.endsWith('.parquet') && !name.startsWith('.'))
-      .sort()
-      .map((name) => join(folder, name));
-  });
+export async function readOnly(
+  db: Database,
+  read: InputRead,
+  index: PartitionIndex = new PartitionIndex(),
+): Promise<void> {
+  const files = read.values.flatMap((value) =>
+    index.filesIn(join(read.source.folder, partitionFolder(read.column, value))),
+  );
   // None of them there: the columns without rows.
   const query =
     files.length > 0

@@ -59,7 +59,8 @@ export async function runSqlStep(
       };
     }
     logBuild(build, options, context);
-    if (build.mode === 'partial' && build.reads) await readOnly(db, build.reads);
+    if (build.mode === 'partial' && build.reads)
+      await readOnly(db, build.reads, context.partitions);
     // The outputs as they are, for the fold file: read before they are replaced.
     if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
     const outcome = await runFile(
