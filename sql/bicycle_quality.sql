@@ -60,6 +60,14 @@ SET VARIABLE quality_dates = (
     )
 );
 
+-- The dates whose usual is wanted: those judged, and the $level_days - 1
+-- either side; NULL: all.
+SET VARIABLE quality_wanted = (
+    SELECT list(DISTINCT p + CAST(k AS INTEGER))
+    FROM (SELECT unnest(getvariable('partitions')) AS p),
+         (SELECT unnest(range(1 - $level_days, $level_days)) AS k)
+);
+
 -- What each location delivered on the dates read (bicycle_counter_days.sql).
 CREATE TEMP TABLE quality_counter_days AS
 SELECT * FROM bicycle_counter_days
@@ -113,6 +121,13 @@ expected AS (
     SELECT DISTINCT d.location_id, p.local_date, p.hours_in_day, p.hours_in_period
     FROM quality_period p
     JOIN delivered d ON d.local_date BETWEEN p.local_date - CAST($history_days AS INTEGER) AND p.local_date
+    WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), p.local_date)
+    UNION
+    -- A date not judged is history: only its days with data count.
+    SELECT d.location_id, p.local_date, p.hours_in_day, p.hours_in_period
+    FROM quality_period p
+    JOIN delivered d USING (local_date)
+    WHERE NOT list_contains(getvariable('partitions'), p.local_date)
 ),
 catalog AS (
     SELECT
@@ -180,9 +195,26 @@ measured AS (
         night_total / nullif(total, 0) AS night_share
     FROM days
 ),
+-- The days a usual is taken from: whole and complete.
+history AS (
+    SELECT location_id, day_type, local_date, total_estimate, max_hour, night_share,
+           CASE WHEN first_direction + second_direction >= $direction_min_count THEN direction_share END AS direction_share
+    FROM measured
+    WHERE whole_day AND complete
+),
+-- The days whose usual is wanted: those judged, and the $level_days - 1 either
+-- side of them (whose level makes a run with theirs).
+wanted AS (
+    SELECT * FROM measured
+    WHERE getvariable('quality_wanted') IS NULL OR list_contains(getvariable('quality_wanted'), local_date)
+),
+-- Each wanted day's usual: the medians of its history. Built whole, over a
+-- window (one sort per location); built for a few dates, from their history
+-- alone (a window would compute every date read). The same figures either way.
 usual AS (
     SELECT
-        *,
+        location_id,
+        local_date,
         count(CASE WHEN whole_day AND complete THEN 1 END) OVER history AS history_days,
         median(CASE WHEN whole_day AND complete THEN total_estimate END) OVER history AS expected_total,
         median(CASE WHEN whole_day AND complete THEN max_hour END) OVER history AS usual_peak,
@@ -190,12 +222,29 @@ usual AS (
                     THEN direction_share END) OVER history AS usual_direction_share,
         median(CASE WHEN whole_day AND complete THEN night_share END) OVER history AS usual_night_share
     FROM measured
+    WHERE getvariable('quality_wanted') IS NULL
     WINDOW history AS (
         PARTITION BY location_id, day_type ORDER BY local_date
         RANGE BETWEEN to_days(CAST($history_days AS INTEGER)) PRECEDING AND INTERVAL 1 DAY PRECEDING)
+    UNION ALL
+    SELECT
+        w.location_id,
+        w.local_date,
+        count(h.local_date),
+        median(h.total_estimate),
+        median(h.max_hour),
+        median(h.direction_share),
+        median(h.night_share)
+    FROM wanted w
+    LEFT JOIN history h
+      ON h.location_id = w.location_id AND h.day_type = w.day_type
+     AND h.local_date BETWEEN w.local_date - CAST($history_days AS INTEGER) AND w.local_date - 1
+    WHERE getvariable('quality_wanted') IS NOT NULL
+    GROUP BY w.location_id, w.local_date
 )
 SELECT
-    *,
+    w.*,
+    u.* EXCLUDE (location_id, local_date),
     CASE
         WHEN whole_day AND complete AND history_days >= $min_history_days AND expected_total >= $level_min_expected
         THEN CASE
@@ -203,7 +252,8 @@ SELECT
             WHEN total_estimate > $level_high * expected_total THEN 'high'
         END
     END AS level
-FROM usual;
+FROM wanted w
+JOIN usual u USING (location_id, local_date);
 
 -- Days in a run of $level_days or more low (or high) days in a row.
 CREATE TEMP TABLE quality_level_runs AS

@@ -109,14 +109,18 @@ function looksWhole(file: string): { whole: boolean; stat?: FileStat } {
  * look whole (their ends), each confirmed by DuckDB reading its footer. The
  * ends only, so that a nightly check of a year of partitions costs
  * milliseconds; a footer damaged inside a whole-looking file is named when a
- * statement reads it (explainDamagedFile).
+ * statement reads it (explainDamagedFile). `whole`: the fingerprints of the
+ * partitions (PartitionIndex.scan) when they were last known whole; a
+ * partition whose files have the same names, sizes and times is not opened.
  */
 export async function damagedFiles(
   db: Database,
   folder: string,
   index: PartitionIndex = new PartitionIndex(),
+  whole?: Readonly<Record<string, string>>,
 ): Promise<string[]> {
-  const suspects = index.files(folder).filter((file) => !index.whole(file, looksWhole));
+  const files = whole ? index.filesChangedSince(folder, whole) : index.files(folder);
+  const suspects = files.filter((file) => !index.whole(file, looksWhole));
   const damaged: string[] = [];
   for (const file of suspects) {
     const readable = await db

@@ -164,6 +164,22 @@ export class PartitionIndex {
     ];
   }
 
+  /**
+   * The files of a dataset folder (as `files`) but those of the partitions whose
+   * fingerprint is still the one in `known` (partition value -> fingerprint, as
+   * `scan` gives them): what changed since `known` was taken.
+   */
+  filesChangedSince(folder: string, known: Readonly<Record<string, string>>): string[] {
+    const own = this.#folder(folder);
+    const files = own && this.#print(own) !== known[''] ? [...own.files] : [];
+    for (const [name, found] of this.#partitionFolders(folder)) {
+      if (!found) continue;
+      const value = unescapePartitionValue(name.slice(name.indexOf('=') + 1));
+      if (this.#print(found) !== known[value]) files.push(...found.files);
+    }
+    return files;
+  }
+
   /** The partition folders of a dataset folder (`column=value`), listed now, with their files. */
   *#partitionFolders(
     folder: string,

@@ -22,9 +22,18 @@ const buildCheckpoint = z.object({
   inputs: z.record(z.string(), z.string()).optional(),
   /** Other datasets whose any change asks for everything: name -> fingerprint of all its files. */
   whole: z.record(z.string(), z.string()).optional(),
+  /**
+   * Output -> partition value -> fingerprint of its files when they were last
+   * known whole (written by the step, or checked): a partition unchanged since
+   * is not opened again to check it.
+   */
+  outputs: z.record(z.string(), z.record(z.string(), z.string())).optional(),
 });
 
 export type BuildCheckpoint = z.output<typeof buildCheckpoint>;
+
+/** Output -> partition value -> fingerprint (BuildCheckpoint.outputs). */
+export type OutputPrints = NonNullable<BuildCheckpoint['outputs']>;
 
 /** The dataset read: where it is, its partition column, and its partition values now, in order. */
 export interface InputPartitions {
@@ -34,10 +43,12 @@ export interface InputPartitions {
 }
 
 export type InputChanges =
-  | { mode: 'unchanged'; checkpoint: BuildCheckpoint }
+  | { mode: 'unchanged'; checkpoint: BuildCheckpoint; whole: OutputPrints | undefined }
   | { mode: 'full'; reason: string; checkpoint: BuildCheckpoint; input?: InputPartitions }
   | {
       mode: 'partial';
+      /** The outputs' partitions last known whole (the checkpoint's `outputs`). */
+      whole: OutputPrints | undefined;
       /** The partition values that changed, in order. */
       changed: readonly string[];
       /** Every partition value known now or at the last build, in order. */
@@ -121,13 +132,14 @@ export async function inputChanges(
     if (previous.inputs[value] !== print) changed.add(value);
   for (const value of Object.keys(previous.inputs))
     if (!scan.partitions.has(value)) changed.add(value);
-  if (changed.size === 0) return { mode: 'unchanged', checkpoint };
+  if (changed.size === 0) return { mode: 'unchanged', checkpoint, whole: previous.outputs };
   if (!input || changed.has('')) return full(`${from} is not partitioned`);
   return {
     mode: 'partial',
     changed: [...changed].sort(),
     known: [...new Set([...input.current, ...Object.keys(previous.inputs)])].sort(),
     previous: Object.keys(previous.inputs).sort(),
+    whole: previous.outputs,
     input,
     checkpoint,
   };

@@ -13,13 +13,14 @@ import { join, relative } from 'node:path';
 import { damagedFiles } from '../duckdb/damaged.js';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER } from '../duckdb/datasets.js';
-import { partitionKeySql } from '../duckdb/partitions.js';
+import { PartitionIndex, partitionKeySql } from '../duckdb/partitions.js';
 import { RunError } from '../errors.js';
 import {
   definitionHash,
   inputChanges,
   type InputChanges,
   type BuildCheckpoint,
+  type OutputPrints,
 } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
 import { PARTITIONS_VARIABLE, readPartitions, type InputRead } from './sql-reads.js';
@@ -96,11 +97,15 @@ async function outputsPresent(output: string, outputs: readonly string[]): Promi
   return true;
 }
 
-/** The first file of the outputs whose footer cannot be read (relative to the folder), if any. */
+/**
+ * The first file of the outputs whose footer cannot be read (relative to the
+ * folder), if any; `whole`: the partitions last known whole, not opened again.
+ */
 async function damagedOutputs(
   db: Database,
   context: PlanContext,
   outputs: readonly string[],
+  whole: OutputPrints | undefined,
 ): Promise<string | undefined> {
   const { output } = context;
   for (const name of outputs) {
@@ -108,10 +113,25 @@ async function damagedOutputs(
       db,
       join(output, DERIVED_FOLDER, name),
       context.partitions,
+      whole?.[name],
     );
     if (damaged !== undefined) return relative(output, damaged);
   }
   return undefined;
+}
+
+/**
+ * The fingerprints of the outputs' partitions as they are now, for the
+ * checkpoint (BuildCheckpoint.outputs): taken once they are known whole.
+ */
+export function outputPrints(context: PlanContext, outputs: readonly string[]): OutputPrints {
+  const index = context.partitions ?? new PartitionIndex();
+  return Object.fromEntries(
+    outputs.map((name) => [
+      name,
+      Object.fromEntries(index.scan(join(context.output, DERIVED_FOLDER, name)).partitions),
+    ]),
+  );
 }
 
 /**
@@ -156,7 +176,7 @@ export async function planBuild(
     };
   }
   // A partition that cannot be read would stay as it is: the table is built anew from its sources.
-  const damaged = await damagedOutputs(db, context, definition.outputs);
+  const damaged = await damagedOutputs(db, context, definition.outputs, changes.whole);
   if (damaged !== undefined) {
     if (changes.mode === 'partial') await setInputs(db, changes.input);
     return {
@@ -167,6 +187,8 @@ export async function planBuild(
       reason: `the file ${damaged} cannot be read (damaged or not Parquet): the table is built anew from its sources`,
     };
   }
+  // Every output file is whole: a partition not written again need not be opened next time.
+  changes.checkpoint.outputs = outputPrints(context, definition.outputs);
   if (changes.mode === 'unchanged') return changes;
 
   return incremental.fold !== undefined

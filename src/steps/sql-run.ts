@@ -10,8 +10,9 @@ import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-wr
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { insideFolder } from './paths.js';
-import { planBuild, type SqlBuild } from './sql-build.js';
+import { outputPrints, planBuild, type SqlBuild } from './sql-build.js';
 import { readOnly } from './sql-reads.js';
+import { createdOutputs, putViewBack, putViewsBack, setViewsAside } from './sql-views.js';
 import type { SqlStepOptions } from './sql-options.js';
 import type { StepContext, StepOutcome } from './step-kind.js';
 
@@ -70,7 +71,12 @@ export async function runSqlStep(
       context,
       build.keys,
     );
-    if (build.checkpoint) await context.state.save(build.checkpoint);
+    // What was written is whole, and what was not was checked (planBuild).
+    if (build.checkpoint)
+      await context.state.save({
+        ...build.checkpoint,
+        outputs: outputPrints(context, options.outputs),
+      });
     const notes = {
       ...(options.partition_by !== undefined || options.incremental
         ? {
@@ -94,12 +100,27 @@ async function runFile(
   context: StepContext,
   keys: readonly string[] | undefined,
 ): Promise<StepOutcome> {
-  for (const table of options.outputs) {
-    // An earlier run's result is a view of the same name: make room for the new table.
-    await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(table)}`);
-  }
+  // An earlier run's result is a view of the same name: make room for the new table.
+  const aside = await setViewsAside(db, options.outputs, keys !== undefined);
   // The rows of the datasets the file names (an incremental build reads only some of them).
   const rowsIn = keys === undefined ? await inputRows(db, text, options.outputs, context) : 0;
+  try {
+    return await runAndWrite(db, text, options, context, keys, aside, rowsIn);
+  } finally {
+    // (after a failure: the error said is the file's, not this one's)
+    await putViewsBack(db, aside).catch(() => undefined);
+  }
+}
+
+async function runAndWrite(
+  db: Database,
+  text: string,
+  options: SqlStepOptions,
+  context: StepContext,
+  keys: readonly string[] | undefined,
+  aside: Map<string, string>,
+  rowsIn: number,
+): Promise<StepOutcome> {
   try {
     await runSqlScript(db, text, options.params);
   } catch (error) {
@@ -138,9 +159,11 @@ async function runFile(
     for (const path of written.files) await context.recordFile(path);
     rowsOut += written.rows;
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
-    await db.run(
-      `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
-    );
+    // The view as it was (a partial build adds no column), or made anew.
+    if (!(await putViewBack(db, aside, table)))
+      await db.run(
+        `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
+      );
   }
   return { rowsIn, rowsOut, ...(counts ? { notes: { counts } } : {}) };
 }
@@ -222,26 +245,4 @@ async function inputRows(
     rows += Number(count?.['n'] ?? 0);
   }
   return rows;
-}
-
-/**
- * The outputs the file made, each a table or a view (a view is streamed into
- * Parquet, never held in memory).
- */
-async function createdOutputs(
-  db: Database,
-  outputs: readonly string[],
-): Promise<Map<string, 'TABLE' | 'VIEW'>> {
-  const created = new Map<string, 'TABLE' | 'VIEW'>();
-  for (const row of await db.all(
-    `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'`,
-  )) {
-    created.set(String(row['name']), 'TABLE');
-  }
-  for (const row of await db.all(
-    `SELECT view_name AS name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'`,
-  )) {
-    if (outputs.includes(String(row['name']))) created.set(String(row['name']), 'VIEW');
-  }
-  return created;
 }

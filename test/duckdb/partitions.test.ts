@@ -1,4 +1,4 @@
-import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { damagedFiles } from '../../src/duckdb/damaged.js';
@@ -67,6 +67,39 @@ describe('the partitions a run knows (PartitionIndex)', () => {
       expect((await damagedFiles(db, folder, index)).sort()).toEqual([cut, text].sort());
       // A fresh look agrees.
       expect((await damagedFiles(db, folder)).sort()).toEqual([cut, text].sort());
+    } finally {
+      db.close();
+    }
+  });
+
+  it('opens only the partitions changed since they were last known whole (a checkpoint of fingerprints)', async () => {
+    const folder = await dataset();
+    const db = await Database.open();
+    try {
+      const known = Object.fromEntries(scanPartitions(folder).partitions);
+      expect(await damagedFiles(db, folder, new PartitionIndex(), known)).toEqual([]);
+      // Cut short in place: its size differs from the fingerprint's, so it is opened and named.
+      const cut = join(folder, 'day=2026-01-02', 'data.parquet');
+      await appendFile(cut, 'trailing bytes');
+      // A partition not known then (a new one) is opened too.
+      const text = join(folder, 'day=2026-01-05', 'data.parquet');
+      await mkdir(join(folder, 'day=2026-01-05'));
+      await writeFile(text, 'not parquet at all');
+      expect(new PartitionIndex().filesChangedSince(folder, known).sort()).toEqual(
+        [cut, text].sort(),
+      );
+      expect((await damagedFiles(db, folder, new PartitionIndex(), known)).sort()).toEqual(
+        [cut, text].sort(),
+      );
+      // What the fingerprint cannot see (the same size and time): a file whose partition is
+      // unchanged is not opened; without the fingerprints it is.
+      const same = join(folder, 'day=2026-01-03', 'data.parquet');
+      const { size, atime, mtime } = await stat(same);
+      await writeFile(same, Buffer.alloc(size, 0x41));
+      await utimes(same, atime, mtime);
+      const again = { ...known, '2026-01-05': scanPartitions(folder).partitions.get('2026-01-05')! };
+      expect(new PartitionIndex().filesChangedSince(folder, again)).toEqual([cut]);
+      expect((await damagedFiles(db, folder)).sort()).toEqual([cut, same, text].sort());
     } finally {
       db.close();
     }
