@@ -97,7 +97,10 @@ describe('the partitions a run knows (PartitionIndex)', () => {
       const { size, atime, mtime } = await stat(same);
       await writeFile(same, Buffer.alloc(size, 0x41));
       await utimes(same, atime, mtime);
-      const again = { ...known, '2026-01-05': scanPartitions(folder).partitions.get('2026-01-05')! };
+      const again = {
+        ...known,
+        '2026-01-05': scanPartitions(folder).partitions.get('2026-01-05')!,
+      };
       expect(new PartitionIndex().filesChangedSince(folder, again)).toEqual([cut]);
       expect((await damagedFiles(db, folder)).sort()).toEqual([cut, same, text].sort());
     } finally {
