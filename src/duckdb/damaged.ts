@@ -8,7 +8,8 @@ import { relative, sep } from 'node:path';
 import { RunError } from '../errors.js';
 import { quotedString, type Database } from './database.js';
 import { DERIVED_FOLDER } from './datasets.js';
-import { PartitionIndex, type FileStat } from './partitions.js';
+import type { FileStat } from './fingerprints.js';
+import { PartitionIndex } from './partitions.js';
 
 /** A file of a dataset that cannot be read. Exit 1; the message says what repairs it. */
 export class DamagedFileError extends RunError {

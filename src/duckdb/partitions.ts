@@ -1,16 +1,13 @@
 /**
  * Hive partitions of a dataset folder (`<column>=<value>/`, one level): what
- * they are, a fingerprint of each (its files' names, sizes and modification
- * times to the millisecond, so that any rewrite shows, while a copy that keeps
- * times, as `cp -a`, `rsync -a` and a folder fetched from an object store do,
- * is known as the same), and the text of
- * a partition value in a folder name. Values are escaped as Hive does (a `:`
+ * they are, a fingerprint of each (fingerprints.ts), and the text of a
+ * partition value in a folder name. Values are escaped as Hive does (a `:`
  * becomes `%3A`), so that DuckDB, Arrow, Polars and Spark read them back as
  * they were.
  */
-import { createHash } from 'node:crypto';
 import { readdirSync, statSync, type Dirent } from 'node:fs';
-import { basename, dirname, sep } from 'node:path';
+import { dirname, sep } from 'node:path';
+import { fingerprint, samePrint, type FileStat } from './fingerprints.js';
 import { EMPTY_PARTITION } from './portable.js';
 
 export interface PartitionScan {
@@ -44,17 +41,6 @@ export function partitionFolder(column: string, value: string): string {
   return `${column}=${escapePartitionValue(value)}`;
 }
 
-/** A modification time in whole milliseconds (nearest): what a copy can set exactly again. */
-export function mtimeMillis(mtimeNs: bigint): bigint {
-  return (mtimeNs + 500_000n) / 1_000_000n;
-}
-
-/** A file's size and modification time: what its fingerprint is made of. */
-export interface FileStat {
-  size: bigint;
-  mtimeNs: bigint;
-}
-
 /**
  * The Parquet files of a folder (in order): undefined when it holds none. By
  * name: a partition folder holds the files road-etl wrote (and perhaps a
@@ -71,19 +57,6 @@ function folderFiles(folder: string): string[] | undefined {
   for (const name of names.sort())
     if (name.endsWith('.parquet') && !name.startsWith('.')) files.push(`${folder}${sep}${name}`);
   return files.length === 0 ? undefined : files;
-}
-
-/** The fingerprint of a folder's files: names, sizes and times (undefined: none is there). */
-function fingerprint(files: readonly string[], stat: (file: string) => FileStat | undefined) {
-  const hash = createHash('sha1');
-  let any = false;
-  for (const file of files) {
-    const info = stat(file);
-    if (!info) continue;
-    hash.update(`${basename(file)}:${info.size}:${mtimeMillis(info.mtimeNs)}\n`);
-    any = true;
-  }
-  return any ? hash.digest('hex') : undefined;
 }
 
 function statFile(file: string): FileStat | undefined {
@@ -171,11 +144,11 @@ export class PartitionIndex {
    */
   filesChangedSince(folder: string, known: Readonly<Record<string, string>>): string[] {
     const own = this.#folder(folder);
-    const files = own && this.#print(own) !== known[''] ? [...own.files] : [];
+    const files = own && !samePrint(known[''], this.#print(own)) ? [...own.files] : [];
     for (const [name, found] of this.#partitionFolders(folder)) {
       if (!found) continue;
       const value = unescapePartitionValue(name.slice(name.indexOf('=') + 1));
-      if (this.#print(found) !== known[value]) files.push(...found.files);
+      if (!samePrint(known[value], this.#print(found))) files.push(...found.files);
     }
     return files;
   }

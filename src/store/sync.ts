@@ -21,7 +21,7 @@
 import { mkdir, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { z } from 'zod';
-import { mtimeMillis } from '../duckdb/partitions.js';
+import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { RunError } from '../errors.js';
 import type { ObjectStore } from './store.js';
 
