@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'road-etl.js');
+export const BIN = join(ROOT, 'bin', 'road-etl.js');
 
 /** Starts `road-etl simulate ARGS` in a child process; resolves once it prints its env lines. */
 export async function startSimulator(args) {

@@ -9,6 +9,7 @@ import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/sum
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { openStore } from '../store/open.js';
+import { RemoteFiles } from '../store/remote-files.js';
 import { fetchFolder, putFolder } from '../store/sync.js';
 import { createProgress } from '../progress.js';
 import {
@@ -118,6 +119,7 @@ async function runInStore(
 ): Promise<void> {
   const store = openStore(url, io.env);
   const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
+  const remote = new RemoteFiles(store, local);
   try {
     const { name } = await pipelineFromArgs(args, local, io);
     named(name);
@@ -131,18 +133,25 @@ async function runInStore(
           `${store.url} does not enforce conditional writes: the folder's lock is advisory (an owner and a lease, read back after writing); two runs started at the same moment may both go on. S3 itself enforces them, as do recent MinIO releases`,
           { guarantee: held.guarantee },
         );
-      const fetched = await fetchFolder(store, local);
+      // The data stays in the store until something reads it (remote-files.ts).
+      const fetched = await fetchFolder(store, local, remote);
       logger.log(
         'info',
         'store.fetch',
-        `Fetched ${fetched.files} file(s), ${fetched.bytes} bytes, of ${store.url}${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}`,
-        { files: fetched.files, bytes: fetched.bytes },
+        `Fetched ${fetched.fetched} of the ${fetched.files} file(s) of ${store.url}, ${fetched.bytes} bytes${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}; the others when read`,
+        { files: fetched.files, fetched: fetched.fetched, bytes: fetched.bytes },
       );
       const rebuild = () => pipelineFromArgs(args, local, io);
       await runCommandFor(await rebuild(), args, local, io, rebuild, {
         url,
         put: async () => {
-          const put = await putFolder(store, local, fetched.commit);
+          const put = await putFolder(store, local, fetched.commit, undefined, remote);
+          logger.log(
+            'info',
+            'store.fetched',
+            `Fetched ${remote.fetched.files} file(s), ${remote.fetched.bytes} bytes, of ${store.url} when read`,
+            { ...remote.fetched },
+          );
           logger.log(
             'info',
             'store.put',
@@ -155,6 +164,7 @@ async function runInStore(
       await held.release();
     }
   } finally {
+    remote.close();
     await rm(local, { recursive: true, force: true });
   }
 }

@@ -58,6 +58,8 @@ function firstParquetFileSync(folder: string, depth: number): string | undefined
   } catch {
     return undefined;
   }
+  // The first in order, as DuckDB reads a glob: the file it reads to make the view.
+  names.sort();
   for (const name of names)
     if (name.endsWith('.parquet') && !name.startsWith('.') && !name.includes('='))
       return join(folder, name);

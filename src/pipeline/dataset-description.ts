@@ -10,7 +10,9 @@
  */
 import { join } from 'node:path';
 import type { Publication } from '../config/schema.js';
-import type { Database } from '../duckdb/database.js';
+import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { discoverDatasets } from '../duckdb/datasets.js';
+import { partitionValues } from '../duckdb/partitions.js';
 import { scratchFolder } from '../layout.js';
 import type { ExportRecord } from '../manifest.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -49,15 +51,33 @@ interface Coverage {
   box: [number, number, number, number] | undefined;
 }
 
-async function coverage(db: Database): Promise<Coverage> {
+/**
+ * A filter to the first and last partitions of a dataset kept by date or
+ * instant, where its first and last instants lie: a year of partitions is not
+ * read for two of them (nor fetched, in an object store). '' for any other.
+ */
+async function firstAndLast(output: string, name: string): Promise<string> {
+  const dataset = (await discoverDatasets(output)).find((d) => d.name === name);
+  if (!dataset?.partitioned) return '';
+  const { column, values } = await partitionValues(dataset.folder);
+  const type = column === undefined ? undefined : dataset.hiveTypes[column];
+  if (column === undefined || type === undefined || values.length === 0) return '';
+  values.sort();
+  const ends = [values[0]!, values.at(-1)!].map((v) => `CAST(${quotedString(v)} AS ${type})`);
+  return ` WHERE ${quotedIdentifier(column)} IN (${ends.join(', ')})`;
+}
+
+async function coverage(db: Database, output: string): Promise<Coverage> {
   const views = new Set(
     (await db.all(`SELECT view_name FROM duckdb_views() WHERE NOT internal`)).map((r) =>
       String(r['view_name']),
     ),
   );
-  const times = TIMES.filter(([view]) => views.has(view)).map(
-    ([view, column]) => `SELECT min(${column}) AS lo, max(${column}) AS hi FROM ${view}`,
-  );
+  const times: string[] = [];
+  for (const [view, column] of TIMES.filter(([name]) => views.has(name)))
+    times.push(
+      `SELECT min(${column}) AS lo, max(${column}) AS hi FROM ${view}${await firstAndLast(output, view)}`,
+    );
   let start: string | undefined;
   let end: string | undefined;
   if (times.length > 0) {
@@ -230,7 +250,7 @@ export async function writeDatasetDescription(
 ): Promise<boolean> {
   const extracts = distributed(exports);
   if (extracts.length === 0) return false;
-  const found = await coverage(db);
+  const found = await coverage(db, output);
   const description = describeDataset(
     pipeline.publication,
     {

@@ -23,6 +23,7 @@ import {
   type PipelineRun,
 } from '../manifest.js';
 import { REPORT_PATH } from '../report/index.js';
+import { remoteFilesOf } from '../store/remote-files.js';
 import { isTemporaryName, sha256File, writeFileAtomic } from '../util/fs.js';
 import { VERSION } from '../version.js';
 
@@ -98,6 +99,14 @@ function formatOfFile(path: string): string {
   return extension === 'fgb' ? 'flatgeobuf' : extension;
 }
 
+/**
+ * Whether two modification times are the same to the millisecond: a folder
+ * fetched from an object store has its files' times to the millisecond.
+ */
+function sameMillisecond(a: number, b: number): boolean {
+  return Math.round(a) === Math.round(b);
+}
+
 /** Every file below exports/ (relative paths with forward slashes), temporary files left out. */
 async function filesUnder(output: string): Promise<string[]> {
   const folder = join(output, EXPORTS_FOLDER);
@@ -123,7 +132,9 @@ async function listExports(
     const info = await stat(join(output, path)).catch(() => undefined);
     if (!info) continue;
     let record = known[path];
-    if (!record || record.bytes !== info.size || record.mtime_ms !== info.mtimeMs) {
+    if (!record || record.bytes !== info.size || !sameMillisecond(record.mtime_ms, info.mtimeMs)) {
+      // An extract of a folder in an object store not fetched yet is fetched to be hashed.
+      await remoteFilesOf(join(output, path))?.fetch([join(output, path)]);
       const sha256 = await sha256File(join(output, path));
       // The same bytes under another time (a copy that did not keep it): still what was written.
       record =

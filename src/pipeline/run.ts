@@ -10,6 +10,7 @@ import { redactor, type Logger } from '../log.js';
 import type { ExportRecord, StepReport } from '../manifest.js';
 import type { Progress } from '../progress.js';
 import { REPORT_PATH } from '../report/index.js';
+import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
 import { removeTemporaryFiles } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { Pipeline, PipelineStep } from './build.js';
@@ -18,7 +19,8 @@ import { ManifestWriter, type PipelineRun } from './manifest.js';
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore, acquireLock } from './state.js';
-import { StepRunner, pendingReport } from './step-runner.js';
+import { StepRunner } from './step-runner.js';
+import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
 import { checkUpstreams } from './upstream-check.js';
 import { startUpstream } from './upstream-start.js';
@@ -216,7 +218,10 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   if (writer && pipeline.report && !(failure instanceof InterruptedError)) {
     try {
       const manifest = writer.manifest(runNow(REPORT_PATH), REPORT_PATH);
-      report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
+      report = await fetchingWhatIsRead(
+        () => writeRunReport(pipeline, pipeline.report!, output, manifest, logger),
+        { what: 'the report', output, logger, signal: options.signal },
+      );
     } catch (error) {
       failure ??= error as Error;
     }
@@ -224,7 +229,16 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   }
   // views.sql and dataset.jsonld follow what has landed, whatever the run's end: a failed step may have landed some.
   if (!(failure instanceof InterruptedError))
-    failure ??= await describeFolder(output, pipeline, writer);
+    failure ??= await fetchingWhatIsRead(
+      async () => {
+        const error = await describeFolder(output, pipeline, writer);
+        if (error) throw error;
+      },
+      { what: 'the description of the folder', output, logger, signal: options.signal },
+    ).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;
   try {

@@ -5,6 +5,7 @@
  * and reported for the manifest.
  */
 import { explainDamagedFile } from '../duckdb/damaged.js';
+import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
 import { join, relative } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
@@ -15,6 +16,7 @@ import { InputError, InterruptedError, RunError, explainIoError } from '../error
 import { scratchFolder, stagingFolder } from '../layout.js';
 import type { Logger } from '../log.js';
 import type { ExportRecord, StepReport } from '../manifest.js';
+import { logEnd } from './step-report.js';
 import type { Progress } from '../progress.js';
 import type { StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
@@ -39,23 +41,6 @@ export interface RunScope {
   logger: Logger;
   progress: Progress;
   signal: AbortSignal;
-}
-
-/** A report of a step that has not run (yet). */
-export function pendingReport(step: PipelineStep): StepReport {
-  return {
-    id: step.id,
-    kind: step.kind.kind,
-    status: 'skipped',
-    started_at: undefined,
-    finished_at: undefined,
-    duration_ms: 0,
-    cpu_ms: 0,
-    peak_rss_bytes: 0,
-    rows_in: 0,
-    rows_out: 0,
-    files: [],
-  };
 }
 
 export class StepRunner {
@@ -119,14 +104,7 @@ export class StepRunner {
     let failure: Error | undefined;
     try {
       if (reset) state = await this.#reset(step, context);
-      // Planned now, as validate plans it: the folder as the steps before left it.
-      const planned = await planStep(step, context);
-      logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
-        step: step.id,
-      });
-      progress.start(step.id);
-      const outcome = await step.kind.run(step.options, context, planned.plan);
-      progress.finish();
+      const outcome = await this.#planAndRun(step, context);
       await identifyUpstream(step, context, state, logger, this.#scope.accepted.has(step.id));
       await state.finish('succeeded');
       this.#succeeded(step, outcome, report);
@@ -154,6 +132,39 @@ export class StepRunner {
     }
     logEnd(logger, step, report);
     return failure;
+  }
+
+  /**
+   * Plans the step (as validate plans it: the folder as the steps before left
+   * it) and runs it; again when it read a file of a folder in an object store
+   * not fetched yet (fetchingWhatIsRead).
+   */
+  #planAndRun(step: PipelineStep, context: StepContext): Promise<StepOutcome> {
+    const { logger, progress, output, signal } = this.#scope;
+    return fetchingWhatIsRead(
+      async () => {
+        const planned = await planStep(step, context);
+        logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
+          step: step.id,
+        });
+        progress.start(step.id);
+        try {
+          return await step.kind.run(step.options, context, planned.plan);
+        } finally {
+          progress.finish();
+        }
+      },
+      {
+        what: step.id,
+        output,
+        logger,
+        signal,
+        again: () => {
+          this.#discovered = undefined;
+          this.#partitions.clear();
+        },
+      },
+    );
   }
 
   #context(
@@ -248,23 +259,6 @@ export class StepRunner {
   close(): void {
     this.#folder?.close();
   }
-}
-
-function logEnd(logger: Logger, step: PipelineStep, report: StepReport): void {
-  logger.log(
-    report.status === 'succeeded' ? 'info' : 'error',
-    'step.end',
-    `${step.id} ${report.status}: ${report.rows_out.toLocaleString('en')} rows out in ${(report.duration_ms / 1000).toFixed(1)} s`,
-    {
-      step: step.id,
-      status: report.status,
-      rows_in: report.rows_in,
-      rows_out: report.rows_out,
-      duration_ms: report.duration_ms,
-      cpu_ms: report.cpu_ms,
-      peak_rss_bytes: report.peak_rss_bytes,
-    },
-  );
 }
 
 /**

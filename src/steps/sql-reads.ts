@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { datasetQuery, type Dataset } from '../duckdb/datasets.js';
 import { PartitionIndex, partitionFolder, partitionKeySql } from '../duckdb/partitions.js';
+import { remoteFilesOf } from '../store/remote-files.js';
 import { RunError } from '../errors.js';
 import type { IncrementalOptions, PartialChanges } from './sql-build.js';
 
@@ -67,6 +68,8 @@ export async function readOnly(
   const files = read.values.flatMap((value) =>
     index.filesIn(join(read.source.folder, partitionFolder(read.column, value))),
   );
+  // A folder in an object store: these files are fetched now, and only these.
+  await remoteFilesOf(read.source.folder)?.fetch(files);
   // None of them there: the columns without rows.
   const query =
     files.length > 0

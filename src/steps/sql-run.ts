@@ -239,8 +239,11 @@ async function inputRows(
   context: StepContext,
 ): Promise<number> {
   let rows = 0;
+  // Named in a statement: a comment that names a dataset reads nothing.
+  const statements = text.replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
   for (const dataset of await context.datasets()) {
-    if (!new RegExp(`\\b${dataset.name}\\b`).test(text) || outputs.includes(dataset.name)) continue;
+    if (!new RegExp(`\\b${dataset.name}\\b`).test(statements) || outputs.includes(dataset.name))
+      continue;
     const [count] = await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`);
     rows += Number(count?.['n'] ?? 0);
   }

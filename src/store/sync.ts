@@ -23,6 +23,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { RunError } from '../errors.js';
+import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
 
 export const COMMIT_KEY = '.state/commit.json';
@@ -65,21 +66,62 @@ export async function readCommit(store: ObjectStore): Promise<Commit | undefined
 
 export interface Fetched {
   commit: Commit | undefined;
+  /** The files of the commit, and those of them fetched now (the rest on demand). */
   files: number;
+  fetched: number;
   bytes: number;
 }
 
-/** Fetches the folder's last commit into the local folder `local` (empty). */
-export async function fetchFolder(store: ObjectStore, local: string): Promise<Fetched> {
+/** A dataset's folder (above its partitions) for a Parquet file's key; undefined for other files. */
+function datasetOfKey(key: string): string | undefined {
+  if (!key.endsWith('.parquet')) return undefined;
+  const parts = key.split('/').slice(0, -1);
+  while (parts.length > 0 && parts.at(-1)!.includes('=')) parts.pop();
+  return parts.join('/');
+}
+
+/**
+ * What a run on demand fetches at once: files that are not data (the
+ * manifest, views.sql, the report; extracts aside) and the first file of each
+ * dataset, which DuckDB reads to make its view.
+ */
+function fetchedAtOnce(keys: readonly string[]): Set<string> {
+  const now = new Set<string>();
+  const firsts = new Map<string, string>();
+  for (const key of keys) {
+    const dataset = datasetOfKey(key);
+    if (dataset === undefined) {
+      if (!key.startsWith('exports/')) now.add(key);
+      continue;
+    }
+    const first = firsts.get(dataset);
+    if (first === undefined || key < first) firsts.set(dataset, key);
+  }
+  for (const key of firsts.values()) now.add(key);
+  return now;
+}
+
+/**
+ * Fetches the folder's last commit into the local folder `local` (empty):
+ * every file, or, with `onDemand`, a placeholder for each file that is data
+ * (fetched when read: remote-files.ts).
+ */
+export async function fetchFolder(
+  store: ObjectStore,
+  local: string,
+  onDemand?: RemoteFiles,
+): Promise<Fetched> {
   const commit = await readCommit(store);
-  if (!commit) return { commit, files: 0, bytes: 0 };
+  if (!commit) return { commit, files: 0, fetched: 0, bytes: 0 };
   for (const [key, text] of Object.entries(commit.state)) {
     const file = join(local, ...key.split('/'));
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, text);
   }
   const now = new Map((await store.list()).map((o) => [o.key, o]));
+  const atOnce = onDemand ? fetchedAtOnce(Object.keys(commit.files)) : undefined;
   let bytes = 0;
+  let fetched = 0;
   for (const [key, recorded] of Object.entries(commit.files)) {
     const there = now.get(key);
     if (!there)
@@ -88,15 +130,21 @@ export async function fetchFolder(store: ObjectStore, local: string): Promise<Fe
       );
     const file = join(local, ...key.split('/'));
     await mkdir(dirname(file), { recursive: true });
+    // Uploaded again since the commit (a put killed half-way): fetched now, as below.
+    if (onDemand && !atOnce!.has(key) && there.version === recorded.version) {
+      onDemand.place(key, file, recorded.bytes, recorded.mtime_ms);
+      continue;
+    }
     const got = await store.download(key, file);
     bytes += got.bytes;
+    fetched++;
     // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
     if (got.version === recorded.version) {
       const time = new Date(recorded.mtime_ms);
       await utimes(file, time, time);
     }
   }
-  return { commit, files: Object.keys(commit.files).length, bytes };
+  return { commit, files: Object.keys(commit.files).length, fetched, bytes };
 }
 
 /** Every file of the local folder, by key, with its size and time in milliseconds. */
@@ -131,7 +179,10 @@ export async function putFolder(
   local: string,
   previous: Commit | undefined,
   passed: (phase: 'uploaded' | 'committed') => void = () => undefined,
+  onDemand?: RemoteFiles,
 ): Promise<Put> {
+  // No placeholder is ever put as data: one a step moved is fetched where it is.
+  await onDemand?.settle();
   const files = await localFiles(local);
   const commit: Commit = {
     version: 1,

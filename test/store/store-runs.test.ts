@@ -222,3 +222,68 @@ describe('a parallel backfill on a folder in Azure Blob (Azurite, which enforces
       expect(await datasetDifference(once, fetched, dataset), dataset).toBe(0);
   }, 600_000);
 });
+
+describe('a night on a folder in S3 (s3rver) with five weeks of history', () => {
+  it('fetches what it reads, not the history; gives what one local run gives; puts no placeholder', async () => {
+    const start = Date.parse('2026-09-01T00:00:00Z');
+    const days = 36;
+    const once = join(await testDir(), 'output');
+    const local = await runCli(
+      ['run', BICYCLE, '--output', once, ...params(start, start + (days + 1) * DAY)],
+      { env: { ...simulator.env } },
+    );
+    expect(local.code, local.stderr).toBe(0);
+
+    const url = 's3://nightly/history';
+    const history = await onEmptyWorker([
+      'run', BICYCLE, '--output', url, ...params(start, start + days * DAY),
+    ]); // prettier-ignore
+    expect(history.code, history.stderr).toBe(0);
+    const store = openStore(url, aws);
+    const before = (await store.list()).reduce((sum, o) => sum + o.bytes, 0);
+
+    const night = await onEmptyWorker([
+      'run', BICYCLE, '--output', url, '--log-format', 'json',
+      ...params(start + days * DAY, start + (days + 1) * DAY),
+    ]); // prettier-ignore
+    expect(night.code, night.stderr).toBe(0);
+    const events = night.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const atStart = events.find((e) => e['event'] === 'store.fetch' && 'fetched' in e)!;
+    const whenRead = events.find((e) => e['event'] === 'store.fetched')!;
+    const bytes = Number(atStart['bytes']) + Number(whenRead['bytes']);
+    // The night reads the dates its builds read and the month it lands, not five weeks of
+    // measurements, hourly counts and extracts.
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes / before).toBeLessThan(0.5);
+    // A statement that met a file not fetched yet: its dataset's month fetched, the step run again.
+    expect(events.some((e) => e['event'] === 'store.fetch' && 'file' in e)).toBe(true);
+
+    const fetched = join(await testDir(), 'fetched');
+    await fetchFolder(store, fetched);
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_counter_days',
+      'derived/bicycle_quality',
+      'derived/bicycle_daily',
+      'derived/bicycle_location_months',
+      'derived/bicycle_location_summary',
+    ])
+      expect(await datasetDifference(once, fetched, dataset), dataset).toBe(0);
+    // Every object is what it says: Parquet files whole, extracts as the manifest hashes them.
+    const { manifest } = await readManifest(fetched);
+    for (const extract of manifest.exports) {
+      const bytes = await readFile(join(fetched, extract.path));
+      expect(createHash('sha256').update(bytes).digest('hex'), extract.path).toBe(extract.sha256);
+    }
+    for (const file of (await readdir(fetched, { recursive: true })).map(String))
+      if (file.endsWith('.parquet')) {
+        const bytes = await readFile(join(fetched, file));
+        expect(bytes.subarray(0, 4).toString('latin1'), file).toBe('PAR1');
+        expect(bytes.subarray(-4).toString('latin1'), file).toBe('PAR1');
+      }
+  }, 600_000);
+});
