@@ -6,3 +6,4 @@ await import('./national.js');
 await import('./national-live.js');
 await import('./report.js');
 await import('./nightly.js');
+await import('./store-nightly.js');

@@ -145,7 +145,14 @@ async function runInStore(
       await runCommandFor(await rebuild(), args, local, io, rebuild, {
         url,
         put: async () => {
-          const put = await putFolder(store, local, fetched.commit, undefined, remote);
+          const put = await putFolder(
+            store,
+            local,
+            fetched.commit,
+            undefined,
+            remote,
+            fetched.listed,
+          );
           logger.log(
             'info',
             'store.fetched',

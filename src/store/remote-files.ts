@@ -13,8 +13,8 @@
  * in the bucket.
  */
 import { closeSync, ftruncateSync, openSync, statSync, utimesSync } from 'node:fs';
-import { readdir, stat, utimes } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { stat, utimes } from 'node:fs/promises';
+import { dirname, relative, sep } from 'node:path';
 import type { ObjectStore } from './store.js';
 
 interface Waiting {
@@ -24,10 +24,15 @@ interface Waiting {
   ino: number;
 }
 
-/** Whether a file's stat is the placeholder's: the same file (inode), size and time. */
+/**
+ * Whether a file's stat is the placeholder's: the same file (inode), size and
+ * time (to the millisecond: a time set from milliseconds reads back a hair off).
+ */
 function isPlaceholder(info: { ino: number; size: number; mtimeMs: number }, waiting: Waiting) {
   return (
-    info.ino === waiting.ino && info.size === waiting.bytes && info.mtimeMs === waiting.mtimeMs
+    info.ino === waiting.ino &&
+    info.size === waiting.bytes &&
+    Math.round(info.mtimeMs) === waiting.mtimeMs
   );
 }
 
@@ -54,10 +59,16 @@ function datasetFolder(file: string): string {
   return folder;
 }
 
-/** What is fetched with a file: its month, for a dataset kept by date; else all of it. */
+/**
+ * The month of a file of a dataset kept by day (a partition per date or
+ * instant); undefined for any other (kept by month, say: a few partitions).
+ */
 function monthOf(file: string): string | undefined {
-  const value = partitionValue(dirname(file));
-  return value !== undefined && /^\d{4}-\d{2}-\d{2}/.test(value) ? value.slice(0, 7) : undefined;
+  const folder = dirname(file);
+  const value = partitionValue(folder);
+  const column = folder.slice(folder.lastIndexOf(sep) + 1).split('=')[0];
+  if (value === undefined || column === 'month' || column === 'year') return undefined;
+  return /^\d{4}-\d{2}-\d{2}/.test(value) ? value.slice(0, 7) : undefined;
 }
 
 export class RemoteFiles {
@@ -89,8 +100,8 @@ export class RemoteFiles {
     }
     const time = new Date(mtimeMs);
     utimesSync(file, time, time);
-    const info = statSync(file);
-    this.#waiting.set(file, { key, bytes, mtimeMs: info.mtimeMs, ino: info.ino });
+    // The commit's time (whole milliseconds), given again to the file once fetched.
+    this.#waiting.set(file, { key, bytes, mtimeMs, ino: statSync(file).ino });
   }
 
   /** Whether `file` is a placeholder still (not fetched, not replaced). */
@@ -142,10 +153,11 @@ export class RemoteFiles {
 
   /**
    * Before the folder is put back: a placeholder moved elsewhere by a step
-   * (renamed, the same file) is fetched where it is now, so that no
-   * placeholder is ever put as data.
+   * (renamed: the same file) is fetched where it is now, so that no
+   * placeholder is ever put as data. `files`: the folder's files with their
+   * inodes. Resolves to the number fetched.
    */
-  async settle(): Promise<void> {
+  async settle(files: Iterable<[string, number]>): Promise<number> {
     // Those no longer where they were placed (moved, or removed, or replaced by a new file).
     const gone = new Map<number, Waiting>();
     for (const [file, waiting] of this.#waiting)
@@ -153,20 +165,20 @@ export class RemoteFiles {
         gone.set(waiting.ino, waiting);
         this.#waiting.delete(file);
       }
-    if (gone.size === 0) return;
-    const entries = await readdir(this.#root, { recursive: true, withFileTypes: true });
-    for (const entry of entries) {
-      if (!entry.isFile()) continue;
-      const file = join(entry.parentPath, entry.name);
+    let count = 0;
+    for (const [file, ino] of files) {
+      const moved = gone.get(ino);
+      if (!moved) continue;
       const info = await stat(file);
-      const moved = gone.get(info.ino);
-      if (!moved || !isPlaceholder(info, moved)) continue;
+      if (!isPlaceholder(info, moved)) continue;
       const got = await this.#store.download(moved.key, file);
       const time = new Date(moved.mtimeMs);
       await utimes(file, time, time);
       this.fetched.files++;
       this.fetched.bytes += got.bytes;
+      count++;
     }
+    return count;
   }
 
   /** The folder is done with (its local copy goes). */

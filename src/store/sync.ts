@@ -66,6 +66,8 @@ export async function readCommit(store: ObjectStore): Promise<Commit | undefined
 
 export interface Fetched {
   commit: Commit | undefined;
+  /** The folder's objects when fetched (a run that holds the lock is the only one to change them). */
+  listed: string[];
   /** The files of the commit, and those of them fetched now (the rest on demand). */
   files: number;
   fetched: number;
@@ -112,7 +114,14 @@ export async function fetchFolder(
   onDemand?: RemoteFiles,
 ): Promise<Fetched> {
   const commit = await readCommit(store);
-  if (!commit) return { commit, files: 0, fetched: 0, bytes: 0 };
+  if (!commit)
+    return {
+      commit,
+      listed: (await store.list()).map((o) => o.key),
+      files: 0,
+      fetched: 0,
+      bytes: 0,
+    };
   for (const [key, text] of Object.entries(commit.state)) {
     const file = join(local, ...key.split('/'));
     await mkdir(dirname(file), { recursive: true });
@@ -144,21 +153,31 @@ export async function fetchFolder(
       await utimes(file, time, time);
     }
   }
-  return { commit, files: Object.keys(commit.files).length, fetched, bytes };
+  return {
+    commit,
+    listed: [...now.keys()],
+    files: Object.keys(commit.files).length,
+    fetched,
+    bytes,
+  };
 }
 
 /** Every file of the local folder, by key, with its size and time in milliseconds. */
 async function localFiles(
   local: string,
-): Promise<Map<string, { bytes: number; mtime_ms: number }>> {
-  const found = new Map<string, { bytes: number; mtime_ms: number }>();
+): Promise<Map<string, { bytes: number; mtime_ms: number; ino: number }>> {
+  const found = new Map<string, { bytes: number; mtime_ms: number; ino: number }>();
   const entries = await readdir(local, { recursive: true, withFileTypes: true });
   for (const entry of entries) {
     if (!entry.isFile()) continue;
     const key = relative(local, join(entry.parentPath, entry.name)).split(sep).join('/');
     if (localOnly(key) || /\.tmp-|\.download-/.test(entry.name)) continue;
     const info = await stat(join(local, ...key.split('/')), { bigint: true });
-    found.set(key, { bytes: Number(info.size), mtime_ms: Number(mtimeMillis(info.mtimeNs)) });
+    found.set(key, {
+      bytes: Number(info.size),
+      mtime_ms: Number(mtimeMillis(info.mtimeNs)),
+      ino: Number(info.ino),
+    });
   }
   return found;
 }
@@ -180,10 +199,17 @@ export async function putFolder(
   previous: Commit | undefined,
   passed: (phase: 'uploaded' | 'committed') => void = () => undefined,
   onDemand?: RemoteFiles,
+  /** The folder's objects when the run fetched it (Fetched.listed): it need not be listed again. */
+  listed?: readonly string[],
 ): Promise<Put> {
+  let files = await localFiles(local);
   // No placeholder is ever put as data: one a step moved is fetched where it is.
-  await onDemand?.settle();
-  const files = await localFiles(local);
+  if (onDemand) {
+    const moved = await onDemand.settle(
+      [...files].map(([key, file]) => [join(local, ...key.split('/')), file.ino]),
+    );
+    if (moved > 0) files = await localFiles(local);
+  }
   const commit: Commit = {
     version: 1,
     committed_at: new Date().toISOString(),
@@ -216,9 +242,11 @@ export async function putFolder(
   await writeFile(draft, JSON.stringify(commit));
   await store.upload(draft, COMMIT_KEY);
   passed('committed');
-  const obsolete = (await store.list())
-    .map((o) => o.key)
-    .filter((key) => !localOnly(key) && !(key in commit.files));
+  // What was there when the run began (listed by fetchFolder), else what is there now.
+  const there = listed ?? (await store.list()).map((o) => o.key);
+  const obsolete = [...new Set([...there, ...Object.keys(previous?.files ?? {})])].filter(
+    (key) => !localOnly(key) && !(key in commit.files),
+  );
   await store.remove(obsolete);
   await rm(draft, { force: true });
   return { uploaded, bytes, removed: obsolete.length };

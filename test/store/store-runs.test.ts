@@ -279,11 +279,14 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
       const bytes = await readFile(join(fetched, extract.path));
       expect(createHash('sha256').update(bytes).digest('hex'), extract.path).toBe(extract.sha256);
     }
-    for (const file of (await readdir(fetched, { recursive: true })).map(String))
-      if (file.endsWith('.parquet')) {
-        const bytes = await readFile(join(fetched, file));
-        expect(bytes.subarray(0, 4).toString('latin1'), file).toBe('PAR1');
-        expect(bytes.subarray(-4).toString('latin1'), file).toBe('PAR1');
-      }
+    const parquet = (await readdir(fetched, { recursive: true }))
+      .map(String)
+      .filter((file) => file.endsWith('.parquet'));
+    expect(parquet.length).toBeGreaterThan(0);
+    for (const file of parquet) {
+      const bytes = await readFile(join(fetched, file));
+      expect(bytes.subarray(0, 4).toString('latin1'), file).toBe('PAR1');
+      expect(bytes.subarray(-4).toString('latin1'), file).toBe('PAR1');
+    }
   }, 600_000);
 });
