@@ -122,7 +122,8 @@ async function damagedOutputs(
 
 /**
  * The fingerprints of the outputs' partitions as they are now, for the
- * checkpoint (BuildCheckpoint.outputs): taken once they are known whole.
+ * checkpoint (BuildCheckpoint.outputs): taken once they are known whole
+ * (checked by planBuild, or written by the step).
  */
 export function outputPrints(context: PlanContext, outputs: readonly string[]): OutputPrints {
   const index = context.partitions ?? new PartitionIndex();
@@ -187,8 +188,6 @@ export async function planBuild(
       reason: `the file ${damaged} cannot be read (damaged or not Parquet): the table is built anew from its sources`,
     };
   }
-  // Every output file is whole: a partition not written again need not be opened next time.
-  changes.checkpoint.outputs = outputPrints(context, definition.outputs);
   if (changes.mode === 'unchanged') return changes;
 
   return incremental.fold !== undefined

@@ -50,7 +50,11 @@ export async function runSqlStep(
         `${context.stepId}: ${options.incremental?.from ?? 'its input'} has not changed since the last build; ${options.outputs.join(', ')} kept`,
         { step: context.stepId },
       );
-      await context.state.save(build.checkpoint);
+      // Checked whole (planBuild): a partition not written again need not be opened next time.
+      await context.state.save({
+        ...build.checkpoint,
+        outputs: outputPrints(context, options.outputs),
+      });
       // Nothing built: each count is of no rows, said as 0 rather than left out.
       const none = Object.fromEntries(Object.keys(options.counts ?? {}).map((name) => [name, 0]));
       return {

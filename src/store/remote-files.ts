@@ -111,18 +111,22 @@ export class RemoteFiles {
     return info !== undefined && isPlaceholder(info, waiting!);
   }
 
+  /** Fetches the object a placeholder stands for into `file`, with the commit's time. */
+  async #download(waiting: Waiting, file: string): Promise<void> {
+    const got = await this.#store.download(waiting.key, file);
+    const time = new Date(waiting.mtimeMs);
+    await utimes(file, time, time);
+    this.fetched.files++;
+    this.fetched.bytes += got.bytes;
+  }
+
   /** Fetches those of `files` that are placeholders, each with the time it had. */
   async fetch(files: Iterable<string>): Promise<number> {
     let count = 0;
     for (const file of files) {
       if (!this.has(file)) continue;
-      const { key, mtimeMs } = this.#waiting.get(file)!;
-      const got = await this.#store.download(key, file);
-      const time = new Date(mtimeMs);
-      await utimes(file, time, time);
+      await this.#download(this.#waiting.get(file)!, file);
       this.#waiting.delete(file);
-      this.fetched.files++;
-      this.fetched.bytes += got.bytes;
       count++;
     }
     return count;
@@ -171,11 +175,7 @@ export class RemoteFiles {
       if (!moved) continue;
       const info = await stat(file);
       if (!isPlaceholder(info, moved)) continue;
-      const got = await this.#store.download(moved.key, file);
-      const time = new Date(moved.mtimeMs);
-      await utimes(file, time, time);
-      this.fetched.files++;
-      this.fetched.bytes += got.bytes;
+      await this.#download(moved, file);
       count++;
     }
     return count;
