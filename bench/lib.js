@@ -50,9 +50,10 @@ function peakRss(pid) {
 export async function runPipeline(
   yaml,
   env,
-  { keep = false, dir: reuse, failing = false, params = {} } = {},
+  { keep = false, dir: reuse, failing = false, params = {}, args = [] } = {},
 ) {
-  // `dir`: run again in the folder of an earlier (kept) run, on its output and checkpoints.
+  // `dir`: run again in the folder of an earlier (kept) run, on its output and checkpoints;
+  // `args`: more arguments of `road-etl run`.
   const dir = reuse ?? (await mkdtemp(join(tmpdir(), 'road-etl-bench-')));
   await writeFile(join(dir, 'p.yaml'), yaml.replaceAll('SQL_DIR', join(ROOT, 'sql')));
   const output = join(dir, 'output');
@@ -70,6 +71,7 @@ export async function runPipeline(
       '--log-level',
       'warn',
       ...Object.entries(params).flatMap(([k, v]) => ['--param', `${k}=${v}`]),
+      ...args,
     ],
     {
       env: { ...process.env, ...env },

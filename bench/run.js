@@ -7,3 +7,4 @@ await import('./national-live.js');
 await import('./report.js');
 await import('./nightly.js');
 await import('./store-nightly.js');
+await import('./backfill.js');

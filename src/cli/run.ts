@@ -1,16 +1,13 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
-import { join, resolve } from 'node:path';
-import { definitionName, lockWaiting, shownAt, takingTurns, type StoreRun } from './run-support.js';
+import { resolve } from 'node:path';
+import { definitionName, onSignals, shownAt, takingTurns, type StoreRun } from './run-support.js';
+import { stageAhead, type StagedAhead } from '../pipeline/stage-ahead.js';
+import { runInStore } from './run-store.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { openStore } from '../store/open.js';
-import { RemoteFiles } from '../store/remote-files.js';
-import { fetchFolder, putFolder } from '../store/sync.js';
 import { createProgress } from '../progress.js';
 import {
   commaList,
@@ -22,7 +19,7 @@ import {
 } from './common.js';
 import { writeOut, type CliIo } from './io.js';
 
-interface RunArgs extends CommonArgs {
+export interface RunArgs extends CommonArgs {
   pipeline: string;
   param: string[];
   select: string[] | undefined;
@@ -57,7 +54,7 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
         type: 'number',
         default: 0,
         describe:
-          'When another run holds the output folder, wait up to this many seconds for it to finish instead of failing (parallel backfills take turns)',
+          'When another run holds the output folder, wait up to this many seconds for it to finish instead of failing; meanwhile the run fetches its bicycle counts (parallel backfills extract at once and land in turn)',
       })
       .option('dry-run', {
         type: 'boolean',
@@ -80,16 +77,18 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
       const target = outputTarget(args);
       if (target.kind === 'store') {
         output = target.url;
-        await runInStore(target.url, args, io, (name) => {
-          pipelineName = name;
+        await runInStore(target.url, args, io, {
+          named: (name) => {
+            pipelineName = name;
+          },
+          runHere: (pipeline, local, how) => runCommandFor(pipeline, args, local, io, how),
         });
         return;
       }
       output = target.folder;
       const pipeline = await pipelineFromArgs(args, output, io);
       pipelineName = pipeline.name;
-      const folder = output;
-      await runCommandFor(pipeline, args, output, io, () => pipelineFromArgs(args, folder, io));
+      await runInFolder(pipeline, args, target.folder, io);
     } catch (error) {
       // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
       if (!summarized.has(error as object))
@@ -105,75 +104,15 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
   },
 });
 
-/**
- * `run --output s3://...`: the definition checked first (bad input asks
- * nothing of the store), then the folder taken (the store's lock), its last
- * commit fetched into an empty local folder, the run made there, and what
- * changed put back (sync.ts); the local copy removed after.
- */
-async function runInStore(
-  url: string,
-  args: RunArgs,
-  io: CliIo,
-  named: (pipeline: string) => void,
-): Promise<void> {
-  const store = openStore(url, io.env);
-  const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
-  const remote = new RemoteFiles(store, local);
-  try {
-    const { name } = await pipelineFromArgs(args, local, io);
-    named(name);
-    const logger = loggerFor(args, io);
-    const held = await lockWaiting(store, name, args['wait-for-lock'] ?? 0, logger);
-    try {
-      if (held.guarantee === 'advisory')
-        logger.log(
-          'warn',
-          'store.lock',
-          `${store.url} does not enforce conditional writes: the folder's lock is advisory (an owner and a lease, read back after writing); two runs started at the same moment may both go on. S3 itself enforces them, as do recent MinIO releases`,
-          { guarantee: held.guarantee },
-        );
-      // The data stays in the store until something reads it (remote-files.ts).
-      const fetched = await fetchFolder(store, local, remote);
-      logger.log(
-        'info',
-        'store.fetch',
-        `Fetched ${fetched.fetched} of the ${fetched.files} file(s) of ${store.url}, ${fetched.bytes} bytes${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}; the others when read`,
-        { files: fetched.files, fetched: fetched.fetched, bytes: fetched.bytes },
-      );
-      const rebuild = () => pipelineFromArgs(args, local, io);
-      await runCommandFor(await rebuild(), args, local, io, rebuild, {
-        url,
-        put: async () => {
-          const put = await putFolder(
-            store,
-            local,
-            fetched.commit,
-            undefined,
-            remote,
-            fetched.listed,
-          );
-          logger.log(
-            'info',
-            'store.fetched',
-            `Fetched ${remote.fetched.files} file(s), ${remote.fetched.bytes} bytes, of ${store.url} when read`,
-            { ...remote.fetched },
-          );
-          logger.log(
-            'info',
-            'store.put',
-            `Put ${put.uploaded} changed file(s), ${put.bytes} bytes, to ${store.url}; ${put.removed} object(s) no longer part of the folder removed`,
-            { ...put },
-          );
-        },
-      });
-    } finally {
-      await held.release();
-    }
-  } finally {
-    remote.close();
-    await rm(local, { recursive: true, force: true });
-  }
+/** A run on a local folder. */
+function runInFolder(pipeline: Pipeline, args: RunArgs, folder: string, io: CliIo): Promise<void> {
+  const controller = new AbortController();
+  return onSignals(controller, loggerFor(args, io), () =>
+    runCommandFor(pipeline, args, folder, io, {
+      rebuild: () => pipelineFromArgs(args, folder, io),
+      controller,
+    }),
+  );
 }
 
 /** Errors whose summary line is already on stdout. */
@@ -212,11 +151,17 @@ async function runCommandFor(
   args: RunArgs,
   output: string,
   io: CliIo,
-  /** The definition built again, with the folder's state as it is now (after a wait for the lock). */
-  rebuild: () => Promise<Pipeline>,
-  store?: StoreRun,
+  how: {
+    /** The definition built again, with the folder's state as it is now (after a wait for the lock). */
+    rebuild: () => Promise<Pipeline>;
+    controller: AbortController;
+    /** What was fetched ahead while waiting for a store's lock. */
+    staged?: StagedAhead | undefined;
+    store?: StoreRun;
+  },
 ): Promise<void> {
   const pipeline = definition;
+  const { controller, store } = how;
   const logger = loggerFor(args, io);
   const select = commaList(args.select);
   if (args['dry-run']) {
@@ -230,51 +175,36 @@ async function runCommandFor(
     printSummary(io, plannedSummary(pipeline, output, select));
     return;
   }
-  const controller = new AbortController();
-  const stop = (signal: NodeJS.Signals): void => {
-    if (controller.signal.aborted) process.exit(1); // a second signal: stop now
-    logger.log(
-      'warn',
-      'run.interrupt',
-      `${signal} received: finishing the current unit of work, then stopping`,
-      { signal },
-    );
-    controller.abort(signal);
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  try {
-    const result = await takingTurns(pipeline, rebuild, {
-      output,
-      seconds: args['wait-for-lock'] ?? 0,
-      controller,
-      logger,
-      run: (current) =>
-        runPipeline(current, {
-          output,
-          select,
-          reset: commaList(args.reset),
-          acceptUpstream: commaList(args['accept-upstream']),
-          logger,
-          progress: createProgress(logger, io.stderr),
-          signal: controller.signal,
-        }),
-    });
-    let { summary, failure } = result;
-    if (store) {
-      // What the run landed, failed or not, goes back to the store.
-      try {
-        await store.put();
-      } catch (error) {
-        failure = error instanceof Error ? error : new Error(String(error));
-        summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
-      }
-      summary = shownAt(summary, output, store.url);
+  const result = await takingTurns(pipeline, how.rebuild, {
+    output,
+    seconds: args['wait-for-lock'] ?? 0,
+    controller,
+    logger,
+    staged: how.staged,
+    stage: (current) => stageAhead(current, { output, select, logger, signal: controller.signal }),
+    run: (current, ahead) =>
+      runPipeline(current, {
+        output,
+        select,
+        reset: commaList(args.reset),
+        acceptUpstream: commaList(args['accept-upstream']),
+        logger,
+        progress: createProgress(logger, io.stderr),
+        signal: controller.signal,
+        ahead: ahead.work,
+      }),
+  });
+  let { summary, failure } = result;
+  if (store) {
+    // What the run landed, failed or not, goes back to the store.
+    try {
+      await store.put();
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
     }
-    printSummary(io, summary);
-    if (failure) throw markSummarized(failure);
-  } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
+    summary = shownAt(summary, output, store.url);
   }
+  printSummary(io, summary);
+  if (failure) throw markSummarized(failure);
 }

@@ -13,6 +13,7 @@ import { REPORT_PATH } from '../report/index.js';
 import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
 import { removeTemporaryFiles } from '../util/fs.js';
 import { VERSION } from '../version.js';
+import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeFolder } from './folder-description.js';
 import { ManifestWriter, type PipelineRun } from './manifest.js';
@@ -36,6 +37,8 @@ export interface RunOptions {
   logger: Logger;
   progress: Progress;
   signal?: AbortSignal | undefined;
+  /** Work fetched ahead while the run waited for the folder (stage-ahead.ts), by step id. */
+  ahead?: ReadonlyMap<string, AheadWork> | undefined;
 }
 
 export interface RunResult {
@@ -144,6 +147,7 @@ async function takeFolder(
       logger,
       progress: options.progress,
       signal,
+      ahead: options.ahead,
     });
     return { runner, simulator, release };
   } catch (error) {

@@ -18,7 +18,7 @@ import type { Logger } from '../log.js';
 import type { ExportRecord, StepReport } from '../manifest.js';
 import { logEnd } from './step-report.js';
 import type { Progress } from '../progress.js';
-import type { StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
+import type { AheadWork, StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
@@ -41,6 +41,8 @@ export interface RunScope {
   logger: Logger;
   progress: Progress;
   signal: AbortSignal;
+  /** Work fetched ahead for steps (stage-ahead.ts), by step id. */
+  ahead?: ReadonlyMap<string, AheadWork> | undefined;
 }
 
 export class StepRunner {
@@ -197,6 +199,7 @@ export class StepRunner {
         return file;
       },
       http: clients.make,
+      ahead: this.#scope.ahead?.get(step.id),
     };
   }
 

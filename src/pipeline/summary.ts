@@ -1,5 +1,5 @@
 /** The one-line JSON summary that ends stdout on every exit of `run`. */
-import { EXIT_FAILED, RoadEtlError } from '../errors.js';
+import { EXIT_FAILED, InterruptedError, RoadEtlError } from '../errors.js';
 import { redactor } from '../log.js';
 import type { PipelineRun } from '../manifest.js';
 import type { Pipeline } from './build.js';
@@ -86,7 +86,8 @@ export function refusedSummary(
 ): RunSummary {
   const message = error instanceof Error ? error.message : String(error);
   return {
-    status: 'refused',
+    // A signal before the run took the folder (while it waited for it) still ends it interrupted.
+    status: error instanceof InterruptedError ? 'interrupted' : 'refused',
     pipeline: context.pipeline,
     output: context.output,
     duration_ms: 0,

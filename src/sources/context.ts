@@ -55,6 +55,15 @@ export interface StepCheckpoint {
   save(checkpoint: Record<string, unknown>): Promise<void>;
 }
 
+/**
+ * Work fetched for a step ahead of its run, by a run waiting for its folder
+ * (parallel backfills): `stage`, this run is that one (fetch into the staging
+ * folder, land nothing); `adopt`, what such a run staged (its staging folder
+ * and the checkpoint it left), for the step to take up when it is the same work.
+ */
+export type AheadWork =
+  { mode: 'stage' } | { mode: 'adopt'; staging: string; checkpoint: Record<string, unknown> };
+
 /** What a source's run uses of the step that runs it. */
 export interface RunContext extends PlanContext {
   state: StepCheckpoint;
@@ -72,6 +81,8 @@ export interface RunContext extends PlanContext {
   recordFile(path: string, sha256?: string): Promise<FileRecord>;
   /** An HTTP client with these request options, closed when the step ends. */
   http(options: RequestOptions): HttpClient;
+  /** Work fetched ahead (kinds that stage ahead only). */
+  ahead?: AheadWork | undefined;
 }
 
 /** What a run did, for the manifest. */

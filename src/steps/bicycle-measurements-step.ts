@@ -55,6 +55,7 @@ export const bicycleMeasurementsStep = defineStepKind<
     return 'problems' in read ? read.problems.map((p): [string[], string] => [['polygon'], p]) : [];
   },
   plan: planMeasurementsStep,
+  stagesAhead: true,
   describe: describeMeasurementsPlan,
   upstreamIdentity: {
     // Measurements are worth what their locations are: the catalog identifies the service.

@@ -13,7 +13,13 @@ import type { Logger } from '../log.js';
 import type { PlanContext, RunContext, RunOutcome, Upstream } from '../sources/context.js';
 import type { FileRecord } from '../util/fs.js';
 
-export type { BicycleUpstream, PlanContext, StepCheckpoint, Upstream } from '../sources/context.js';
+export type {
+  AheadWork,
+  BicycleUpstream,
+  PlanContext,
+  StepCheckpoint,
+  Upstream,
+} from '../sources/context.js';
 
 /** What an upgrade of an output folder's datasets may use. */
 export interface UpgradeContext {
@@ -117,6 +123,12 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
   plan(options: Options, context: PlanContext): Promise<Plan> | Plan;
   /** The plan in words. */
   describe(plan: Plan, options: Options): string[];
+  /**
+   * Whether the kind can fetch its work without landing it (`context.ahead`):
+   * a run waiting for its folder then fetches meanwhile, and the run that
+   * follows takes that work up.
+   */
+  stagesAhead?: boolean;
   /** Carries out the plan. */
   run(options: Options, context: StepContext, plan: Plan): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */

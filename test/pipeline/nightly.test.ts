@@ -93,7 +93,7 @@ describe('nightly runs', () => {
     expect(Number(daily?.['shortest'])).toBe(25);
   }, 600_000);
 
-  it('started together over four disjoint weeks on one folder (a parallel backfill) take turns and give what one run over the month gives', async () => {
+  it('started together over four disjoint weeks on one folder (a parallel backfill) fetch their weeks at once, land in turn, and give what one run over the month gives', async () => {
     const start = Date.parse('2026-10-01T00:00:00Z');
     const end = Date.parse('2026-11-01T00:00:00Z');
     const once = await runBicycle(await testDir(), start, end, 'UTR');
@@ -129,8 +129,31 @@ describe('nightly runs', () => {
       ),
     );
     for (const run of runs) expect(run.code, run.stderr).toBe(0);
-    // They met: all but the first waited for the folder.
-    expect(runs.filter((r) => r.stderr.includes('"event":"lock.wait"')).length).toBeGreaterThan(0);
+    // They met: all but the first waited for the folder, and fetched their week meanwhile.
+    const logs = runs.map((r) =>
+      r.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { time: string; event: string; ahead?: boolean }),
+    );
+    const at = (line: { time: string } | undefined): number => Date.parse(line?.time ?? '');
+    const waited = logs.filter((log) => log.some((l) => l.event === 'lock.wait'));
+    expect(waited.length).toBeGreaterThan(0);
+    for (const log of waited) {
+      expect(log.some((l) => l.event === 'ahead.staged')).toBe(true);
+      expect(log.some((l) => l.event === 'bicycle.adopted')).toBe(true);
+    }
+    // A week fetched ahead was fetched while another run held the folder: the extraction ran at once.
+    const overlapped = waited.filter((log) => {
+      const staged = at(log.find((l) => l.event === 'ahead.staged'));
+      return logs.some(
+        (other) =>
+          other !== log &&
+          at(other.find((l) => l.event === 'step.start' && !l.ahead)) < staged &&
+          at(other.at(-1)) > staged,
+      );
+    });
+    expect(overlapped.length).toBeGreaterThan(0);
 
     for (const dataset of BICYCLE_DATASETS)
       expect(await datasetDifference(once, output, dataset), dataset).toBe(0);

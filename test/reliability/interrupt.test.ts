@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
-import { runCli, type CliResult } from '../helpers/cli.js';
+import { collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { acquireLock } from '../../src/pipeline/state.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 import { expectSignsAndBicycleTruth } from '../helpers/truth.js';
@@ -182,6 +183,56 @@ describe('a run interrupted after its last step', () => {
     const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
     expect([result.code, summary.status]).toEqual([1, 'interrupted']);
     expect(await kept()).toEqual(before);
+    const rerun = await runCli(['run', file, '--output', output], { env });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    await expectGroundTruth(output);
+  }, 60_000);
+});
+
+describe('a run waiting for its folder', () => {
+  it('by SIGTERM while it fetches ahead, on a folder another run holds: exit 1, interrupted, nothing of it left, the folder as it was; once free, a rerun gives the ground truth', async () => {
+    const { file, output } = await setUp();
+    const landed = await runCli(['run', file, '--output', output], { env });
+    expect(landed.code, landed.stderr).toBe(0);
+    const before = await files(output);
+    // This process holds the folder: a live run, as far as the waiting run can tell.
+    const release = await acquireLock(output, 'holder');
+    const scratch = await mkdtemp(join(tmpdir(), 'road-etl-worker-'));
+    cleanUps.push(() => rm(scratch, { recursive: true, force: true }));
+    try {
+      const child = startCli(
+        // The work fetched ahead logs at debug level.
+        [
+          'run',
+          file,
+          '--output',
+          output,
+          '--wait-for-lock',
+          '60',
+          '--log-format',
+          'json',
+          '--log-level',
+          'debug',
+        ],
+        { env: { ...env, TMPDIR: scratch } },
+      );
+      let sent = false;
+      child.stderr?.on('data', (chunk: Buffer) => {
+        // The first request of the week fetched ahead: stop it there.
+        if (!sent && /"event":"step\.start".*"ahead":true/.test(chunk.toString())) {
+          sent = true;
+          child.kill('SIGTERM');
+        }
+      });
+      const result = await collect(child);
+      expect(sent).toBe(true);
+      const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
+      expect([result.code, summary.status]).toEqual([1, 'interrupted']);
+      expect(await readdir(scratch)).toEqual([]);
+      expect(await files(output)).toEqual(before);
+    } finally {
+      await release();
+    }
     const rerun = await runCli(['run', file, '--output', output], { env });
     expect(rerun.code, rerun.stderr).toBe(0);
     await expectGroundTruth(output);

@@ -6,9 +6,10 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../../log.js';
-import { exists, makeFolder } from '../../util/fs.js';
+import { readCheckpoint, type AheadWork, type PlanContext } from '../context.js';
+import { commitFile, exists, makeFolder } from '../../util/fs.js';
 import type { Batch } from './batches.js';
-import { emptyLimits } from './sizing.js';
+import { emptyLimits, type LearnedLimits, type Limit } from './sizing.js';
 
 const limit = z.object({ max_ok: z.number().nullable(), min_fail: z.number().nullable() });
 
@@ -46,6 +47,10 @@ export interface StagedRecord extends Batch {
 /** The checkpoint of a step that has none yet. */
 export function emptyMeasurementsCheckpoint(): MeasurementsCheckpoint {
   return { version: 1, limits: emptyLimits(), run: null };
+}
+
+export function readMeasurementsCheckpoint(context: PlanContext): MeasurementsCheckpoint {
+  return readCheckpoint(context, measurementsCheckpoint, emptyMeasurementsCheckpoint);
 }
 
 /**
@@ -102,4 +107,62 @@ export async function resumeRun(
     run: { key: run.key, start: run.start, end: run.end, batches: staged },
   };
   return { current, staged };
+}
+
+/** What two runs learned of one limit: the largest size that worked, the smallest that failed (the later run's pair when they disagree). */
+function mergedLimit(mine: Limit, later: Limit): Limit {
+  const pick = (a: number | null, b: number | null, f: (x: number, y: number) => number) =>
+    a === null ? b : b === null ? a : f(a, b);
+  const ok = pick(mine.max_ok, later.max_ok, Math.max);
+  const fail = pick(mine.min_fail, later.min_fail, Math.min);
+  return ok !== null && fail !== null && ok >= fail ? later : { max_ok: ok, min_fail: fail };
+}
+
+/**
+ * The checkpoint a run starts from: the step's, with the batches a run waiting
+ * for the folder fetched for it taken up (adoptStagedAhead); a run that
+ * fetches ahead starts from the limits alone.
+ */
+export async function startingCheckpoint(
+  checkpoint: MeasurementsCheckpoint,
+  ahead: AheadWork | undefined,
+  run: { staging: string; key: string; log: Logger },
+): Promise<MeasurementsCheckpoint> {
+  if (ahead?.mode === 'stage') return { ...checkpoint, run: null };
+  if (ahead?.mode !== 'adopt') return checkpoint;
+  const staged = measurementsCheckpoint.safeParse(ahead.checkpoint);
+  if (!staged.success) return checkpoint;
+  return adoptStagedAhead(checkpoint, { staging: ahead.staging, checkpoint: staged.data }, run);
+}
+
+/**
+ * The checkpoint with the batches a run waiting for the folder fetched ahead
+ * (`ahead`), when they are this run's work (the same key) and the folder holds
+ * no unfinished run of that key: their files are moved into `staging`, and the
+ * limits both learned are kept. Otherwise the checkpoint as it was.
+ */
+export async function adoptStagedAhead(
+  checkpoint: MeasurementsCheckpoint,
+  ahead: { staging: string; checkpoint: MeasurementsCheckpoint },
+  { staging, key, log }: { staging: string; key: string; log: Logger },
+): Promise<MeasurementsCheckpoint> {
+  const staged = ahead.checkpoint.run;
+  const limits: LearnedLimits = {
+    locations: mergedLimit(checkpoint.limits.locations, ahead.checkpoint.limits.locations),
+    period_hours: mergedLimit(checkpoint.limits.period_hours, ahead.checkpoint.limits.period_hours),
+  };
+  if (staged?.key !== key || checkpoint.run?.key === key || staged.batches.length === 0)
+    return { ...checkpoint, limits };
+  await makeFolder(staging);
+  for (const name of await readdir(staging))
+    await rm(join(staging, name), { recursive: true, force: true });
+  for (const batch of staged.batches)
+    await commitFile(join(ahead.staging, batch.file), join(staging, batch.file));
+  log.log(
+    'info',
+    'bicycle.adopted',
+    `${staged.batches.length} batch(es) fetched while waiting for the folder are taken up`,
+    { staged_batches: staged.batches.length },
+  );
+  return { version: 1, limits, run: staged };
 }

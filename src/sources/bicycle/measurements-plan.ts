@@ -19,7 +19,7 @@ import {
   sizeGuesses,
   type BicycleMeasurementsOptions,
 } from './measurements-options.js';
-import { readMeasurementsCheckpoint } from './measurements-run.js';
+import { readMeasurementsCheckpoint } from './checkpoint.js';
 import type { PlanContext } from '../context.js';
 
 /** One request of the plan: locations over [from, to). */

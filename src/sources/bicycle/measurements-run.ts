@@ -9,18 +9,12 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Database } from '../../duckdb/database.js';
 import { RunError } from '../../errors.js';
-import {
-  CheckpointWriter,
-  readCheckpoint,
-  type PlanContext,
-  type RunContext,
-  type RunOutcome,
-} from '../context.js';
+import { CheckpointWriter, type RunContext, type RunOutcome } from '../context.js';
 import { WorkPlan, type Batch } from './batches.js';
 import {
-  emptyMeasurementsCheckpoint,
-  measurementsCheckpoint,
+  readMeasurementsCheckpoint,
   resumeRun,
+  startingCheckpoint,
   type MeasurementsCheckpoint,
 } from './checkpoint.js';
 import { BicycleClient } from './client.js';
@@ -33,10 +27,6 @@ import { Sizing, type Probes } from './sizing.js';
 import { HOUR_MS, formatSecondTimestamp } from '../../util/time.js';
 import { drain } from '../../util/work-queue.js';
 import { sizeGuesses, type BicycleMeasurementsOptions } from './measurements-options.js';
-
-export function readMeasurementsCheckpoint(context: PlanContext): MeasurementsCheckpoint {
-  return readCheckpoint(context, measurementsCheckpoint, emptyMeasurementsCheckpoint);
-}
 
 export interface RunScope {
   spec: SelectionSpec;
@@ -59,7 +49,8 @@ interface Session {
   work: WorkPlan;
   sizing: Sizing;
   current: MeasurementsCheckpoint;
-  commits: DateCommits;
+  /** Undefined when the batches are fetched ahead, not landed. */
+  commits: DateCommits | undefined;
   /** Requests still expected, for the progress display. */
   expected: () => number;
   stats: { boundary: number; refusals: number; rowsIn: number; requests: number };
@@ -89,7 +80,11 @@ export class MeasurementsRun {
     const { spec, ids, from, to } = this.#scope;
     const key = runKey(spec, options.server_side, ids, from, to);
     const { current, staged } = await resumeRun(
-      readMeasurementsCheckpoint(context),
+      await startingCheckpoint(readMeasurementsCheckpoint(context), context.ahead, {
+        staging: context.staging,
+        key,
+        log: context.log,
+      }),
       { staging: context.staging, key, start: options.start, end: options.end },
       context.log,
     );
@@ -110,12 +105,16 @@ export class MeasurementsRun {
     // location of the run over its hours of that date.
     const stagedFiles = (): { file: string; from: number; to: number }[] =>
       batches.map((b) => ({ file: join(context.staging, b.file), from: b.from, to: b.to }));
-    const commits = await DateCommits.open(
-      committer,
-      { output: context.output, ids, from, to },
-      stagedFiles,
-      staged,
-    );
+    // Fetched ahead for a later run (context.ahead), nothing is landed.
+    const commits =
+      context.ahead?.mode === 'stage'
+        ? undefined
+        : await DateCommits.open(
+            committer,
+            { output: context.output, ids, from, to },
+            stagedFiles,
+            staged,
+          );
     const session: Session = {
       client,
       db,
@@ -135,14 +134,15 @@ export class MeasurementsRun {
       failure = error;
     }
     await this.#checkpoints.settled();
-    await commits.settle().catch((error: unknown) => (failure ??= error));
+    await commits?.settle().catch((error: unknown) => (failure ??= error));
     if (failure !== undefined) throw failure as Error;
-    return this.#commit(session, key, stagedFiles(), http.requests);
+    if (!commits) return this.#outcome(session, http.requests, 0);
+    return this.#commit({ ...session, commits }, key, stagedFiles(), http.requests);
   }
 
   /** Once every batch is staged: the dates' files recorded, the quarantine written, the run closed. */
   async #commit(
-    session: Session,
+    session: Session & { commits: DateCommits },
     key: string,
     staged: readonly { file: string }[],
     httpRequests: number,
@@ -261,7 +261,7 @@ export class MeasurementsRun {
     const { rows, quarantined } = answer.staged;
     session.current.run!.batches.push({ ...batch, file: answer.file, rows, quarantined });
     await this.#checkpoints.save(session.current);
-    session.commits.add(batch);
+    session.commits?.add(batch);
     context.progress.add({ rows: answer.staged.rows, done: 1 });
   }
 
@@ -279,8 +279,8 @@ export class MeasurementsRun {
         http_requests: httpRequests,
         refusals: stats.refusals,
         quarantined,
-        partitions_written: commits.files.length,
-        partitions_removed: commits.removed,
+        partitions_written: commits?.files.length ?? 0,
+        partitions_removed: commits?.removed ?? 0,
         rows_at_period_end_left_to_next_window: stats.boundary,
         learned_limits: {
           locations_per_request: current.limits.locations,

@@ -1,0 +1,146 @@
+/** `road-etl run --output s3://...` or `az://...`: the run on a local copy of a folder in an object store. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pipeline } from '../pipeline/build.js';
+import { stageAhead, type StagedAhead } from '../pipeline/stage-ahead.js';
+import { openStore } from '../store/open.js';
+import { RemoteFiles } from '../store/remote-files.js';
+import type { HeldLock, ObjectStore } from '../store/store.js';
+import { fetchFolder, putFolder } from '../store/sync.js';
+import { commaList, loggerFor, pipelineFromArgs } from './common.js';
+import type { CliIo } from './io.js';
+import type { RunArgs } from './run.js';
+import { lockWaiting, onSignals, type StoreRun } from './run-support.js';
+
+/** How the run goes on once the folder is local: `road-etl run`'s own path. */
+export type RunHere = (
+  pipeline: Pipeline,
+  local: string,
+  how: {
+    rebuild: () => Promise<Pipeline>;
+    controller: AbortController;
+    staged?: StagedAhead | undefined;
+    store?: StoreRun;
+  },
+) => Promise<void>;
+
+/**
+ * `run --output s3://...`: the definition checked first (bad input asks
+ * nothing of the store), then the folder taken (the store's lock), its last
+ * commit fetched into an empty local folder, the run made there, and what
+ * changed put back (sync.ts); the local copy removed after.
+ */
+export async function runInStore(
+  url: string,
+  args: RunArgs,
+  io: CliIo,
+  { named, runHere }: { named: (pipeline: string) => void; runHere: RunHere },
+): Promise<void> {
+  const store = openStore(url, io.env);
+  const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
+  const remote = new RemoteFiles(store, local);
+  const controller = new AbortController();
+  const logger = loggerFor(args, io);
+  let ahead: Promise<StagedAhead> | undefined;
+  try {
+    await onSignals(controller, logger, async () => {
+      const first = await pipelineFromArgs(args, local, io);
+      named(first.name);
+      const held = await lockWaiting(store, first.name, {
+        seconds: args['wait-for-lock'] ?? 0,
+        logger,
+        signal: controller.signal,
+        // Held by another run: this one's extraction goes on meanwhile.
+        waiting: () => {
+          ahead ??= stageAhead(first, {
+            output: local,
+            select: commaList(args.select),
+            logger,
+            signal: controller.signal,
+          });
+        },
+      });
+      try {
+        await inStore(
+          store,
+          { url, local, remote, args, io, logger, controller, held, runHere },
+          await ahead,
+        );
+      } finally {
+        await held.release();
+      }
+    });
+  } finally {
+    await (await ahead)?.close();
+    remote.close();
+    await rm(local, { recursive: true, force: true });
+  }
+}
+
+/** The run on the local copy of a store's folder, once the run holds the store's lock. */
+async function inStore(
+  store: ObjectStore,
+  taken: {
+    /** The store's URL as the user gave it (the summary names the folder so). */
+    url: string;
+    local: string;
+    remote: RemoteFiles;
+    args: RunArgs;
+    io: CliIo;
+    logger: ReturnType<typeof loggerFor>;
+    controller: AbortController;
+    held: HeldLock;
+    runHere: RunHere;
+  },
+  staged: StagedAhead | undefined,
+): Promise<void> {
+  const { local, remote, args, io, logger } = taken;
+  const { guarantee } = taken.held;
+  if (guarantee === 'advisory')
+    logger.log(
+      'warn',
+      'store.lock',
+      `${store.url} does not enforce conditional writes: the folder's lock is advisory (an owner and a lease, read back after writing); two runs started at the same moment may both go on. S3 itself enforces them, as do recent MinIO releases`,
+      { guarantee },
+    );
+  // The data stays in the store until something reads it (remote-files.ts).
+  const fetched = await fetchFolder(store, local, remote);
+  logger.log(
+    'info',
+    'store.fetch',
+    `Fetched ${fetched.fetched} of the ${fetched.files} file(s) of ${store.url}, ${fetched.bytes} bytes${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}; the others when read`,
+    { files: fetched.files, fetched: fetched.fetched, bytes: fetched.bytes },
+  );
+  const rebuild = () => pipelineFromArgs(args, local, io);
+  await taken.runHere(await rebuild(), local, {
+    rebuild,
+    controller: taken.controller,
+    staged,
+    store: {
+      url: taken.url,
+      put: async () => {
+        const put = await putFolder(
+          store,
+          local,
+          fetched.commit,
+          undefined,
+          remote,
+          fetched.listed,
+        );
+        logger.log(
+          'info',
+          'store.fetched',
+          `Fetched ${remote.fetched.files} file(s), ${remote.fetched.bytes} bytes, of ${store.url} when read`,
+          { ...remote.fetched },
+        );
+        logger.log(
+          'info',
+          'store.put',
+          `Put ${put.uploaded} changed file(s), ${put.bytes} bytes, to ${store.url}; ${put.removed} object(s) no longer part of the folder removed`,
+          { ...put },
+        );
+      },
+    },
+  });
+}
