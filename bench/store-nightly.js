@@ -30,7 +30,7 @@ if (!execArgv.includes('--openssl-legacy-provider')) {
 }
 
 const { openStore } = await import('../dist/store/open.js');
-const { putFolder } = await import('../dist/store/sync.js');
+const { putFolder } = await import('../dist/store/put-folder.js');
 
 const locations = Number(process.argv[2] ?? 200);
 const yaml = (await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8')).replace(

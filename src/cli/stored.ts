@@ -8,7 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
-import { fetchFolder, putFolder } from '../store/sync.js';
+import { fetchFolder } from '../store/sync.js';
+import { putFolder } from '../store/put-folder.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
 

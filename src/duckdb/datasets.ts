@@ -242,3 +242,9 @@ export async function createPlaceholderViews(
   }
   return empty;
 }
+
+/** The datasets a SQL text names in its statements (a comment that names one reads nothing). */
+export function namedIn(text: string, datasets: readonly Dataset[]): Dataset[] {
+  const statements = text.replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
+  return datasets.filter((dataset) => new RegExp(`\\b${dataset.name}\\b`).test(statements));
+}

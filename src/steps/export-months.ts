@@ -17,6 +17,7 @@ import { definitionHash, inputChanges } from './input-changes.js';
 import { insideFolder } from './paths.js';
 import type { ExportRecord, StepContext, StepOutcome } from './step-kind.js';
 import { csvSidecars } from '../sinks/csv-metadata.js';
+import { fetchForMonths } from '../store/fetch-ahead.js';
 
 /** The month (YYYY-MM) of a partition value that is a date or an instant (YYYY-MM-DD...). */
 function monthOf(value: string): string | undefined {
@@ -63,6 +64,8 @@ export async function exportMonths(
 
   const ref = quotedIdentifier(column);
   const months = await monthsToWrite(db, column, source, pattern, changes);
+  // A folder in an object store: the partitions of those months are fetched before they are read.
+  if (changes?.mode === 'partial') await fetchForMonths(changes.input.source, months);
 
   const exports: ExportRecord[] = [];
   const removed: string[] = [];

@@ -5,13 +5,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
-import { DERIVED_FOLDER, datasetLayout, datasetQuery } from '../duckdb/datasets.js';
+import { DERIVED_FOLDER, datasetLayout, datasetQuery, namedIn } from '../duckdb/datasets.js';
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { insideFolder } from './paths.js';
 import { outputPrints, planBuild, type SqlBuild } from './sql-build.js';
 import { readOnly } from './sql-reads.js';
+import { fetchForBuild } from '../store/fetch-ahead.js';
 import { createdOutputs, putViewBack, putViewsBack, setViewsAside } from './sql-views.js';
 import type { SqlStepOptions } from './sql-options.js';
 import type { StepContext, StepOutcome } from './step-kind.js';
@@ -64,10 +65,7 @@ export async function runSqlStep(
       };
     }
     logBuild(build, options, context);
-    if (build.mode === 'partial' && build.reads)
-      await readOnly(db, build.reads, context.partitions);
-    // The outputs as they are, for the fold file: read before they are replaced.
-    if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
+    await readyInputs(db, build, build.mode === 'fold' ? foldText! : text, options, context);
     const outcome = await runFile(
       db,
       build.mode === 'fold' ? foldText! : text,
@@ -95,6 +93,26 @@ export async function runSqlStep(
   } finally {
     db.close();
   }
+}
+
+/** What the build reads, made ready: fetched (a folder in an object store), narrowed, the outputs as they were. */
+async function readyInputs(
+  db: Database,
+  build: Exclude<SqlBuild, { mode: 'unchanged' }>,
+  text: string,
+  options: SqlStepOptions,
+  context: StepContext,
+): Promise<void> {
+  await fetchForBuild(text, await context.datasets(), {
+    outputs: options.outputs,
+    column: options.partition_by,
+    keys: build.keys,
+    except: build.mode === 'partial' ? build.reads?.source.name : undefined,
+  });
+  if (build.mode === 'partial' && build.reads)
+    await readOnly(db, build.reads, context.partitions);
+  // The outputs as they are, for the fold file: read before they are replaced.
+  if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
 }
 
 async function runFile(
@@ -243,11 +261,8 @@ async function inputRows(
   context: StepContext,
 ): Promise<number> {
   let rows = 0;
-  // Named in a statement: a comment that names a dataset reads nothing.
-  const statements = text.replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
-  for (const dataset of await context.datasets()) {
-    if (!new RegExp(`\\b${dataset.name}\\b`).test(statements) || outputs.includes(dataset.name))
-      continue;
+  for (const dataset of namedIn(text, await context.datasets())) {
+    if (outputs.includes(dataset.name)) continue;
     const [count] = await db.all(`SELECT count(*) AS n FROM ${quotedIdentifier(dataset.name)}`);
     rows += Number(count?.['n'] ?? 0);
   }

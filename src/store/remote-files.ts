@@ -12,15 +12,20 @@
  * (fetchAround). So a night fetches the partitions it reads, not the history
  * in the bucket.
  */
-import { closeSync, ftruncateSync, openSync, statSync, utimesSync } from 'node:fs';
-import { stat, utimes } from 'node:fs/promises';
-import { dirname, relative, sep } from 'node:path';
+import { closeSync, fstatSync, ftruncateSync, futimesSync, openSync, statSync } from 'node:fs';
+import { rm, stat, utimes } from 'node:fs/promises';
+import { basename, dirname, relative, sep } from 'node:path';
+import pLimit from 'p-limit';
+import { RunError } from '../errors.js';
 import type { ObjectStore } from './store.js';
+import { TRANSFERS } from './sync.js';
 
 interface Waiting {
   key: string;
   bytes: number;
   mtimeMs: number;
+  /** The object's version the commit names. */
+  version: string;
   ino: number;
 }
 
@@ -90,18 +95,25 @@ export class RemoteFiles {
     return path.startsWith(this.#root + sep);
   }
 
-  /** Puts a placeholder of `bytes` and time `mtimeMs` for the object `key` at `file`. */
-  place(key: string, file: string, bytes: number, mtimeMs: number): void {
+  /**
+   * Puts a placeholder for the object `key`, of the size and time the commit
+   * gives it, at `file` (synchronous: thousands in a row cost least so).
+   */
+  place(
+    key: string,
+    file: string,
+    { bytes, mtime_ms: mtimeMs, version }: { bytes: number; mtime_ms: number; version: string },
+  ): void {
     const fd = openSync(file, 'w');
     try {
       ftruncateSync(fd, bytes);
+      // The commit's time (whole milliseconds), given again to the file once fetched.
+      const time = new Date(mtimeMs);
+      futimesSync(fd, time, time);
+      this.#waiting.set(file, { key, bytes, mtimeMs, version, ino: fstatSync(fd).ino });
     } finally {
       closeSync(fd);
     }
-    const time = new Date(mtimeMs);
-    utimesSync(file, time, time);
-    // The commit's time (whole milliseconds), given again to the file once fetched.
-    this.#waiting.set(file, { key, bytes, mtimeMs, ino: statSync(file).ino });
   }
 
   /** Whether `file` is a placeholder still (not fetched, not replaced). */
@@ -111,25 +123,56 @@ export class RemoteFiles {
     return info !== undefined && isPlaceholder(info, waiting!);
   }
 
-  /** Fetches the object a placeholder stands for into `file`, with the commit's time. */
+  /**
+   * Fetches the object a placeholder stands for into `file`, with the commit's
+   * time; an object changed since the commit (by something other than a put
+   * of road-etl, which writes down what it uploads) is refused, not taken for
+   * the commit's.
+   */
   async #download(waiting: Waiting, file: string): Promise<void> {
     const got = await this.#store.download(waiting.key, file);
+    if (got.version !== waiting.version) {
+      await rm(file, { force: true });
+      throw new RunError(
+        `${this.#store.url}${waiting.key} is not the object the folder's last commit names (it was written since by something other than road-etl): restore it, or start the step that wrote it over with --reset`,
+      );
+    }
     const time = new Date(waiting.mtimeMs);
     await utimes(file, time, time);
     this.fetched.files++;
     this.fetched.bytes += got.bytes;
   }
 
-  /** Fetches those of `files` that are placeholders, each with the time it had. */
+  /** Fetches those of `files` that are placeholders (TRANSFERS at a time), each with the time it had. */
   async fetch(files: Iterable<string>): Promise<number> {
-    let count = 0;
-    for (const file of files) {
-      if (!this.has(file)) continue;
-      await this.#download(this.#waiting.get(file)!, file);
-      this.#waiting.delete(file);
-      count++;
-    }
-    return count;
+    const wanted = [...new Set(files)].filter((file) => this.has(file));
+    const limit = pLimit(TRANSFERS);
+    await Promise.all(
+      wanted.map((file) =>
+        limit(async () => {
+          await this.#download(this.#waiting.get(file)!, file);
+          this.#waiting.delete(file);
+        }),
+      ),
+    );
+    return wanted.length;
+  }
+
+  /**
+   * Fetches the placeholders under the dataset folder `dataset` whose
+   * partition folder (`column=value`) `wanted` accepts (every one without
+   * partitions when `wanted` accepts the empty column). Resolves to the number fetched.
+   */
+  fetchPartitions(dataset: string, wanted: (column: string, value: string) => boolean) {
+    const chosen = [...this.#waiting.keys()].filter((path) => {
+      if (!path.startsWith(dataset + sep)) return false;
+      const name = basename(dirname(path));
+      const at = name.indexOf('=');
+      return dirname(path) === dataset
+        ? wanted('', '')
+        : at > 0 && wanted(name.slice(0, at), name.slice(at + 1));
+    });
+    return this.fetch(chosen);
   }
 
   /**

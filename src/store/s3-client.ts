@@ -4,6 +4,9 @@ import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 
 /** The client the standard AWS variables describe. */
 export function s3Client(env: NodeJS.ProcessEnv): S3Client {
+  // The SDK is pinned to releases that support Node 20 (package.json): its warning that later
+  // releases will not is no news to a user of road-etl, and a line that is not JSON on stderr.
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const endpoint = env['AWS_ENDPOINT_URL_S3'] ?? env['AWS_ENDPOINT_URL'];
   const accessKeyId = env['AWS_ACCESS_KEY_ID'];
   const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];

@@ -11,20 +11,25 @@ async function placed(keys: string[]) {
   const local = join(await testDir(), 'local');
   const store = new LocalStore(served);
   const staged = join(await testDir(), 'staged');
+  const versions = new Map<string, string>();
   for (const key of keys) {
     const file = join(staged, key);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, `the bytes of ${key}`);
-    await store.upload(file, key);
+    versions.set(key, (await store.upload(file, key)).version);
   }
   const remote = new RemoteFiles(store, local);
   const time = Date.parse('2026-10-01T12:00:00.123Z');
   for (const key of keys) {
     const file = join(local, key);
     await mkdir(dirname(file), { recursive: true });
-    remote.place(key, file, `the bytes of ${key}`.length, time);
+    remote.place(key, file, {
+      bytes: `the bytes of ${key}`.length,
+      mtime_ms: time,
+      version: versions.get(key)!,
+    });
   }
-  return { remote, local, time };
+  return { remote, local, time, store, staged };
 }
 
 describe('a folder fetched on demand (RemoteFiles)', () => {
@@ -107,6 +112,22 @@ describe('a folder fetched on demand (RemoteFiles)', () => {
       expect(remote.waiting).toContain('e/day=2026-10-01/data.parquet');
       // Not kept by date: the whole dataset at once.
       expect(await remote.fetchAround(at('m/month=2026-10-01/data.parquet'), misses)).toBe(2);
+    } finally {
+      remote.close();
+    }
+  });
+
+  it('refuses an object written since the commit by something else, rather than take it for the commit’s', async () => {
+    const key = 'd/day=2026-10-01/data.parquet';
+    const { remote, local, store, staged } = await placed([key]);
+    const file = join(local, key);
+    try {
+      await writeFile(join(staged, key), 'the bytes of another writer');
+      await store.upload(join(staged, key), key);
+      await expect(remote.fetch([file])).rejects.toThrow(
+        /is not the object the folder's last commit names/,
+      );
+      expect(remote.has(file)).toBe(false);
     } finally {
       remote.close();
     }
