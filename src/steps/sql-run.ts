@@ -109,8 +109,7 @@ async function readyInputs(
     keys: build.keys,
     except: build.mode === 'partial' ? build.reads?.source.name : undefined,
   });
-  if (build.mode === 'partial' && build.reads)
-    await readOnly(db, build.reads, context.partitions);
+  if (build.mode === 'partial' && build.reads) await readOnly(db, build.reads, context.partitions);
   // The outputs as they are, for the fold file: read before they are replaced.
   if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
 }
