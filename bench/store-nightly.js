@@ -10,7 +10,13 @@
 // prefix in turn, each in a fresh TMPDIR; the medians of their wall time, client CPU (user +
 // system of the road-etl process) and bytes transferred (fetched at the start, fetched when
 // read, put back) are compared.
-import { spawn } from 'node:child_process';
+//
+// Nights are a day apart in production, each on a fresh worker; here they share one disk,
+// and ext4 makes a file slowly for a minute after thousands were removed (it skips inodes
+// removed in the last 60 s: recently_deleted() in fs/ext4/ialloc.c), as each night removes
+// its local copy. So the disk is given NIGHT_GAP seconds (default 65) before each night.
+import { execFileSync, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
 import { argv, execArgv, execPath, exit } from 'node:process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -115,12 +121,19 @@ try {
   }
   console.log(`  a year: ${mb(filled.year)} in the bucket; a month: ${mb(filled.month)}`);
 
+  const gap = Number(process.env.NIGHT_GAP ?? 65) * 1000;
+  const settle = () => {
+    execFileSync('sync');
+    return sleep(gap);
+  };
   const nights = { year: [], month: [] };
   for (const day of ['01', '02', '03', '04', '05']) {
     const start = `2026-10-${day}T00:00:00Z`;
     const end = `2026-10-${String(Number(day) + 1).padStart(2, '0')}T00:00:00Z`;
-    for (const name of ['year', 'month'])
+    for (const name of ['year', 'month']) {
+      await settle();
       nights[name].push(await night(`s3://bench/${name}`, start, end));
+    }
   }
   const of = (name, key) => median(nights[name].map((n) => n[key]));
   console.log('\n| history | night: wall | client CPU | fetched | put | peak of fetched |');

@@ -124,7 +124,8 @@ export async function putFolder(
   );
   await putJson(store, local, COMMIT_KEY, commit);
   passed('committed');
-  if (changed.length > 0) await store.remove([PUT_KEY]);
+  // (also one a killed put left, when this one had nothing to upload)
+  await store.remove([PUT_KEY]);
   await store.remove(obsolete);
   return { uploaded: changed.length, bytes, removed: obsolete.length };
 }
