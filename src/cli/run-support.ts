@@ -60,7 +60,7 @@ export async function takingTurns<T>(
             logger.log(
               'info',
               'lock.wait',
-              `The output folder is in use by another run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}): waiting for it, up to ${options.seconds} s, and fetching meanwhile`,
+              `The output folder is in use by another run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}): waiting for it, up to ${options.seconds} s`,
               { pipeline: holder.pipeline, pid: holder.pid, hostname: holder.hostname },
             );
             ahead ??= options.stage(pipeline);
@@ -134,11 +134,7 @@ export async function lockWaiting(
     } catch (error) {
       if (!(error instanceof FolderInUseError) || Date.now() >= deadline) throw error;
       if (!told) {
-        logger.log(
-          'info',
-          'lock.wait',
-          `${error.message}: waiting for it, up to ${seconds} s, and fetching meanwhile`,
-        );
+        logger.log('info', 'lock.wait', `${error.message}: waiting for it, up to ${seconds} s`);
         options.waiting();
       }
       told = true;
