@@ -22,7 +22,8 @@ const isoDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 /**
  * The spans of dates [first, last] that output partitions `keys` of `column`
  * read: their month or year where the column is one, else the day and the
- * days either side. Undefined when a key is not a date.
+ * days either side (as text: a month's last day is `-31`, whatever its length).
+ * Undefined when a key is not a date.
  */
 function spansOf(column: string | undefined, keys: readonly string[]) {
   const spans: [string, string][] = [];
@@ -30,14 +31,13 @@ function spansOf(column: string | undefined, keys: readonly string[]) {
     const date = dateOf(key);
     if (date === undefined) return undefined;
     const at = Date.parse(`${date}T00:00:00Z`);
-    const to = new Date(at);
-    if (column === 'month') to.setUTCMonth(to.getUTCMonth() + 1);
-    else if (column === 'year') to.setUTCFullYear(to.getUTCFullYear() + 1);
-    else to.setTime(at + 2 * DAY_MS);
-    spans.push([
-      column === 'month' || column === 'year' ? date : isoDate(at - DAY_MS),
-      isoDate(to.getTime() - DAY_MS),
-    ]);
+    spans.push(
+      column === 'month'
+        ? [date, `${date.slice(0, 7)}-31`]
+        : column === 'year'
+          ? [date, `${date.slice(0, 4)}-12-31`]
+          : [isoDate(at - DAY_MS), isoDate(at + DAY_MS)],
+    );
   }
   return spans;
 }
