@@ -4,10 +4,6 @@
  * (zstd). Each is written under a temporary name, fsynced and renamed, and
  * streamed by DuckDB, so memory does not grow with the number of rows.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { writeFileAtomic, writeThrough } from '../util/fs.js';
 import { csvSidecars, csvtLine, csvwMetadata } from './csv-metadata.js';
@@ -18,12 +14,13 @@ import {
   isText,
   isTimestamp,
   isoTimestamp,
-  pointColumns,
-  type Column,
   type ExportSource,
-  type GeometryColumns,
 } from './columns.js';
 import { portableCopySql } from '../duckdb/portable.js';
+import { writeReusing, type Laid } from './record-reuse.js';
+import { scanFile } from './record-scan.js';
+import { makingOf, rowOrder } from './row-order.js';
+import { writing } from './writing.js';
 
 export type { ExportSource, GeometryColumns } from './columns.js';
 
@@ -33,32 +30,10 @@ export interface ExportResult {
   rows: number;
   /** GeoJSON, FlatGeobuf: features without a valid position (geometry null). */
   withoutGeometry?: number;
-  /** The file's SHA-256 where the writer saw its bytes go by (GeoJSON). */
+  /** The file's SHA-256 where the writer saw its bytes go by. */
   sha256?: string;
-}
-
-/**
- * Whether DuckDB's plan of a query holds a full sort (an ORDER BY without a
- * LIMIT, which is a top-n and small).
- */
-async function sorts(db: Database, source: ExportSource): Promise<boolean> {
-  const rows = await db.all(`EXPLAIN SELECT * FROM ${source.sql}`, source.params);
-  return rows.some(
-    (r) => typeof r['explain_value'] === 'string' && /\bORDER_BY\b/.test(r['explain_value']),
-  );
-}
-
-/**
- * Runs `write` (the COPY of an extract) with DuckDB on one thread when the
- * source sorts its rows. A sort of millions of wide rows does not fit a small
- * budget and goes to disk, and there one thread does the same work in less
- * time and memory than two: the national CSV extract of today's signs
- * (2.9M rows, `ORDER BY sign_id`, 600 MB for DuckDB) took 72.6 s of CPU,
- * 38.7 s and 1,239 MB on two threads; 28.9 s of CPU, 30.3 s and 825 MB on
- * one. Unsorted, two threads take the same CPU as one in half the time.
- */
-async function writing<T>(db: Database, source: ExportSource, write: () => Promise<T>): Promise<T> {
-  return (await sorts(db, source)) ? db.withThreads(1, write) : write();
+  /** Records copied from the last night's file (record-reuse.ts), where it was kept. */
+  reused?: number;
 }
 
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
@@ -80,6 +55,24 @@ export interface CsvOptions {
   formulaGuard: boolean;
   /** The title of the CSVW metadata. */
   title: string;
+  /** Where the index of the file's records is kept, to write the next one from it (record-reuse.ts). */
+  index?: string | undefined;
+}
+
+/** How a CSV extract is written: DuckDB's COPY, RFC 4180 with CRLF. */
+const CSV_FORMAT = `FORMAT csv, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n'`;
+
+/** The records of a CSV file DuckDB wrote, with its SHA-256; the first line is the header when `header`. */
+async function csvLaid(path: string, header: boolean): Promise<Laid & { sha256: string }> {
+  const { scanner, sha256 } = await scanFile(path, 'csv');
+  const lines = scanner.lengths.done();
+  const heading = header && lines.length > 0 ? lines[0]! : 0;
+  return {
+    prefix: heading,
+    suffix: scanner.rest,
+    lengths: header ? lines.subarray(1) : lines,
+    sha256,
+  };
 }
 
 /**
@@ -109,16 +102,35 @@ export async function exportCsv(
       return `${guard(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
   });
-  return writeThrough(path, scratch, async (temporary) => {
-    const rows = await writing(db, source, () =>
-      db.copy(
-        `COPY (SELECT ${projection.join(', ')} FROM ${source.sql}) TO ${quotedString(temporary)} ` +
-          `(FORMAT csv, HEADER true, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n')`,
-        source.params,
-      ),
+  const copyCsv = (from: string, target: string, header: boolean): Promise<number> =>
+    db.copy(
+      `COPY (SELECT ${projection.join(', ')} FROM ${from}) TO ${quotedString(target)} (${CSV_FORMAT}, HEADER ${header})`,
+      source.params,
     );
-    return { rows };
-  });
+  const order = options.index ? await rowOrder(db, source, columns) : undefined;
+  if (order && options.index) {
+    const making = await makingOf(db, ['csv', columns, projection, CSV_FORMAT]);
+    return writeReusing(path, scratch, options.index, {
+      db,
+      params: source.params,
+      order,
+      fingerprint: making,
+      separator: '',
+      writeAll: async (temporary, orderBy) => {
+        const rows = await writing(db, source, () =>
+          copyCsv(`${order.keyed} ${orderBy}`, temporary, true),
+        );
+        return { rows, ...(await csvLaid(temporary, true)) };
+      },
+      writeSome: async (file, where, orderBy) => {
+        await copyCsv(`${order.keyed} ${where} ${orderBy}`, file, false);
+        return csvLaid(file, false);
+      },
+    });
+  }
+  return writeThrough(path, scratch, async (temporary) => ({
+    rows: await writing(db, source, () => copyCsv(source.sql, temporary, true)),
+  }));
 }
 
 export async function exportParquet(
@@ -134,75 +146,4 @@ export async function exportParquet(
       }).then((sql) => db.copy(sql, source.params)),
     ),
   }));
-}
-
-/** A JSON value expression for a column: timestamps as ISO 8601 UTC text, the rest as DuckDB's JSON does it. */
-function jsonValue(column: Column): string {
-  return isTimestamp(column.type) ? isoTimestamp(column) : quotedIdentifier(column.name);
-}
-
-/**
- * A GeoJSON FeatureCollection of points. DuckDB's JSON writer makes the
- * features, on every thread, as a JSON array (a row a Feature: its type, id,
- * geometry and properties, in the order of the source); the collection is
- * that array between its opening and its closing, put together as the array
- * is copied into the file.
- */
-export async function exportGeoJson(
-  db: Database,
-  source: ExportSource,
-  path: string,
-  scratch: string,
-  geometry: GeometryColumns,
-): Promise<ExportResult> {
-  const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
-  const properties =
-    kept.length > 0
-      ? `struct_pack(${kept.map((c) => `${quotedIdentifier(c.name)} := ${jsonValue(c)}`).join(', ')})`
-      : `'{}'::JSON`;
-  // Seven decimals, about a centimetre: what RFC 7946 (11.2) advises, no false precision.
-  const point = `{'type': 'Point', 'coordinates': [round(${lon}, 7), round(${lat}, 7)]}`;
-  const features =
-    `SELECT 'Feature' AS "type", ` +
-    (geometry.id ? `${quotedIdentifier(geometry.id)} AS id, ` : '') +
-    `CASE WHEN ${valid} THEN ${point} END AS geometry, ${properties} AS properties FROM ${source.sql}`;
-  const [counted] = await db.all(
-    `SELECT count(*) FILTER (WHERE NOT coalesce(${valid}, false)) AS unlocated FROM ${source.sql}`,
-    source.params,
-  );
-  return writeThrough(path, scratch, async (temporary) => {
-    const array = `${temporary}.features`;
-    try {
-      const rows = await writing(db, source, () =>
-        db.copy(
-          `COPY (${features}) TO ${quotedString(array)} (FORMAT json, ARRAY true)`,
-          source.params,
-        ),
-      );
-      // Hashed as it is put together, which spares the manifest reading it again.
-      const hash = createHash('sha256');
-      await pipeline(
-        async function* () {
-          const pieces = [
-            [Buffer.from('{"type":"FeatureCollection","features":')],
-            createReadStream(array, { highWaterMark: 1 << 20 }),
-            [Buffer.from('}\n')],
-          ];
-          for (const piece of pieces)
-            for await (const bytes of piece) {
-              hash.update(bytes as Buffer);
-              yield bytes as Buffer;
-            }
-        },
-        createWriteStream(temporary, { flags: 'wx' }),
-      );
-      return {
-        rows,
-        withoutGeometry: Number(counted?.['unlocated'] ?? 0),
-        sha256: hash.digest('hex'),
-      };
-    } finally {
-      await rm(array, { force: true });
-    }
-  });
 }

@@ -1,16 +1,18 @@
 /** Writing an export: one file, or one file per month of a date column (export-months.ts). */
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
+import { STATE_FOLDER } from '../layout.js';
+import { remoteFilesOf } from '../store/remote-files.js';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { BBOX_COLUMN, pointColumns } from '../duckdb/geoparquet.js';
 import { describe } from '../sinks/columns.js';
 import { RoadEtlError, RunError, explainIoError } from '../errors.js';
 import {
   exportCsv,
-  exportGeoJson,
   exportParquet,
   type ExportResult,
   type ExportSource,
 } from '../sinks/exports.js';
+import { exportGeoJson } from '../sinks/geojson.js';
 import { exportFlatGeobuf } from '../sinks/flatgeobuf.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
 import type { StepContext } from './step-kind.js';
@@ -23,6 +25,17 @@ async function withoutCoveringBox(db: Database, source: ExportSource): Promise<E
     : source;
 }
 
+/**
+ * Where the index of an extract's records is kept (record-index.ts), so that
+ * the next night copies the records of the rows that did not change: in
+ * `.state/extracts`, by the extract's path. None for a folder in object
+ * storage: a run there starts without the last extract on its disk.
+ */
+function indexOf(context: StepContext, path: string): string | undefined {
+  if (remoteFilesOf(path)) return undefined;
+  return join(context.output, STATE_FOLDER, 'extracts', `${relative(context.output, path)}.idx`);
+}
+
 /** Writes one file of the export: the rows of `source` to `path`, in the export's format. */
 export async function exportFile(
   db: Database,
@@ -30,9 +43,11 @@ export async function exportFile(
   source: ExportSource,
   path: string,
   context: StepContext,
+  reuse = true,
 ): Promise<ExportResult> {
   const format = formatOf(options)!;
   const scratch = context.scratch;
+  const index = reuse ? indexOf(context, path) : undefined;
   let result: ExportResult;
   // The GeoParquet covering box is the datasets' own: an extract has the position otherwise.
   if (format !== 'parquet') source = await withoutCoveringBox(db, source);
@@ -41,15 +56,14 @@ export async function exportFile(
       result = await exportCsv(db, source, path, scratch, {
         formulaGuard: options.formula_guard,
         title: `${options.table ?? 'A query'} (road-etl export ${context.stepId})`,
+        index,
       });
     else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
     else {
       // Points: GeoJSON, or FlatGeobuf with its spatial index.
       const points = format === 'flatgeobuf' ? exportFlatGeobuf : exportGeoJson;
-      result = await points(db, source, path, scratch, {
-        ...options.geometry,
-        id: options.geometry.id,
-      });
+      const geometry = { ...options.geometry, id: options.geometry.id };
+      result = await points(db, source, path, scratch, geometry, index);
     }
   } catch (error) {
     const message = (error as Error).message;

@@ -79,7 +79,7 @@ export async function exportMonths(
       sql: `(SELECT * FROM ${source.sql} WHERE ${ref} >= ${first} AND ${ref} < ${first} + INTERVAL 1 MONTH)`,
       params: source.params,
     };
-    const result = await exportFile(db, options, rowsOfMonth, path, context);
+    const result = await exportFile(db, options, rowsOfMonth, path, context, false);
     if (result.rows === 0) {
       await rm(path, { force: true });
       for (const sidecar of Object.values(csvSidecars(path))) await rm(sidecar, { force: true });

@@ -90,13 +90,15 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     const path = insideFolder(context.output, options.path)!;
     const result = await exportFile(await context.database(), options, source, path, context);
     const record = await context.recordFile(path, result.sha256);
+    const notes = {
+      ...(result.withoutGeometry ? { features_without_geometry: result.withoutGeometry } : {}),
+      ...(result.reused !== undefined ? { records_reused: result.reused } : {}),
+    };
     return {
       rowsIn: result.rows,
       rowsOut: result.rows,
       exports: [{ ...record, format: formatOf(options)!, rows: result.rows }],
-      ...(result.withoutGeometry
-        ? { notes: { features_without_geometry: result.withoutGeometry } }
-        : {}),
+      ...(Object.keys(notes).length > 0 ? { notes } : {}),
     };
   },
 });

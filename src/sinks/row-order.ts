@@ -1,0 +1,181 @@
+/**
+ * An extract's rows in a total order with a fingerprint each: what lets a
+ * nightly extract copy the records of the rows that did not change from the
+ * last night's file (record-reuse.ts) instead of writing them all again.
+ *
+ * The source's own ORDER BY (plain column names) is taken out of its SQL by
+ * DuckDB's parser (`json_serialize_sql`) and put back with the fingerprint as
+ * the last key, so that rows equal in their keys come in one order, night
+ * after night; the fingerprints in that order are then read on narrow rows
+ * (the keys and one number), without the sort of the wide rows.
+ */
+import { createHash } from 'node:crypto';
+import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { VERSION } from '../version.js';
+import type { Column, ExportSource } from './columns.js';
+
+/** The fingerprint column the keyed source adds (a name no source of an extract has). */
+export const ROW_HASH = '_road_etl_row_hash';
+
+/** The name the keyed rows go by, so that an order names their columns, not a projection's. */
+const ROWS = 'road_etl_rows';
+
+export interface RowOrder {
+  /** The rows of the source with ROW_HASH beside them, unordered (a FROM item: a SELECT named ROWS). */
+  keyed: string;
+  /** The ORDER BY that gives the source's order, ties broken by ROW_HASH, in the keyed rows' own columns. */
+  orderBy: string;
+}
+
+/**
+ * The row's fingerprint: DuckDB's 64-bit hash of its values. DuckDB hashes a
+ * list as the run of its items (`hash([1, 2], [3]) = hash([1], [2, 3])`,
+ * `hash([]) = hash(NULL)`), so each list is hashed with its length too, and a
+ * value with lists inside it as its text; a float with its sign (`-0.0`
+ * hashes as `0.0` and is written otherwise).
+ */
+export function rowHash(columns: readonly Column[]): string {
+  const parts = columns.flatMap(({ name, type }) => {
+    const ref = quotedIdentifier(name);
+    const inner = type.endsWith('[]') ? type.slice(0, -2) : type;
+    if (/\[\]|\[\d+\]|^(STRUCT|MAP|UNION)\(/.test(inner) || /\[\d+\]$/.test(type))
+      return [`${ref}::VARCHAR`];
+    if (type.endsWith('[]')) return [ref, `len(${ref})`];
+    if (type === 'DOUBLE' || type === 'FLOAT') return [ref, `signbit(${ref})`];
+    return [ref];
+  });
+  return `hash(${parts.join(', ')})`;
+}
+
+interface OrderTerm {
+  type: string;
+  null_order: string;
+  expression: { class: string; column_names?: string[] };
+}
+
+interface QueryNode {
+  type: string;
+  modifiers: { type: string; orders?: OrderTerm[] }[];
+  select_list?: { class: string; replace_list?: unknown[]; expr?: unknown; columns?: boolean }[];
+  from_table?: { type: string; subquery?: { node: QueryNode } };
+  where_clause?: unknown;
+  group_expressions?: unknown[];
+  having?: unknown;
+  qualify?: unknown;
+  sample?: unknown;
+}
+
+interface Serialized {
+  error: boolean;
+  statements: { node: QueryNode }[];
+}
+
+/**
+ * The node that orders the rows: the query's own, or, where the query only
+ * leaves columns out of a subquery (`SELECT * EXCLUDE (...) FROM (...)`,
+ * as an extract leaves out the covering box), the subquery's.
+ */
+function orderingNode(node: QueryNode): QueryNode {
+  for (;;) {
+    const star = node.select_list?.length === 1 ? node.select_list[0]! : undefined;
+    const inner = node.from_table?.type === 'SUBQUERY' ? node.from_table.subquery?.node : undefined;
+    const plain =
+      node.type === 'SELECT_NODE' &&
+      node.modifiers.length === 0 &&
+      star?.class === 'STAR' &&
+      !star.expr &&
+      !star.columns &&
+      (star.replace_list ?? []).length === 0 &&
+      !node.where_clause &&
+      (node.group_expressions ?? []).length === 0 &&
+      !node.having &&
+      !node.qualify &&
+      !node.sample;
+    if (!plain || !inner) return node;
+    node = inner;
+  }
+}
+
+const DIRECTIONS: Record<string, string> = {
+  ORDER_DEFAULT: '',
+  ORDER_ASCENDING: ' ASC',
+  ORDER_DESCENDING: ' DESC',
+};
+const NULLS: Record<string, string> = {
+  ORDER_DEFAULT: '',
+  NULLS_FIRST: ' NULLS FIRST',
+  NULLS_LAST: ' NULLS LAST',
+};
+
+/** The rows of `from` with their fingerprint (ROW_HASH) beside them. */
+export function keyedRows(from: string, columns: readonly Column[]): string {
+  return `(SELECT *, ${rowHash(columns)} AS ${ROW_HASH} FROM ${from})`;
+}
+
+/**
+ * The source taken apart into its rows and its order; undefined when it has
+ * no order (the order of its rows is then DuckDB's, which a file copied
+ * from the last night's could not be sure to keep), when its order is not
+ * plain columns of its own (an expression, a LIMIT), when
+ * DuckDB cannot take it apart, or when its columns do not all have a
+ * fingerprint. `sql` is a table name (quoted) or a parenthesised query.
+ */
+export async function rowOrder(
+  db: Database,
+  source: ExportSource,
+  columns: readonly Column[],
+): Promise<RowOrder | undefined> {
+  if (columns.some((c) => c.name === ROW_HASH)) return undefined;
+  const query = /^\((.*)\)$/s.exec(source.sql)?.[1];
+  if (query === undefined) return undefined;
+  let parsed: Serialized;
+  try {
+    const [row] = await db.all(`SELECT json_serialize_sql(${quotedString(query)}) AS tree`);
+    // A location DuckDB gives as 2^64 - 1 (none) does not survive a JavaScript number.
+    const tree = String(row?.['tree']).replace(/"query_location":\s*\d{16,}/g, '"query_location":0');
+    parsed = JSON.parse(tree) as Serialized;
+  } catch {
+    return undefined;
+  }
+  if (parsed.error || parsed.statements.length !== 1) return undefined;
+  const node = orderingNode(parsed.statements[0]!.node);
+  if (node.modifiers.some((m) => m.type !== 'ORDER_MODIFIER')) return undefined;
+  const terms = node.modifiers.flatMap((m) => m.orders ?? []);
+  const keys: string[] = [];
+  for (const term of terms) {
+    const names = term.expression.column_names;
+    const direction = DIRECTIONS[term.type];
+    const nulls = NULLS[term.null_order];
+    if (term.expression.class !== 'COLUMN_REF' || names?.length !== 1) return undefined;
+    if (direction === undefined || nulls === undefined) return undefined;
+    if (!columns.some((c) => c.name === names[0])) return undefined;
+    keys.push(`${ROWS}.${quotedIdentifier(names[0]!)}${direction}${nulls}`);
+  }
+  if (keys.length === 0) return undefined;
+  node.modifiers = [];
+  let unordered: string;
+  try {
+    const [row] = await db.all(
+      `SELECT json_deserialize_sql(${quotedString(JSON.stringify(parsed))}) AS sql`,
+    );
+    unordered = String(row?.['sql']);
+  } catch {
+    return undefined;
+  }
+  return {
+    keyed: `${keyedRows(`(${unordered})`, columns)} AS ${ROWS}`,
+    orderBy: `ORDER BY ${[...keys, `${ROWS}.${ROW_HASH}`].join(', ')}`,
+  };
+}
+
+/**
+ * What makes an extract's records what they are: `how` (the format, the
+ * statement that writes them, the columns) with road-etl's and DuckDB's
+ * versions, as a digest. A record kept from a file made otherwise is never
+ * taken for one made now.
+ */
+export async function makingOf(db: Database, how: unknown): Promise<string> {
+  const [row] = await db.all('SELECT version() AS duckdb');
+  const made = JSON.stringify({ how, road_etl: VERSION, duckdb: row?.['duckdb'] });
+  return createHash('sha256').update(made).digest('hex');
+}

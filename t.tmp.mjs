@@ -1,0 +1,1 @@
+import { Database } from './dist/duckdb/database.js';
