@@ -68,6 +68,7 @@ export function chunkColumnsSql(
   properties: readonly Property[],
   position: string,
   source: string,
+  carried: readonly string[] = [],
 ): string {
   const texts = properties.flatMap((p, i) => (p.encoding === 'text' ? [`t${i}`] : []));
   const inner =
@@ -91,6 +92,7 @@ export function chunkColumnsSql(
         p.encoding === 'text' ? '' : `, coalesce(p${i}, ${zero[p.encoding]}) AS p${i}`,
       )
       .join('') +
+    carried.map((c) => `, ${c}`).join('') +
     ` FROM (${inner})`
   );
 }

@@ -14,7 +14,9 @@
  * memory, without an index, and installs OpenLayers beside it.)
  * Memory is about 90 bytes a feature (its sort key and place, the tree and the
  * positions it is built from) and one range of features (at least 16,384, a
- * 256th of them when there are more), whatever the number of columns.
+ * 256th of them when there are more), whatever the number of columns. With
+ * an index, the features of rows that did not change are copied from the
+ * last file (./flatgeobuf-reuse.ts), equal keys ordered by the row's fingerprint.
  */
 import { open } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
@@ -23,7 +25,13 @@ import { Builder } from 'flatbuffers';
 import type { Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import { PositionedWriter } from '../util/positioned-writer.js';
-import { pointColumns, type ExportSource, type GeometryColumns } from './columns.js';
+import {
+  describe,
+  pointColumns,
+  type Column,
+  type ExportSource,
+  type GeometryColumns,
+} from './columns.js';
 import type { ExportResult } from './exports.js';
 import { MAGIC, buildHeader, packedTree, treeBytes } from './flatgeobuf-format.js';
 import {
@@ -35,9 +43,12 @@ import {
 } from './flatgeobuf-features.js';
 import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
+import { patchFlatGeobuf } from './flatgeobuf-reuse.js';
+import { readIndex, writeIndex } from './record-index.js';
+import { ROW_HASH, keyedRows, makingOf } from './row-order.js';
 
 /** Children per node of the R-tree: FlatGeobuf's default. */
-const NODE_SIZE = 16;
+export const NODE_SIZE = 16;
 
 /**
  * Features per bucket of the Hilbert order (writeFeatures): at least this
@@ -51,10 +62,18 @@ const MOST_BUCKETS = 256;
 const UNLOCATED = 2 ** 32;
 
 /** The rows as the writer reads them, and what the header says of them. */
-interface Points {
+export interface Points {
   properties: Property[];
-  /** h_lon, h_lat (NaN without a valid position), h_text, l0.., the numbers p.., h_key (the sort key). */
+  /**
+   * h_lon, h_lat (NaN without a valid position), h_text, l0.., the numbers
+   * p.., h_key (the sort key), and with fingerprints h_hi and h_lo (its halves).
+   */
   sql: string;
+  /** The same of the rows `where` picks from the keyed rows (with fingerprints only). */
+  where: (where: string) => string;
+  /** h_lon, h_lat, h_hi, h_lo in the file's order (with fingerprints only). */
+  narrow: string;
+  hashed: boolean;
   count: number;
   located: number;
   envelope: [number, number, number, number] | undefined;
@@ -62,10 +81,12 @@ interface Points {
   bounds: number[];
 }
 
-async function pointsOf(
+export async function pointsOf(
   db: Database,
   source: ExportSource,
   geometry: GeometryColumns,
+  /** The source's columns, to write the features with their row's fingerprint (row-order.ts). */
+  hashed?: readonly Column[],
 ): Promise<Points> {
   const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
   const properties = kept.map(propertyOf);
@@ -86,10 +107,17 @@ async function pointsOf(
   const keyed = (from: string): string =>
     `SELECT * EXCLUDE (hilbert), CASE WHEN h_lon IS NULL THEN ${UNLOCATED} ELSE hilbert END::DOUBLE AS h_key ` +
     `FROM (${withHilbert(from, 'h_lon', 'h_lat', extent)})`;
-  const outer = chunkColumnsSql(properties, position, source.sql);
-  const rows =
-    `SELECT coalesce(h_lon, 'NaN'::DOUBLE) AS h_lon, coalesce(h_lat, 'NaN'::DOUBLE) AS h_lat, ` +
-    `* EXCLUDE (h_lon, h_lat) FROM (${keyed(outer)})`;
+  const carried = hashed ? `, ${ROW_HASH}` : '';
+  const halves = hashed
+    ? `, (${ROW_HASH} >> 32)::UINTEGER AS h_hi, (${ROW_HASH} & 4294967295)::UINTEGER AS h_lo`
+    : '';
+  const from = (where: string): string =>
+    hashed ? `(SELECT * FROM ${keyedRows(source.sql, hashed)} ${where})` : source.sql;
+  const positioned = `SELECT coalesce(h_lon, 'NaN'::DOUBLE) AS h_lon, coalesce(h_lat, 'NaN'::DOUBLE) AS h_lat`;
+  const rowsOf = (where: string): string =>
+    `${positioned}, * EXCLUDE (h_lon, h_lat, h_key${carried}), h_key${halves} FROM ` +
+    `(${keyed(chunkColumnsSql(properties, position + carried, from(where), hashed ? [ROW_HASH] : []))})`;
+  const ordered = `ORDER BY h_key, h_hi, h_lo`;
   const buckets = Math.min(Math.ceil(count / BUCKET_FEATURES), MOST_BUCKETS);
   let bounds: number[] = [];
   if (buckets > 1) {
@@ -100,7 +128,74 @@ async function pointsOf(
     );
     bounds = [...new Set((row?.['bounds'] as number[] | null) ?? [])].map(Number);
   }
-  return { properties, sql: rows, count, located, envelope, bounds };
+  return {
+    properties,
+    sql: rowsOf(''),
+    where: (where) => `${rowsOf(where)} ${ordered}`,
+    narrow: `${positioned}, h_key${halves} FROM (${keyed(`${position}${carried} FROM ${from('')}`)}) ${ordered}`,
+    hashed: hashed !== undefined,
+    count,
+    located,
+    envelope,
+    bounds,
+  };
+}
+
+/** A feature as DuckDB's rows give it: its sort key, position, bytes (valid until the next) and fingerprint. */
+type Visit = (
+  key: number,
+  x: number,
+  y: number,
+  feature: Uint8Array,
+  hi: number,
+  lo: number,
+) => Promise<void> | void;
+
+/** Encodes each row of `sql` (Points' columns) as a feature and hands it to `visit`, in the rows' order. */
+export async function eachFeature(
+  db: Database,
+  points: Points,
+  sql: string,
+  params: ExportSource['params'],
+  visit: Visit,
+): Promise<void> {
+  const { properties } = points;
+  const encoder = new FeatureEncoder(properties);
+  const result = await db.connection.stream(sql, params);
+  for (
+    let chunk = await result.fetchChunk();
+    chunk && chunk.rowCount > 0;
+    chunk = await result.fetchChunk()
+  ) {
+    const lon = chunk.getColumnVector(0);
+    const lat = chunk.getColumnVector(1);
+    const text = chunk.getColumnVector(2);
+    let next = 3 + properties.length;
+    const columns: ChunkColumns = {
+      text: text instanceof DuckDBBlobVector ? text : undefined,
+      lengths: properties.map((_, i) => chunk!.getColumnVector(3 + i)),
+      values: properties.map((p) =>
+        p.encoding === 'text' ? undefined : chunk!.getColumnVector(next++),
+      ),
+    };
+    const key = chunk.getColumnVector(next);
+    const hi = points.hashed ? chunk.getColumnVector(next + 1) : undefined;
+    const lo = points.hashed ? chunk.getColumnVector(next + 2) : undefined;
+    for (let row = 0; row < chunk.rowCount; row++) {
+      const x = lon.getItem(row) as number; // NaN: no position
+      const y = lat.getItem(row) as number;
+      const located = !Number.isNaN(x);
+      const feature = encoder.encode(located ? x : null, located ? y : null, columns, row);
+      await visit(
+        key.getItem(row) as number,
+        x,
+        y,
+        feature,
+        (hi?.getItem(row) as number | undefined) ?? 0,
+        (lo?.getItem(row) as number | undefined) ?? 0,
+      );
+    }
+  }
 }
 
 /**
@@ -118,40 +213,32 @@ async function writeFeatures(
   out: PositionedWriter,
   temporary: string,
 ): Promise<Placed> {
-  const { properties } = points;
   const order = await KeyOrder.open(temporary, points.count, points.bounds);
   try {
-    const encoder = new FeatureEncoder(properties);
-    const result = await db.connection.stream(points.sql, params);
-    for (
-      let chunk = await result.fetchChunk();
-      chunk && chunk.rowCount > 0;
-      chunk = await result.fetchChunk()
-    ) {
-      const lon = chunk.getColumnVector(0);
-      const lat = chunk.getColumnVector(1);
-      const text = chunk.getColumnVector(2);
-      let next = 3 + properties.length;
-      const columns: ChunkColumns = {
-        text: text instanceof DuckDBBlobVector ? text : undefined,
-        lengths: properties.map((_, i) => chunk!.getColumnVector(3 + i)),
-        values: properties.map((p) =>
-          p.encoding === 'text' ? undefined : chunk!.getColumnVector(next++),
-        ),
-      };
-      const key = chunk.getColumnVector(next);
-      for (let row = 0; row < chunk.rowCount; row++) {
-        const x = lon.getItem(row) as number; // NaN: no position
-        const y = lat.getItem(row) as number;
-        const located = !Number.isNaN(x);
-        const feature = encoder.encode(located ? x : null, located ? y : null, columns, row);
-        await order.add(key.getItem(row) as number, x, y, feature);
-      }
-    }
+    await eachFeature(db, points, points.sql, params, (key, x, y, feature, hi, lo) =>
+      order.add(key, x, y, feature, hi, lo),
+    );
     return await order.drain(out);
   } finally {
     await order.close();
   }
+}
+
+/** The magic bytes and header of a file of `points`, and the bytes of its tree. */
+export function headOf(points: Points, path: string): { head: Uint8Array; tree: number } {
+  const { count } = points;
+  const header = buildHeader(new Builder(1024), {
+    name: basename(path, extname(path)),
+    columns: points.properties,
+    features: count,
+    envelope: points.envelope,
+    indexNodeSize: count > 0 ? NODE_SIZE : 0,
+    crs: { code: 4326, name: 'WGS 84' },
+  });
+  const head = new Uint8Array(MAGIC.length + header.length);
+  head.set(MAGIC, 0);
+  head.set(header, MAGIC.length);
+  return { head, tree: count > 0 ? treeBytes(count, NODE_SIZE) : 0 };
 }
 
 export async function exportFlatGeobuf(
@@ -160,38 +247,50 @@ export async function exportFlatGeobuf(
   path: string,
   scratch: string,
   geometry: GeometryColumns,
+  index?: string,
 ): Promise<ExportResult> {
-  const points = await pointsOf(db, source, geometry);
+  const columns = index ? await describe(db, source) : undefined;
+  const hashed = columns?.some((c) => c.name === ROW_HASH) ? undefined : columns;
+  const points = await pointsOf(db, source, geometry, hashed);
+  const making =
+    hashed && index ? await makingOf(db, ['flatgeobuf', hashed, points.properties]) : undefined;
+  const kept = making && index ? await readIndex(index, path, making) : undefined;
+  if (kept && making && index) {
+    const job = { path, scratch, index, making, last: kept };
+    const patched = await patchFlatGeobuf(db, points, source.params, job);
+    if (patched) return patched;
+  }
   const { count } = points;
   return writeThrough(path, scratch, async (temporary) => {
     const file = await open(temporary, 'wx');
     try {
-      const header = buildHeader(new Builder(1024), {
-        name: basename(path, extname(path)),
-        columns: points.properties,
-        features: count,
-        envelope: points.envelope,
-        indexNodeSize: count > 0 ? NODE_SIZE : 0,
-        crs: { code: 4326, name: 'WGS 84' },
-      });
-      // Magic bytes, header, the room for the tree (written last), the features.
-      const treeAt = MAGIC.length + header.length;
-      const tree = count > 0 ? treeBytes(count, NODE_SIZE) : 0;
-      await file.write(MAGIC, 0, MAGIC.length, 0);
-      await file.write(header, 0, header.length, MAGIC.length);
-      const { xs, ys, offsets } = await writeFeatures(
+      // Magic bytes and header, the room for the tree (written last), the features.
+      const { head, tree } = headOf(points, path);
+      await file.write(head, 0, head.length, 0);
+      const placed = await writeFeatures(
         db,
         points,
         source.params,
-        new PositionedWriter(file, treeAt + tree),
+        new PositionedWriter(file, head.length + tree),
         temporary,
       );
       if (count > 0) {
-        const index = packedTree(xs, ys, offsets, NODE_SIZE);
-        await file.write(index, 0, index.length, treeAt);
+        const bytes = packedTree(placed.xs, placed.ys, placed.offsets, NODE_SIZE);
+        await file.write(bytes, 0, bytes.length, head.length);
       }
       await file.sync();
-      return { rows: count, withoutGeometry: count - points.located };
+      if (making && index) {
+        const lengths = new Uint32Array(count);
+        for (let i = 0; i < count; i++)
+          lengths[i] = (i + 1 < count ? placed.offsets[i + 1]! : placed.bytes) - placed.offsets[i]!;
+        const laid = { fingerprint: making, prefix: head.length + tree, separator: '', suffix: 0 };
+        await writeIndex(index, scratch, temporary, laid, { ...placed, lengths });
+      }
+      return {
+        rows: count,
+        withoutGeometry: count - points.located,
+        ...(making ? { reused: 0 } : {}),
+      };
     } finally {
       await file.close();
     }

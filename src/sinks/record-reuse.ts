@@ -28,10 +28,10 @@ import {
 import { ROW_HASH, type RowOrder } from './row-order.js';
 
 /** The largest share of changed rows for which a file is put together from the last one. */
-const MOST_CHANGED = 0.05;
+export const MOST_CHANGED = 0.05;
 
 /** Bytes read and written at a time when records are copied. */
-const COPY_BUFFER = 4 << 20;
+export const COPY_BUFFER = 4 << 20;
 
 /** Where a file's records lie. */
 export interface Laid {
@@ -120,7 +120,7 @@ async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Prom
 }
 
 /** Bytes written in order to a file, hashed as they go. */
-class HashedOut {
+export class HashedOut {
   readonly hash: Hash = createHash('sha256');
   #at = 0;
   constructor(readonly handle: FileHandle) {}
@@ -133,7 +133,7 @@ class HashedOut {
 }
 
 /** Copies bytes [start, end) of `from` to `out`. */
-async function copy(
+export async function copy(
   from: FileHandle,
   start: number,
   end: number,

@@ -132,7 +132,10 @@ export async function rowOrder(
   try {
     const [row] = await db.all(`SELECT json_serialize_sql(${quotedString(query)}) AS tree`);
     // A location DuckDB gives as 2^64 - 1 (none) does not survive a JavaScript number.
-    const tree = String(row?.['tree']).replace(/"query_location":\s*\d{16,}/g, '"query_location":0');
+    const tree = String(row?.['tree']).replace(
+      /"query_location":\s*\d{16,}/g,
+      '"query_location":0',
+    );
     parsed = JSON.parse(tree) as Serialized;
   } catch {
     return undefined;
