@@ -109,7 +109,7 @@ export async function exportCsv(
     );
   const order = options.index ? await rowOrder(db, source, columns) : undefined;
   if (order && options.index) {
-    const making = await makingOf(db, ['csv', columns, projection, CSV_FORMAT]);
+    const making = await makingOf(db, ['csv', columns, projection, CSV_FORMAT, order]);
     return writeReusing(path, scratch, options.index, {
       db,
       params: source.params,

@@ -77,8 +77,8 @@ export interface Points {
   count: number;
   located: number;
   envelope: [number, number, number, number] | undefined;
-  /** The sort keys that part the features into buckets of about BUCKET_FEATURES, ascending. */
-  bounds: number[];
+  /** The sort keys that part the features into buckets of about BUCKET_FEATURES, ascending (a scan). */
+  bounds: () => Promise<number[]>;
 }
 
 export async function pointsOf(
@@ -119,15 +119,15 @@ export async function pointsOf(
     `(${keyed(chunkColumnsSql(properties, position + carried, from(where), hashed ? [ROW_HASH] : []))})`;
   const ordered = `ORDER BY h_key, h_hi, h_lo`;
   const buckets = Math.min(Math.ceil(count / BUCKET_FEATURES), MOST_BUCKETS);
-  let bounds: number[] = [];
-  if (buckets > 1) {
+  const bounds = async (): Promise<number[]> => {
+    if (buckets <= 1) return [];
     const quantiles = Array.from({ length: buckets - 1 }, (_, i) => (i + 1) / buckets);
     const [row] = await db.all(
       `SELECT quantile_disc(h_key, [${quantiles.join(', ')}]) AS bounds FROM (${keyed(`${position} FROM ${source.sql}`)})`,
       source.params,
     );
-    bounds = [...new Set((row?.['bounds'] as number[] | null) ?? [])].map(Number);
-  }
+    return [...new Set((row?.['bounds'] as number[] | null) ?? [])].map(Number);
+  };
   return {
     properties,
     sql: rowsOf(''),
@@ -213,7 +213,7 @@ async function writeFeatures(
   out: PositionedWriter,
   temporary: string,
 ): Promise<Placed> {
-  const order = await KeyOrder.open(temporary, points.count, points.bounds);
+  const order = await KeyOrder.open(temporary, points.count, await points.bounds());
   try {
     await eachFeature(db, points, points.sql, params, (key, x, y, feature, hi, lo) =>
       order.add(key, x, y, feature, hi, lo),
@@ -253,7 +253,7 @@ export async function exportFlatGeobuf(
   const hashed = columns?.some((c) => c.name === ROW_HASH) ? undefined : columns;
   const points = await pointsOf(db, source, geometry, hashed);
   const making =
-    hashed && index ? await makingOf(db, ['flatgeobuf', hashed, points.properties]) : undefined;
+    hashed && index ? await makingOf(db, ['flatgeobuf', hashed, points.properties, points.narrow]) : undefined;
   const kept = making && index ? await readIndex(index, path, making) : undefined;
   if (kept && making && index) {
     const job = { path, scratch, index, making, last: kept };

@@ -118,7 +118,7 @@ export async function exportGeoJson(
       db,
       params: source.params,
       order,
-      fingerprint: await makingOf(db, ['geojson', columns, features('?')]),
+      fingerprint: await makingOf(db, ['geojson', columns, features('?'), order]),
       separator: ',\n',
       writeAll: (temporary, orderBy) => whole(`${order.keyed} ${orderBy}`, temporary),
       writeSome: async (file, where, orderBy) => {

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { VERSION } from '../version.js';
 import type { Column, ExportSource } from './columns.js';
+import { shapeOf } from './row-shape.js';
 
 /** The fingerprint column the keyed source adds (a name no source of an extract has). */
 export const ROW_HASH = '_road_etl_row_hash';
@@ -28,23 +29,17 @@ export interface RowOrder {
 }
 
 /**
- * The row's fingerprint: DuckDB's 64-bit hash of its values. DuckDB hashes a
- * list as the run of its items (`hash([1, 2], [3]) = hash([1], [2, 3])`,
- * `hash([]) = hash(NULL)`), so each list is hashed with its length too, and a
- * value with lists inside it as its text; a float with its sign (`-0.0`
- * hashes as `0.0` and is written otherwise).
+ * The row's fingerprint: DuckDB's 64-bit hash of its values, with the shape
+ * of each list and struct (row-shape.ts: DuckDB's hash runs the items of
+ * lists together and takes a NULL struct for one of NULLs) and the sign of
+ * each float (`-0.0` hashes as `0.0` and is written otherwise).
  */
 export function rowHash(columns: readonly Column[]): string {
-  const parts = columns.flatMap(({ name, type }) => {
+  const shapes = columns.flatMap(({ name, type }) => {
     const ref = quotedIdentifier(name);
-    const inner = type.endsWith('[]') ? type.slice(0, -2) : type;
-    if (/\[\]|\[\d+\]|^(STRUCT|MAP|UNION)\(/.test(inner) || /\[\d+\]$/.test(type))
-      return [`${ref}::VARCHAR`];
-    if (type.endsWith('[]')) return [ref, `len(${ref})`];
-    if (type === 'DOUBLE' || type === 'FLOAT') return [ref, `signbit(${ref})`];
-    return [ref];
+    return type === 'DOUBLE' || type === 'FLOAT' ? [`signbit(${ref})`] : shapeOf(ref, type);
   });
-  return `hash(${parts.join(', ')})`;
+  return `hash(${[...shapes, ...columns.map(({ name }) => quotedIdentifier(name))].join(', ')})`;
 }
 
 interface OrderTerm {
@@ -96,13 +91,18 @@ function orderingNode(node: QueryNode): QueryNode {
   }
 }
 
+// As json_serialize_sql writes them (DuckDB 1.5), with the names of older releases.
 const DIRECTIONS: Record<string, string> = {
   ORDER_DEFAULT: '',
+  ASCENDING: ' ASC',
+  DESCENDING: ' DESC',
   ORDER_ASCENDING: ' ASC',
   ORDER_DESCENDING: ' DESC',
 };
 const NULLS: Record<string, string> = {
   ORDER_DEFAULT: '',
+  'NULLS FIRST': ' NULLS FIRST',
+  'NULLS LAST': ' NULLS LAST',
   NULLS_FIRST: ' NULLS FIRST',
   NULLS_LAST: ' NULLS LAST',
 };

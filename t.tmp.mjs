@@ -1,1 +1,0 @@
-import { Database } from './dist/duckdb/database.js';
