@@ -253,7 +253,9 @@ export async function exportFlatGeobuf(
   const hashed = columns?.some((c) => c.name === ROW_HASH) ? undefined : columns;
   const points = await pointsOf(db, source, geometry, hashed);
   const making =
-    hashed && index ? await makingOf(db, ['flatgeobuf', hashed, points.properties, points.narrow]) : undefined;
+    hashed && index
+      ? await makingOf(db, ['flatgeobuf', hashed, points.properties, points.narrow])
+      : undefined;
   const kept = making && index ? await readIndex(index, path, making) : undefined;
   if (kept && making && index) {
     const job = { path, scratch, index, making, last: kept };
