@@ -102,10 +102,10 @@ export async function exportCsv(
       return `${guard(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
   });
-  const copyCsv = (from: string, target: string, header: boolean): Promise<number> =>
+  const copyCsv = (from: string, target: string, header: boolean, params = source.params) =>
     db.copy(
       `COPY (SELECT ${projection.join(', ')} FROM ${from}) TO ${quotedString(target)} (${CSV_FORMAT}, HEADER ${header})`,
-      source.params,
+      params,
     );
   const order = options.index ? await rowOrder(db, source, columns) : undefined;
   if (order && options.index) {
@@ -122,10 +122,11 @@ export async function exportCsv(
         );
         return { rows, ...(await csvLaid(temporary, true)) };
       },
-      writeSome: async (file, where, orderBy) => {
-        await copyCsv(`${order.keyed} ${where} ${orderBy}`, file, false);
+      writeSome: async (file, rows, params) => {
+        await copyCsv(rows, file, false, params);
         return csvLaid(file, false);
       },
+      columns,
     });
   }
   return writeThrough(path, scratch, async (temporary) => ({

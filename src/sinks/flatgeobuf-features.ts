@@ -5,8 +5,9 @@
  */
 import { DuckDBBlobVector, type DuckDBVector } from '@duckdb/node-api';
 import { Builder } from 'flatbuffers';
-import { quotedIdentifier } from '../duckdb/database.js';
-import { isNested, isTimestamp, isoTimestamp, type Column } from './columns.js';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import { isNested, isTimestamp, isoTimestamp, type Column, type ExportSource } from './columns.js';
+import type { Points } from './flatgeobuf.js';
 import { ColumnType, buildPointFeature } from './flatgeobuf-format.js';
 
 /** How a property's value reaches the encoder. */
@@ -170,3 +171,60 @@ export class FeatureEncoder {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** A feature as DuckDB's rows give it: its sort key, position, bytes (valid until the next) and fingerprint. */
+type Visit = (
+  key: number,
+  x: number,
+  y: number,
+  feature: Uint8Array,
+  hi: number,
+  lo: number,
+) => Promise<void> | void;
+
+/** Encodes each row of `sql` (Points' columns) as a feature and hands it to `visit`, in the rows' order. */
+export async function eachFeature(
+  db: Database,
+  points: Points,
+  sql: string,
+  params: ExportSource['params'],
+  visit: Visit,
+): Promise<void> {
+  const { properties } = points;
+  const encoder = new FeatureEncoder(properties);
+  const result = await db.connection.stream(sql, params);
+  for (
+    let chunk = await result.fetchChunk();
+    chunk && chunk.rowCount > 0;
+    chunk = await result.fetchChunk()
+  ) {
+    const lon = chunk.getColumnVector(0);
+    const lat = chunk.getColumnVector(1);
+    const text = chunk.getColumnVector(2);
+    let next = 3 + properties.length;
+    const columns: ChunkColumns = {
+      text: text instanceof DuckDBBlobVector ? text : undefined,
+      lengths: properties.map((_, i) => chunk!.getColumnVector(3 + i)),
+      values: properties.map((p) =>
+        p.encoding === 'text' ? undefined : chunk!.getColumnVector(next++),
+      ),
+    };
+    const key = chunk.getColumnVector(next);
+    const hi = points.hashed ? chunk.getColumnVector(next + 1) : undefined;
+    const lo = points.hashed ? chunk.getColumnVector(next + 2) : undefined;
+    for (let row = 0, rows = chunk.rowCount; row < rows; row++) {
+      const x = lon.getItem(row) as number; // NaN: no position
+      const y = lat.getItem(row) as number;
+      const located = !Number.isNaN(x);
+      const feature = encoder.encode(located ? x : null, located ? y : null, columns, row);
+      await visit(
+        key.getItem(row) as number,
+        x,
+        y,
+        feature,
+        (hi?.getItem(row) as number | undefined) ?? 0,
+        (lo?.getItem(row) as number | undefined) ?? 0,
+      );
+    }
+  }
+}

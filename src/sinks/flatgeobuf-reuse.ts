@@ -10,12 +10,22 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
-import type { ExportSource } from './columns.js';
+import type { Column, ExportSource } from './columns.js';
 import type { ExportResult } from './exports.js';
 import { packedTree } from './flatgeobuf-format.js';
-import { NODE_SIZE, eachFeature, headOf, type Points } from './flatgeobuf.js';
-import { RecordLookup, writeIndex, type RecordIndex } from './record-index.js';
-import { COPY_BUFFER, HashedOut, MOST_CHANGED, copy } from './record-reuse.js';
+import { eachFeature } from './flatgeobuf-features.js';
+import { NODE_SIZE, headOf, type Indexing, type Points } from './flatgeobuf.js';
+import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
+import {
+  MADE,
+  MOST_CHANGED,
+  PLAN_TABLE,
+  forgetFingerprints,
+  keepFingerprints,
+  keptFingerprints,
+  setApart,
+} from './record-reuse.js';
+import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
 import { ROW_HASH } from './row-order.js';
 
 interface Job {
@@ -23,7 +33,14 @@ interface Job {
   scratch: string;
   index: string;
   making: string;
+  columns: readonly Column[];
+}
+
+/** A write from the last file: the index, and whether the rows to make were set apart in the first scan. */
+interface From extends Job {
   last: RecordIndex;
+  setApart: boolean;
+  hashes: string;
 }
 
 interface Plan {
@@ -38,12 +55,8 @@ interface Plan {
 }
 
 /** The features' positions and fingerprints in the file's order, and which the last file has. */
-async function planOf(
-  db: Database,
-  points: Points,
-  params: ExportSource['params'],
-  last: RecordIndex,
-): Promise<Plan | undefined> {
+async function planOf(db: Database, points: Points, job: From): Promise<Plan | undefined> {
+  const { last } = job;
   const count = points.count;
   const plan: Plan = {
     xs: new Float64Array(count),
@@ -56,7 +69,7 @@ async function planOf(
   };
   const lookup = new RecordLookup(last);
   const distinct = new Set<string>();
-  const result = await db.connection.stream(points.narrow, params);
+  const result = await db.connection.stream(points.narrowOf(PLAN_TABLE));
   let n = 0;
   for (
     let chunk = await result.fetchChunk();
@@ -64,7 +77,7 @@ async function planOf(
     chunk = await result.fetchChunk()
   ) {
     const [x, y, , hi, lo] = [0, 1, 2, 3, 4].map((c) => chunk!.getColumnVector(c));
-    for (let row = 0; row < chunk.rowCount; row++, n++) {
+    for (let row = 0, rows = chunk.rowCount; row < rows; row++, n++) {
       if (n >= count) throw new Error('the source gave more rows than it counted');
       plan.xs[n] = x!.getItem(row) as number;
       plan.ys[n] = y!.getItem(row) as number;
@@ -73,7 +86,7 @@ async function planOf(
       const found = lookup.find(h, l);
       plan.from[n] = found;
       if (found >= 0) continue;
-      if (++plan.made > MOST_CHANGED * count) return undefined;
+      if (++plan.made > MOST_CHANGED * count && !job.setApart) return undefined;
       distinct.add(((BigInt(h) << 32n) | BigInt(l)).toString());
     }
   }
@@ -88,13 +101,18 @@ async function madeFeatures(
   points: Points,
   params: ExportSource['params'],
   plan: Plan,
+  setApart: boolean,
 ): Promise<Uint8Array[]> {
   const made: Uint8Array[] = [];
   if (plan.made === 0) return made;
-  const sql = points.where(
-    `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
-  );
-  await eachFeature(db, points, sql, params, (_key, _x, _y, feature) => {
+  const sql = setApart
+    ? points.rowsOf(
+        `(SELECT unnest(${MADE}), ${ROW_HASH} FROM ${PLAN_TABLE} WHERE ${MADE} IS NOT NULL)`,
+      )
+    : points.where(
+        `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
+      );
+  await eachFeature(db, points, sql, setApart ? {} : params, (_key, _x, _y, feature) => {
     made.push(feature.slice());
   });
   if (made.length !== plan.made)
@@ -106,18 +124,18 @@ async function madeFeatures(
  * The extract of `points` at `job.path` from the last one; undefined when
  * more than MOST_CHANGED of its rows changed (it is then written whole).
  */
-export async function patchFlatGeobuf(
+async function patchFlatGeobuf(
   db: Database,
   points: Points,
   params: ExportSource['params'],
-  job: Job,
+  job: From,
 ): Promise<ExportResult | undefined> {
   const { last } = job;
   const count = points.count;
   if (count === 0) return undefined;
-  const plan = await planOf(db, points, params, last);
+  const plan = await planOf(db, points, job);
   if (!plan) return undefined;
-  const made = await madeFeatures(db, points, params, plan);
+  const made = await madeFeatures(db, points, params, plan, job.setApart);
   const lengths = new Uint32Array(count);
   const offsets = new Float64Array(count);
   let at = 0;
@@ -159,8 +177,11 @@ export async function patchFlatGeobuf(
         prefix: head.length + tree,
         separator: '',
         suffix: 0,
+        hashes: await keepFingerprints(db, job.index, job.scratch),
+        made: plan.made,
       };
       await writeIndex(job.index, job.scratch, temporary, laid, { ...plan, lengths });
+      await forgetFingerprints(job.index, laid.hashes.file);
       return {
         rows: count,
         withoutGeometry: count - points.located,
@@ -172,4 +193,41 @@ export async function patchFlatGeobuf(
       await from?.close();
     }
   });
+}
+
+/**
+ * Writes the FlatGeobuf of `points` at `job.path` from the last one where it
+ * can, else whole (`whole`), keeping its index. The rows' positions and
+ * fingerprints are set apart first (with the rows to make, when the last
+ * night copied most of its features), so that the order and the tree need
+ * no second scan of the source.
+ */
+export async function reusingFlatGeobuf(
+  db: Database,
+  points: Points,
+  params: ExportSource['params'],
+  job: Job,
+  whole: (indexing: Indexing) => Promise<ExportResult>,
+): Promise<ExportResult> {
+  let last = await readIndex(job.index, job.path, job.making);
+  const hashes = last && (await keptFingerprints(db, job.index, last.meta.hashes));
+  if (!hashes) last = undefined;
+  const setApartToo = last !== undefined && (last.meta.made ?? 0) <= MOST_CHANGED * last.meta.count;
+  try {
+    const rows = { keyed: points.keyed, keep: points.positionColumns, columns: job.columns };
+    await setApart(db, rows, params, setApartToo ? hashes : undefined);
+    if (last && hashes) {
+      const from = { ...job, last, setApart: setApartToo, hashes };
+      const patched = await patchFlatGeobuf(db, points, params, from);
+      if (patched) return patched;
+    }
+    return await whole({
+      index: job.index,
+      making: job.making,
+      hashes: () => keepFingerprints(db, job.index, job.scratch),
+      made: last ? points.count : undefined,
+    });
+  } finally {
+    await db.run(`DROP TABLE IF EXISTS ${PLAN_TABLE}`);
+  }
 }

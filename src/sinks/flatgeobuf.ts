@@ -20,9 +20,8 @@
  */
 import { open } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { DuckDBBlobVector } from '@duckdb/node-api';
 import { Builder } from 'flatbuffers';
-import type { Database } from '../duckdb/database.js';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import { PositionedWriter } from '../util/positioned-writer.js';
 import {
@@ -34,17 +33,12 @@ import {
 } from './columns.js';
 import type { ExportResult } from './exports.js';
 import { MAGIC, buildHeader, packedTree, treeBytes } from './flatgeobuf-format.js';
-import {
-  FeatureEncoder,
-  chunkColumnsSql,
-  propertyOf,
-  type ChunkColumns,
-  type Property,
-} from './flatgeobuf-features.js';
+import { chunkColumnsSql, eachFeature, propertyOf, type Property } from './flatgeobuf-features.js';
 import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
-import { patchFlatGeobuf } from './flatgeobuf-reuse.js';
-import { readIndex, writeIndex } from './record-index.js';
+import { reusingFlatGeobuf } from './flatgeobuf-reuse.js';
+import { forgetFingerprints } from './record-reuse.js';
+import { writeIndex } from './record-index.js';
 import { ROW_HASH, keyedRows, makingOf } from './row-order.js';
 
 /** Children per node of the R-tree: FlatGeobuf's default. */
@@ -69,10 +63,15 @@ export interface Points {
    * p.., h_key (the sort key), and with fingerprints h_hi and h_lo (its halves).
    */
   sql: string;
-  /** The same of the rows `where` picks from the keyed rows (with fingerprints only). */
+  /** The same of the rows `where` picks from the keyed rows, in order (with fingerprints only). */
   where: (where: string) => string;
-  /** h_lon, h_lat, h_hi, h_lo in the file's order (with fingerprints only). */
-  narrow: string;
+  /** The same of `rows` (a FROM item of the source's columns and ROW_HASH), in order. */
+  rowsOf: (rows: string) => string;
+  /** h_lon, h_lat, h_key, h_hi, h_lo of `rows` in the file's order (with fingerprints only). */
+  narrowOf: (rows: string) => string;
+  /** The source with ROW_HASH (with fingerprints only), and its position columns (quoted). */
+  keyed: string;
+  positionColumns: string[];
   hashed: boolean;
   count: number;
   located: number;
@@ -114,9 +113,9 @@ export async function pointsOf(
   const from = (where: string): string =>
     hashed ? `(SELECT * FROM ${keyedRows(source.sql, hashed)} ${where})` : source.sql;
   const positioned = `SELECT coalesce(h_lon, 'NaN'::DOUBLE) AS h_lon, coalesce(h_lat, 'NaN'::DOUBLE) AS h_lat`;
-  const rowsOf = (where: string): string =>
+  const rowsOf = (rows: string): string =>
     `${positioned}, * EXCLUDE (h_lon, h_lat, h_key${carried}), h_key${halves} FROM ` +
-    `(${keyed(chunkColumnsSql(properties, position + carried, from(where), hashed ? [ROW_HASH] : []))})`;
+    `(${keyed(chunkColumnsSql(properties, position + carried, rows, hashed ? [ROW_HASH] : []))})`;
   const ordered = `ORDER BY h_key, h_hi, h_lo`;
   const buckets = Math.min(Math.ceil(count / BUCKET_FEATURES), MOST_BUCKETS);
   const bounds = async (): Promise<number[]> => {
@@ -130,72 +129,19 @@ export async function pointsOf(
   };
   return {
     properties,
-    sql: rowsOf(''),
-    where: (where) => `${rowsOf(where)} ${ordered}`,
-    narrow: `${positioned}, h_key${halves} FROM (${keyed(`${position}${carried} FROM ${from('')}`)}) ${ordered}`,
+    sql: rowsOf(from('')),
+    where: (where) => `${rowsOf(from(where))} ${ordered}`,
+    rowsOf: (rows) => `${rowsOf(rows)} ${ordered}`,
+    narrowOf: (rows) =>
+      `${positioned}, h_key${halves} FROM (${keyed(`${position}${carried} FROM ${rows}`)}) ${ordered}`,
+    keyed: hashed ? keyedRows(source.sql, hashed) : source.sql,
+    positionColumns: [geometry.longitude, geometry.latitude].map(quotedIdentifier),
     hashed: hashed !== undefined,
     count,
     located,
     envelope,
     bounds,
   };
-}
-
-/** A feature as DuckDB's rows give it: its sort key, position, bytes (valid until the next) and fingerprint. */
-type Visit = (
-  key: number,
-  x: number,
-  y: number,
-  feature: Uint8Array,
-  hi: number,
-  lo: number,
-) => Promise<void> | void;
-
-/** Encodes each row of `sql` (Points' columns) as a feature and hands it to `visit`, in the rows' order. */
-export async function eachFeature(
-  db: Database,
-  points: Points,
-  sql: string,
-  params: ExportSource['params'],
-  visit: Visit,
-): Promise<void> {
-  const { properties } = points;
-  const encoder = new FeatureEncoder(properties);
-  const result = await db.connection.stream(sql, params);
-  for (
-    let chunk = await result.fetchChunk();
-    chunk && chunk.rowCount > 0;
-    chunk = await result.fetchChunk()
-  ) {
-    const lon = chunk.getColumnVector(0);
-    const lat = chunk.getColumnVector(1);
-    const text = chunk.getColumnVector(2);
-    let next = 3 + properties.length;
-    const columns: ChunkColumns = {
-      text: text instanceof DuckDBBlobVector ? text : undefined,
-      lengths: properties.map((_, i) => chunk!.getColumnVector(3 + i)),
-      values: properties.map((p) =>
-        p.encoding === 'text' ? undefined : chunk!.getColumnVector(next++),
-      ),
-    };
-    const key = chunk.getColumnVector(next);
-    const hi = points.hashed ? chunk.getColumnVector(next + 1) : undefined;
-    const lo = points.hashed ? chunk.getColumnVector(next + 2) : undefined;
-    for (let row = 0; row < chunk.rowCount; row++) {
-      const x = lon.getItem(row) as number; // NaN: no position
-      const y = lat.getItem(row) as number;
-      const located = !Number.isNaN(x);
-      const feature = encoder.encode(located ? x : null, located ? y : null, columns, row);
-      await visit(
-        key.getItem(row) as number,
-        x,
-        y,
-        feature,
-        (hi?.getItem(row) as number | undefined) ?? 0,
-        (lo?.getItem(row) as number | undefined) ?? 0,
-      );
-    }
-  }
 }
 
 /**
@@ -241,6 +187,64 @@ export function headOf(points: Points, path: string): { head: Uint8Array; tree: 
   return { head, tree: count > 0 ? treeBytes(count, NODE_SIZE) : 0 };
 }
 
+/** What the whole write of a file keeps of it for the next night's (./flatgeobuf-reuse.ts). */
+export interface Indexing {
+  index: string;
+  making: string;
+  /** Writes the fingerprints beside the index: its name and how many. */
+  hashes: () => Promise<{ file: string; count: number }>;
+  made?: number | undefined;
+}
+
+/** Writes the file of `points` whole, and its index with `indexing`. */
+async function writeWhole(
+  db: Database,
+  points: Points,
+  params: ExportSource['params'],
+  path: string,
+  scratch: string,
+  indexing?: Indexing,
+): Promise<ExportResult> {
+  const { count } = points;
+  return writeThrough(path, scratch, async (temporary) => {
+    const file = await open(temporary, 'wx');
+    try {
+      // Magic bytes and header, the room for the tree (written last), the features.
+      const { head, tree } = headOf(points, path);
+      await file.write(head, 0, head.length, 0);
+      const out = new PositionedWriter(file, head.length + tree);
+      const placed = await writeFeatures(db, points, params, out, temporary);
+      if (count > 0) {
+        const bytes = packedTree(placed.xs, placed.ys, placed.offsets, NODE_SIZE);
+        await file.write(bytes, 0, bytes.length, head.length);
+      }
+      await file.sync();
+      if (indexing) {
+        const lengths = new Uint32Array(count);
+        for (let i = 0; i < count; i++)
+          lengths[i] = (i + 1 < count ? placed.offsets[i + 1]! : placed.bytes) - placed.offsets[i]!;
+        const laid = {
+          fingerprint: indexing.making,
+          prefix: head.length + tree,
+          separator: '',
+          suffix: 0,
+          hashes: await indexing.hashes(),
+          ...(indexing.made === undefined ? {} : { made: indexing.made }),
+        };
+        await writeIndex(indexing.index, scratch, temporary, laid, { ...placed, lengths });
+        await forgetFingerprints(indexing.index, laid.hashes.file);
+      }
+      return {
+        rows: count,
+        withoutGeometry: count - points.located,
+        ...(indexing ? { reused: 0 } : {}),
+      };
+    } finally {
+      await file.close();
+    }
+  });
+}
+
 export async function exportFlatGeobuf(
   db: Database,
   source: ExportSource,
@@ -252,49 +256,15 @@ export async function exportFlatGeobuf(
   const columns = index ? await describe(db, source) : undefined;
   const hashed = columns?.some((c) => c.name === ROW_HASH) ? undefined : columns;
   const points = await pointsOf(db, source, geometry, hashed);
-  const making =
-    hashed && index
-      ? await makingOf(db, ['flatgeobuf', hashed, points.properties, points.narrow])
-      : undefined;
-  const kept = making && index ? await readIndex(index, path, making) : undefined;
-  if (kept && making && index) {
-    const job = { path, scratch, index, making, last: kept };
-    const patched = await patchFlatGeobuf(db, points, source.params, job);
-    if (patched) return patched;
-  }
-  const { count } = points;
-  return writeThrough(path, scratch, async (temporary) => {
-    const file = await open(temporary, 'wx');
-    try {
-      // Magic bytes and header, the room for the tree (written last), the features.
-      const { head, tree } = headOf(points, path);
-      await file.write(head, 0, head.length, 0);
-      const placed = await writeFeatures(
-        db,
-        points,
-        source.params,
-        new PositionedWriter(file, head.length + tree),
-        temporary,
-      );
-      if (count > 0) {
-        const bytes = packedTree(placed.xs, placed.ys, placed.offsets, NODE_SIZE);
-        await file.write(bytes, 0, bytes.length, head.length);
-      }
-      await file.sync();
-      if (making && index) {
-        const lengths = new Uint32Array(count);
-        for (let i = 0; i < count; i++)
-          lengths[i] = (i + 1 < count ? placed.offsets[i + 1]! : placed.bytes) - placed.offsets[i]!;
-        const laid = { fingerprint: making, prefix: head.length + tree, separator: '', suffix: 0 };
-        await writeIndex(index, scratch, temporary, laid, { ...placed, lengths });
-      }
-      return {
-        rows: count,
-        withoutGeometry: count - points.located,
-        ...(making ? { reused: 0 } : {}),
-      };
-    } finally {
-      await file.close();
-    }
-  });
+  if (!hashed || !index) return writeWhole(db, points, source.params, path, scratch);
+  const making = await makingOf(db, [
+    'flatgeobuf',
+    hashed,
+    points.properties,
+    points.narrowOf('?'),
+  ]);
+  const job = { path, scratch, index, making, columns: hashed };
+  return reusingFlatGeobuf(db, points, source.params, job, (indexing) =>
+    writeWhole(db, points, source.params, path, scratch, indexing),
+  );
 }

@@ -92,10 +92,10 @@ export async function exportGeoJson(
     `SELECT 'Feature' AS "type", ` +
     (geometry.id ? `${quotedIdentifier(geometry.id)} AS id, ` : '') +
     `CASE WHEN ${valid} THEN ${point} END AS geometry, ${properties} AS properties FROM ${from}`;
-  const copyFeatures = (from: string, target: string): Promise<number> =>
+  const copyFeatures = (from: string, target: string, params = source.params) =>
     db.copy(
       `COPY (${features(from)}) TO ${quotedString(target)} (FORMAT json, ARRAY true)`,
-      source.params,
+      params,
     );
   const [counted] = await db.all(
     `SELECT count(*) FILTER (WHERE NOT coalesce(${valid}, false)) AS unlocated FROM ${source.sql}`,
@@ -121,8 +121,9 @@ export async function exportGeoJson(
       fingerprint: await makingOf(db, ['geojson', columns, features('?'), order]),
       separator: ',\n',
       writeAll: (temporary, orderBy) => whole(`${order.keyed} ${orderBy}`, temporary),
-      writeSome: async (file, where, orderBy) => {
-        await copyFeatures(`${order.keyed} ${where} ${orderBy}`, file);
+      columns,
+      writeSome: async (file, rows, params) => {
+        await copyFeatures(rows, file, params);
         const { scanner } = await scanFile(file, 'json-array');
         return {
           prefix: ARRAY_OPENING,

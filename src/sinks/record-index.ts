@@ -24,6 +24,10 @@ export interface IndexedFile {
   separator: string;
   suffix: number;
   count: number;
+  /** The fingerprints that one record alone has, kept beside the index for DuckDB: the file's name and how many. */
+  hashes?: { file: string; count: number };
+  /** The records made anew (not copied) when the file was written, if it was written from another. */
+  made?: number;
 }
 
 export interface Records {

@@ -12,33 +12,35 @@
  * the file in place, or more than a twentieth of the rows changed, the file
  * is made whole, and its index with it.
  */
-import { createHash, type Hash } from 'node:crypto';
-import { open, rm, type FileHandle } from 'node:fs/promises';
-import type { Database } from '../duckdb/database.js';
+import { randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import {
+  PARQUET_FORMAT,
+  quotedIdentifier,
+  quotedString,
+  type Database,
+} from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
-import type { ExportSource } from './columns.js';
+import type { Column, ExportSource } from './columns.js';
 import {
   RecordLookup,
-  offsetsOf,
   readIndex,
   writeIndex,
   type IndexedFile,
   type RecordIndex,
 } from './record-index.js';
-import { ROW_HASH, type RowOrder } from './row-order.js';
+import { splice, type Laid } from './record-splice.js';
+
+export type { Laid } from './record-splice.js';
+import { ORDERED_ROWS, ROW_HASH, type RowOrder } from './row-order.js';
+
+/** The temporary table of a write's keys and fingerprints, and its column of the rows to make. */
+export const PLAN_TABLE = 'road_etl_plan';
+export const MADE = 'road_etl_row';
 
 /** The largest share of changed rows for which a file is put together from the last one. */
 export const MOST_CHANGED = 0.05;
-
-/** Bytes read and written at a time when records are copied. */
-export const COPY_BUFFER = 4 << 20;
-
-/** Where a file's records lie. */
-export interface Laid {
-  prefix: number;
-  suffix: number;
-  lengths: Uint32Array;
-}
 
 export interface ReusingWriter {
   db: Database;
@@ -50,8 +52,10 @@ export interface ReusingWriter {
   separator: string;
   /** Writes the whole file, every row in order, to `temporary`: its records and SHA-256. */
   writeAll(temporary: string, orderBy: string): Promise<Laid & { rows: number; sha256: string }>;
-  /** Writes the rows `where` picks, in order, to `file`, records apart as in the whole file. */
-  writeSome(file: string, where: string, orderBy: string): Promise<Laid>;
+  /** Writes `rows` (a FROM item and its ORDER BY, with `params`) to `file`, records apart as in the whole file. */
+  writeSome(file: string, rows: string, params: ExportSource['params']): Promise<Laid>;
+  /** The source's columns (ROW_HASH is their fingerprint). */
+  columns: readonly Column[];
 }
 
 interface Plan {
@@ -64,14 +68,80 @@ interface Plan {
   fingerprints: Set<string>;
 }
 
+/**
+ * Sets the rows' keys and fingerprints apart in a temporary table, in one
+ * scan of the source; with `unchanged` (the fingerprints of the last file,
+ * as Parquet), also the whole rows whose fingerprint is not among them, as
+ * a struct each, so that the rows to make need no second scan.
+ */
+export async function setApart(
+  db: Database,
+  rows: { keyed: string; keep: readonly string[]; columns: readonly Column[] },
+  params: ExportSource['params'],
+  unchanged?: string,
+): Promise<void> {
+  const whole = `struct_pack(${rows.columns.map((c) => `${quotedIdentifier(c.name)} := ${quotedIdentifier(c.name)}`).join(', ')})`;
+  const made = unchanged
+    ? `, CASE WHEN ${ROW_HASH} IN (SELECT h FROM read_parquet(${quotedString(unchanged)})) THEN NULL ELSE ${whole} END AS ${MADE}`
+    : '';
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')}${made} FROM ${rows.keyed}`,
+    params,
+  );
+}
+
+/**
+ * Keeps the fingerprints that one row alone has, as Parquet beside the index
+ * at `indexPath` under a name of its own (the index names it), for the next
+ * night's scan.
+ */
+export async function keepFingerprints(
+  db: Database,
+  indexPath: string,
+  scratch: string,
+): Promise<NonNullable<IndexedFile['hashes']>> {
+  const file = `${basename(indexPath)}.${randomBytes(4).toString('hex')}.hashes.parquet`;
+  const count = await writeThrough(join(dirname(indexPath), file), scratch, (temporary) =>
+    db.copy(
+      `COPY (SELECT ${ROW_HASH} AS h FROM ${PLAN_TABLE} GROUP BY ALL HAVING count(*) = 1) ` +
+        `TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
+    ),
+  );
+  return { file, count };
+}
+
+/** Removes the fingerprints kept beside the index at `indexPath` other than those it names now. */
+export async function forgetFingerprints(indexPath: string, kept: string): Promise<void> {
+  const prefix = `${basename(indexPath)}.`;
+  const names = await readdir(dirname(indexPath)).catch(() => [] as string[]);
+  for (const name of names)
+    if (name !== kept && name.startsWith(prefix) && name.endsWith('.hashes.parquet'))
+      await rm(join(dirname(indexPath), name), { force: true });
+}
+
+/** The fingerprints kept beside an index, if they are there, as many as it says. */
+export async function keptFingerprints(
+  db: Database,
+  indexPath: string,
+  hashes: IndexedFile['hashes'],
+): Promise<string | undefined> {
+  if (hashes === undefined) return undefined;
+  const path = join(dirname(indexPath), hashes.file);
+  try {
+    const [row] = await db.all(`SELECT count(*) AS n FROM read_parquet(${quotedString(path)})`);
+    return Number(row?.['n']) === hashes.count ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The rows' fingerprints in order (narrow rows: DuckDB sorts the keys and the number only). */
 async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Promise<Plan> {
-  const { keyed, orderBy } = writer.order;
   const his: Uint32Array[] = [];
   const los: Uint32Array[] = [];
   const result = await writer.db.connection.stream(
-    `SELECT (${ROW_HASH} >> 32)::UINTEGER AS hi, (${ROW_HASH} & 4294967295)::UINTEGER AS lo FROM ${keyed} ${orderBy}`,
-    writer.params,
+    `SELECT (${ROW_HASH} >> 32)::UINTEGER AS hi, (${ROW_HASH} & 4294967295)::UINTEGER AS lo ` +
+      `FROM ${PLAN_TABLE} AS ${ORDERED_ROWS} ${writer.order.orderBy}`,
   );
   let count = 0;
   for (
@@ -83,7 +153,7 @@ async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Prom
     const loVector = chunk.getColumnVector(1);
     const hi = new Uint32Array(chunk.rowCount);
     const lo = new Uint32Array(chunk.rowCount);
-    for (let row = 0; row < chunk.rowCount; row++) {
+    for (let row = 0, rows = chunk.rowCount; row < rows; row++) {
       hi[row] = hiVector.getItem(row) as number;
       lo[row] = loVector.getItem(row) as number;
     }
@@ -119,87 +189,6 @@ async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Prom
   return plan;
 }
 
-/** Bytes written in order to a file, hashed as they go. */
-export class HashedOut {
-  readonly hash: Hash = createHash('sha256');
-  #at = 0;
-  constructor(readonly handle: FileHandle) {}
-
-  async write(bytes: Uint8Array): Promise<void> {
-    this.hash.update(bytes);
-    await this.handle.write(bytes, 0, bytes.length, this.#at);
-    this.#at += bytes.length;
-  }
-}
-
-/** Copies bytes [start, end) of `from` to `out`. */
-export async function copy(
-  from: FileHandle,
-  start: number,
-  end: number,
-  out: HashedOut,
-  buffer: Buffer,
-): Promise<void> {
-  for (let at = start; at < end;) {
-    const { bytesRead } = await from.read(buffer, 0, Math.min(buffer.length, end - at), at);
-    if (bytesRead === 0)
-      throw new Error(`the last extract ended at ${at} where ${end} bytes were expected`);
-    await out.write(buffer.subarray(0, bytesRead));
-    at += bytesRead;
-  }
-}
-
-/**
- * Puts the new file together in `target`: the last file's prefix, each row's
- * record (the last file's or a made one), runs of records that lie together
- * in one file copied at once, the last file's suffix.
- */
-async function splice(
-  target: string,
-  last: { path: string; index: RecordIndex },
-  made: { path: string; laid: Laid },
-  plan: Plan,
-  separator: string,
-): Promise<{ sha256: string; lengths: Uint32Array }> {
-  const between = Buffer.from(separator);
-  const { index } = last;
-  const madeAt = offsetsOf(made.laid.prefix, made.laid.lengths, between.length);
-  const files = [await open(last.path, 'r')];
-  if (made.laid.lengths.length > 0) files.push(await open(made.path, 'r'));
-  const handle = await open(target, 'wx');
-  try {
-    const out = new HashedOut(handle);
-    const buffer = Buffer.allocUnsafe(COPY_BUFFER);
-    await copy(files[0]!, 0, index.meta.prefix, out, buffer);
-    const lengths = new Uint32Array(plan.from.length);
-    let run: { file: number; start: number; end: number } | undefined;
-    let next = 0;
-    for (let i = 0; i < plan.from.length; i++) {
-      const j = plan.from[i]!;
-      const file = j >= 0 ? 0 : 1;
-      const start = j >= 0 ? index.offsets[j]! : madeAt[next]!;
-      const length = j >= 0 ? index.lengths[j]! : made.laid.lengths[next++]!;
-      lengths[i] = length;
-      if (run && run.file === file && start === run.end + between.length) {
-        run.end = start + length;
-        continue;
-      }
-      if (run) {
-        await copy(files[run.file]!, run.start, run.end, out, buffer);
-        if (between.length > 0) await out.write(between);
-      }
-      run = { file, start, end: start + length };
-    }
-    if (run) await copy(files[run.file]!, run.start, run.end, out, buffer);
-    const size = index.meta.file.size;
-    await copy(files[0]!, size - index.meta.suffix, size, out, buffer);
-    return { sha256: out.hash.digest('hex'), lengths };
-  } finally {
-    await handle.close();
-    for (const file of files) await file.close();
-  }
-}
-
 export interface Reused {
   rows: number;
   sha256: string;
@@ -207,62 +196,103 @@ export interface Reused {
   reused: number;
 }
 
-/** Writes the extract at `path` from the last one where it can (see above), and its index. */
+/** The rows to make, in order: set apart with the fingerprints, or read again by them. */
+function madeRows(
+  writer: ReusingWriter,
+  plan: Plan,
+  setApart: boolean,
+): [rows: string, params: ExportSource['params']] {
+  const { orderBy } = writer.order;
+  if (setApart)
+    return [
+      `(SELECT unnest(${MADE}), ${ROW_HASH} FROM ${PLAN_TABLE} WHERE ${MADE} IS NOT NULL) AS ${ORDERED_ROWS} ${orderBy}`,
+      {},
+    ];
+  const numbers = [...plan.fingerprints].join(', ');
+  return [
+    `${writer.order.keyed} WHERE ${ROW_HASH} IN (SELECT unnest([${numbers}]::UBIGINT[])) ${orderBy}`,
+    writer.params,
+  ];
+}
+
+/**
+ * Writes the extract at `path` from the last one where it can (see above),
+ * and its index. When the last night copied most of its records, the rows
+ * to make are set apart in the scan that takes the fingerprints; otherwise
+ * they are read again (or all of them, when too many changed).
+ */
 export async function writeReusing(
   path: string,
   scratch: string,
   indexPath: string,
   writer: ReusingWriter,
 ): Promise<Reused> {
-  const old = await readIndex(indexPath, path, writer.fingerprint);
-  const plan = await planOf(writer, old);
-  const count = plan.from.length;
-  const description = (laid: Laid): Omit<IndexedFile, 'file' | 'count'> => ({
-    fingerprint: writer.fingerprint,
-    prefix: laid.prefix,
-    separator: writer.separator,
-    suffix: laid.suffix,
-  });
-  return writeThrough(path, scratch, async (temporary) => {
-    if (!old || count === 0 || plan.made > MOST_CHANGED * count) {
-      const all = await writer.writeAll(temporary, writer.order.orderBy);
+  let old = await readIndex(indexPath, path, writer.fingerprint);
+  const hashes = old && (await keptFingerprints(writer.db, indexPath, old.meta.hashes));
+  if (!hashes) old = undefined;
+  const oneScan = old !== undefined && (old.meta.made ?? 0) <= MOST_CHANGED * old.meta.count;
+  const { keyed, keys, orderBy } = writer.order;
+  try {
+    const rows = { keyed, keep: keys, columns: writer.columns };
+    await setApart(writer.db, rows, writer.params, oneScan ? hashes : undefined);
+    const plan = await planOf(writer, old);
+    const count = plan.from.length;
+    const index = async (temporary: string, laid: Omit<Laid, 'lengths'>, lengths: Uint32Array) => {
+      const kept = await keepFingerprints(writer.db, indexPath, scratch);
+      const description = {
+        fingerprint: writer.fingerprint,
+        prefix: laid.prefix,
+        separator: writer.separator,
+        suffix: laid.suffix,
+        hashes: kept,
+        ...(old ? { made: plan.made } : {}),
+      };
+      await writeIndex(indexPath, scratch, temporary, description, { ...plan, lengths });
+      await forgetFingerprints(indexPath, kept.file);
+    };
+    return await writeThrough(path, scratch, async (temporary) => {
+      const patched =
+        old && count > 0 && (oneScan || plan.made <= MOST_CHANGED * count)
+          ? await patch(temporary, { path, index: old }, writer, plan, oneScan)
+          : undefined;
+      if (patched) {
+        await index(temporary, old!.meta, patched.lengths);
+        return { rows: count, sha256: patched.sha256, reused: count - plan.made };
+      }
+      await rm(temporary, { force: true });
+      const all = await writer.writeAll(temporary, orderBy);
       if (all.lengths.length === count && all.rows === count)
-        await writeIndex(indexPath, scratch, temporary, description(all), {
-          ...plan,
-          lengths: all.lengths,
-        });
+        await index(temporary, all, all.lengths);
       else await rm(indexPath, { force: true });
       return { rows: all.rows, sha256: all.sha256, reused: 0 };
-    }
-    const madePath = `${temporary}.rows`;
-    try {
-      const numbers = [...plan.fingerprints].join(', ');
-      const laid =
-        plan.made === 0
-          ? { prefix: 0, suffix: 0, lengths: new Uint32Array(0) }
-          : await writer.writeSome(
-              madePath,
-              `WHERE ${ROW_HASH} IN (SELECT unnest([${numbers}]::UBIGINT[]))`,
-              writer.order.orderBy,
-            );
-      if (laid.lengths.length !== plan.made)
-        throw new Error(
-          `made ${laid.lengths.length} records of the ${plan.made} rows that changed`,
-        );
-      const { sha256, lengths } = await splice(
-        temporary,
-        { path, index: old },
-        { path: madePath, laid },
-        plan,
-        writer.separator,
-      );
-      await writeIndex(indexPath, scratch, temporary, description({ ...old.meta, lengths }), {
-        ...plan,
-        lengths,
-      });
-      return { rows: count, sha256, reused: count - plan.made };
-    } finally {
-      await rm(madePath, { force: true });
-    }
-  });
+    });
+  } finally {
+    await writer.db.run(`DROP TABLE IF EXISTS ${PLAN_TABLE}`);
+  }
+}
+
+/**
+ * The new file at `temporary` from the last one and the rows made anew;
+ * undefined (nothing written) when DuckDB made other rows than the index
+ * says changed, which only a damaged index could bring about.
+ */
+async function patch(
+  temporary: string,
+  last: { path: string; index: RecordIndex },
+  writer: ReusingWriter,
+  plan: Plan,
+  oneScan: boolean,
+): Promise<{ sha256: string; lengths: Uint32Array } | undefined> {
+  const madePath = `${temporary}.rows`;
+  try {
+    const [rows, params] = madeRows(writer, plan, oneScan);
+    const laid =
+      plan.made === 0
+        ? { prefix: 0, suffix: 0, lengths: new Uint32Array(0) }
+        : await writer.writeSome(madePath, rows, params);
+    if (laid.lengths.length !== plan.made) return undefined;
+    return await splice(temporary, last, { path: madePath, laid }, plan, writer.separator);
+  } finally {
+    await rm(madePath, { force: true });
+  }
 }

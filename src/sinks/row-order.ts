@@ -19,13 +19,16 @@ import { shapeOf } from './row-shape.js';
 export const ROW_HASH = '_road_etl_row_hash';
 
 /** The name the keyed rows go by, so that an order names their columns, not a projection's. */
-const ROWS = 'road_etl_rows';
+export const ORDERED_ROWS = 'road_etl_rows';
+const ROWS = ORDERED_ROWS;
 
 export interface RowOrder {
   /** The rows of the source with ROW_HASH beside them, unordered (a FROM item: a SELECT named ROWS). */
   keyed: string;
   /** The ORDER BY that gives the source's order, ties broken by ROW_HASH, in the keyed rows' own columns. */
   orderBy: string;
+  /** The columns of the order (quoted), which ROWS names too. */
+  keys: string[];
 }
 
 /**
@@ -145,14 +148,16 @@ export async function rowOrder(
   if (node.modifiers.some((m) => m.type !== 'ORDER_MODIFIER')) return undefined;
   const terms = node.modifiers.flatMap((m) => m.orders ?? []);
   const keys: string[] = [];
+  const names: string[] = [];
   for (const term of terms) {
-    const names = term.expression.column_names;
+    const named = term.expression.column_names;
     const direction = DIRECTIONS[term.type];
     const nulls = NULLS[term.null_order];
-    if (term.expression.class !== 'COLUMN_REF' || names?.length !== 1) return undefined;
+    if (term.expression.class !== 'COLUMN_REF' || named?.length !== 1) return undefined;
     if (direction === undefined || nulls === undefined) return undefined;
-    if (!columns.some((c) => c.name === names[0])) return undefined;
-    keys.push(`${ROWS}.${quotedIdentifier(names[0]!)}${direction}${nulls}`);
+    if (!columns.some((c) => c.name === named[0])) return undefined;
+    keys.push(`${ROWS}.${quotedIdentifier(named[0]!)}${direction}${nulls}`);
+    names.push(quotedIdentifier(named[0]!));
   }
   if (keys.length === 0) return undefined;
   node.modifiers = [];
@@ -168,6 +173,7 @@ export async function rowOrder(
   return {
     keyed: `${keyedRows(`(${unordered})`, columns)} AS ${ROWS}`,
     orderBy: `ORDER BY ${[...keys, `${ROWS}.${ROW_HASH}`].join(', ')}`,
+    keys: names,
   };
 }
 
