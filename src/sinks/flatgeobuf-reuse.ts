@@ -18,13 +18,14 @@ import { NODE_SIZE, headOf, type Indexing, type Points } from './flatgeobuf.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import {
   MADE,
-  MOST_CHANGED,
   PLAN_TABLE,
   forgetFingerprints,
   keepFingerprints,
   keptFingerprints,
+  letGo,
   setApart,
-} from './record-reuse.js';
+} from './record-plan.js';
+import { MOST_CHANGED } from './record-reuse.js';
 import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
 import { ROW_HASH } from './row-order.js';
 
@@ -136,6 +137,8 @@ async function patchFlatGeobuf(
   const plan = await planOf(db, points, job);
   if (!plan) return undefined;
   const made = await madeFeatures(db, points, params, plan, job.setApart);
+  const kept = await keepFingerprints(db, job.index, job.scratch);
+  await letGo(db);
   const lengths = new Uint32Array(count);
   const offsets = new Float64Array(count);
   let at = 0;
@@ -177,7 +180,7 @@ async function patchFlatGeobuf(
         prefix: head.length + tree,
         separator: '',
         suffix: 0,
-        hashes: await keepFingerprints(db, job.index, job.scratch),
+        hashes: kept,
         made: plan.made,
       };
       await writeIndex(job.index, job.scratch, temporary, laid, { ...plan, lengths });
@@ -216,15 +219,18 @@ export async function reusingFlatGeobuf(
   try {
     const rows = { keyed: points.keyed, keep: points.positionColumns, columns: job.columns };
     await setApart(db, rows, params, setApartToo ? hashes : undefined);
+    await db.releaseMemory();
     if (last && hashes) {
       const from = { ...job, last, setApart: setApartToo, hashes };
       const patched = await patchFlatGeobuf(db, points, params, from);
       if (patched) return patched;
     }
+    const kept = await keepFingerprints(db, job.index, job.scratch);
+    await letGo(db);
     return await whole({
       index: job.index,
       making: job.making,
-      hashes: () => keepFingerprints(db, job.index, job.scratch),
+      hashes: kept,
       made: last ? points.count : undefined,
     });
   } finally {

@@ -37,7 +37,7 @@ import { chunkColumnsSql, eachFeature, propertyOf, type Property } from './flatg
 import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
 import { reusingFlatGeobuf } from './flatgeobuf-reuse.js';
-import { forgetFingerprints } from './record-reuse.js';
+import { forgetFingerprints } from './record-plan.js';
 import { writeIndex } from './record-index.js';
 import { ROW_HASH, keyedRows, makingOf } from './row-order.js';
 
@@ -191,8 +191,8 @@ export function headOf(points: Points, path: string): { head: Uint8Array; tree: 
 export interface Indexing {
   index: string;
   making: string;
-  /** Writes the fingerprints beside the index: its name and how many. */
-  hashes: () => Promise<{ file: string; count: number }>;
+  /** The fingerprints kept beside the index: their file's name and how many. */
+  hashes: { file: string; count: number };
   made?: number | undefined;
 }
 
@@ -228,7 +228,7 @@ async function writeWhole(
           prefix: head.length + tree,
           separator: '',
           suffix: 0,
-          hashes: await indexing.hashes(),
+          hashes: indexing.hashes,
           ...(indexing.made === undefined ? {} : { made: indexing.made }),
         };
         await writeIndex(indexing.index, scratch, temporary, laid, { ...placed, lengths });

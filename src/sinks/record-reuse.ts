@@ -12,32 +12,24 @@
  * the file in place, or more than a twentieth of the rows changed, the file
  * is made whole, and its index with it.
  */
-import { randomBytes } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import {
-  PARQUET_FORMAT,
-  quotedIdentifier,
-  quotedString,
-  type Database,
-} from '../duckdb/database.js';
+import { rm } from 'node:fs/promises';
+import type { Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import type { Column, ExportSource } from './columns.js';
-import {
-  RecordLookup,
-  readIndex,
-  writeIndex,
-  type IndexedFile,
-  type RecordIndex,
-} from './record-index.js';
+import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import { splice, type Laid } from './record-splice.js';
+import {
+  MADE,
+  PLAN_TABLE,
+  forgetFingerprints,
+  keepFingerprints,
+  keptFingerprints,
+  letGo,
+  setApart,
+} from './record-plan.js';
 
 export type { Laid } from './record-splice.js';
 import { ORDERED_ROWS, ROW_HASH, type RowOrder } from './row-order.js';
-
-/** The temporary table of a write's keys and fingerprints, and its column of the rows to make. */
-export const PLAN_TABLE = 'road_etl_plan';
-export const MADE = 'road_etl_row';
 
 /** The largest share of changed rows for which a file is put together from the last one. */
 export const MOST_CHANGED = 0.05;
@@ -66,73 +58,6 @@ interface Plan {
   /** The rows to make, and their distinct fingerprints (as SQL numbers). */
   made: number;
   fingerprints: Set<string>;
-}
-
-/**
- * Sets the rows' keys and fingerprints apart in a temporary table, in one
- * scan of the source; with `unchanged` (the fingerprints of the last file,
- * as Parquet), also the whole rows whose fingerprint is not among them, as
- * a struct each, so that the rows to make need no second scan.
- */
-export async function setApart(
-  db: Database,
-  rows: { keyed: string; keep: readonly string[]; columns: readonly Column[] },
-  params: ExportSource['params'],
-  unchanged?: string,
-): Promise<void> {
-  const whole = `struct_pack(${rows.columns.map((c) => `${quotedIdentifier(c.name)} := ${quotedIdentifier(c.name)}`).join(', ')})`;
-  const made = unchanged
-    ? `, CASE WHEN ${ROW_HASH} IN (SELECT h FROM read_parquet(${quotedString(unchanged)})) THEN NULL ELSE ${whole} END AS ${MADE}`
-    : '';
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')}${made} FROM ${rows.keyed}`,
-    params,
-  );
-}
-
-/**
- * Keeps the fingerprints that one row alone has, as Parquet beside the index
- * at `indexPath` under a name of its own (the index names it), for the next
- * night's scan.
- */
-export async function keepFingerprints(
-  db: Database,
-  indexPath: string,
-  scratch: string,
-): Promise<NonNullable<IndexedFile['hashes']>> {
-  const file = `${basename(indexPath)}.${randomBytes(4).toString('hex')}.hashes.parquet`;
-  const count = await writeThrough(join(dirname(indexPath), file), scratch, (temporary) =>
-    db.copy(
-      `COPY (SELECT ${ROW_HASH} AS h FROM ${PLAN_TABLE} GROUP BY ALL HAVING count(*) = 1) ` +
-        `TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-    ),
-  );
-  return { file, count };
-}
-
-/** Removes the fingerprints kept beside the index at `indexPath` other than those it names now. */
-export async function forgetFingerprints(indexPath: string, kept: string): Promise<void> {
-  const prefix = `${basename(indexPath)}.`;
-  const names = await readdir(dirname(indexPath)).catch(() => [] as string[]);
-  for (const name of names)
-    if (name !== kept && name.startsWith(prefix) && name.endsWith('.hashes.parquet'))
-      await rm(join(dirname(indexPath), name), { force: true });
-}
-
-/** The fingerprints kept beside an index, if they are there, as many as it says. */
-export async function keptFingerprints(
-  db: Database,
-  indexPath: string,
-  hashes: IndexedFile['hashes'],
-): Promise<string | undefined> {
-  if (hashes === undefined) return undefined;
-  const path = join(dirname(indexPath), hashes.file);
-  try {
-    const [row] = await db.all(`SELECT count(*) AS n FROM read_parquet(${quotedString(path)})`);
-    return Number(row?.['n']) === hashes.count ? path : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The rows' fingerprints in order (narrow rows: DuckDB sorts the keys and the number only). */
@@ -235,10 +160,11 @@ export async function writeReusing(
   try {
     const rows = { keyed, keep: keys, columns: writer.columns };
     await setApart(writer.db, rows, writer.params, oneScan ? hashes : undefined);
+    await writer.db.releaseMemory();
     const plan = await planOf(writer, old);
+    const kept = await keepFingerprints(writer.db, indexPath, scratch);
     const count = plan.from.length;
     const index = async (temporary: string, laid: Omit<Laid, 'lengths'>, lengths: Uint32Array) => {
-      const kept = await keepFingerprints(writer.db, indexPath, scratch);
       const description = {
         fingerprint: writer.fingerprint,
         prefix: laid.prefix,
@@ -260,6 +186,7 @@ export async function writeReusing(
         return { rows: count, sha256: patched.sha256, reused: count - plan.made };
       }
       await rm(temporary, { force: true });
+      await letGo(writer.db);
       const all = await writer.writeAll(temporary, orderBy);
       if (all.lengths.length === count && all.rows === count)
         await index(temporary, all, all.lengths);
@@ -291,6 +218,7 @@ async function patch(
         ? { prefix: 0, suffix: 0, lengths: new Uint32Array(0) }
         : await writer.writeSome(madePath, rows, params);
     if (laid.lengths.length !== plan.made) return undefined;
+    await letGo(writer.db);
     return await splice(temporary, last, { path: madePath, laid }, plan, writer.separator);
   } finally {
     await rm(madePath, { force: true });
