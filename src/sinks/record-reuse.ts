@@ -9,8 +9,10 @@
  * their row alone (the index says with which columns, options and versions,
  * record-index.ts), in the same order (the source's, ties broken by the
  * fingerprint), with the same bytes between them. When there is no index of
- * the file in place, or more than a twentieth of the rows changed, the file
- * is made whole, and its index with it.
+ * the file in place, the file is made whole, and its index with it; so it is
+ * when more than a twentieth of the rows changed and they were not set apart
+ * in the first read (which they are when the last night copied most of its
+ * records: writeReusing).
  */
 import { rm } from 'node:fs/promises';
 import type { Database } from '../duckdb/database.js';
