@@ -129,40 +129,36 @@ export function treeBytes(items: number, nodeSize: number): number {
   return treeLevels(items, nodeSize)[0]![1] * NODE_BYTES; // the leaves end the tree
 }
 
+/** Leaves of the tree handed out at a time. */
+const LEAF_CHUNK = 16_384;
+
+/** Sets the u64 offset of `node` among `words` (little-endian). */
+function setOffset(words: Uint32Array, node: number, value: number): void {
+  words[node * 10 + 8] = value % 2 ** 32;
+  words[node * 10 + 9] = Math.floor(value / 2 ** 32);
+}
+
 /**
- * The packed R-tree over the features, root first: each node's box and, for a
- * leaf, its feature's byte offset after the index; above, the index of its
- * first child. A feature without a position has an empty box, which no search
- * meets and which leaves its parents' boxes as they are.
+ * The packed R-tree over the features, root first, in parts (the levels
+ * above the leaves, then the leaves a chunk at a time): each node's box and,
+ * for a leaf, its feature's byte offset after the index, `offsetOf(i)` (asked
+ * for each feature in order); above, the index of its first child. A
+ * feature without a position has an empty box, which no search meets and
+ * which leaves its parents' boxes as they are.
  */
-export function packedTree(
+export function* packedTree(
   xs: Float64Array,
   ys: Float64Array,
-  offsets: Float64Array,
+  offsetOf: (feature: number) => number,
   nodeSize: number,
-): Uint8Array {
+): Generator<Uint8Array> {
   const count = xs.length;
   const levels = treeLevels(count, nodeSize);
-  const bytes = new Uint8Array(levels[0]![1] * NODE_BYTES); // the leaves end the tree
-  const box = new Float64Array(bytes.buffer, 0, bytes.length / 8);
-  const words = new Uint32Array(bytes.buffer);
-  const item = NODE_BYTES / 8; // doubles per node: minX, minY, maxX, maxY, offset
-  const setOffset = (node: number, value: number): void => {
-    words[node * item * 2 + 8] = value % 2 ** 32; // little-endian u64
-    words[node * item * 2 + 9] = Math.floor(value / 2 ** 32);
-  };
   const [leafStart] = levels[0]!;
-  for (let i = 0; i < count; i++) {
-    const at = (leafStart + i) * item;
-    const x = xs[i]!;
-    const y = ys[i]!;
-    const located = !Number.isNaN(x);
-    box[at] = located ? x : Infinity;
-    box[at + 1] = located ? y : Infinity;
-    box[at + 2] = located ? x : -Infinity;
-    box[at + 3] = located ? y : -Infinity;
-    setOffset(leafStart + i, offsets[i]!);
-  }
+  const upper = new Uint8Array(leafStart * NODE_BYTES);
+  const box = new Float64Array(upper.buffer);
+  const words = new Uint32Array(upper.buffer);
+  const item = NODE_BYTES / 8; // doubles per node: minX, minY, maxX, maxY, offset
   for (let level = 1; level < levels.length; level++) {
     const [start, end] = levels[level]!;
     const [childStart, childEnd] = levels[level - 1]!;
@@ -173,20 +169,48 @@ export function packedTree(
       let minY = Infinity;
       let maxX = -Infinity;
       let maxY = -Infinity;
-      for (let child = first; child < last; child++) {
-        const at = child * item;
-        minX = Math.min(minX, box[at]!);
-        minY = Math.min(minY, box[at + 1]!);
-        maxX = Math.max(maxX, box[at + 2]!);
-        maxY = Math.max(maxY, box[at + 3]!);
+      if (level === 1) {
+        for (let i = first - leafStart; i < last - leafStart; i++) {
+          const x = xs[i]!;
+          if (Number.isNaN(x)) continue;
+          minX = Math.min(minX, x);
+          minY = Math.min(minY, ys[i]!);
+          maxX = Math.max(maxX, x);
+          maxY = Math.max(maxY, ys[i]!);
+        }
+      } else {
+        for (let child = first; child < last; child++) {
+          const at = child * item;
+          minX = Math.min(minX, box[at]!);
+          minY = Math.min(minY, box[at + 1]!);
+          maxX = Math.max(maxX, box[at + 2]!);
+          maxY = Math.max(maxY, box[at + 3]!);
+        }
       }
       const at = node * item;
       box[at] = minX;
       box[at + 1] = minY;
       box[at + 2] = maxX;
       box[at + 3] = maxY;
-      setOffset(node, first);
+      setOffset(words, node, first);
     }
   }
-  return bytes;
+  yield upper;
+  for (let from = 0; from < count; from += LEAF_CHUNK) {
+    const n = Math.min(LEAF_CHUNK, count - from);
+    const bytes = new Uint8Array(n * NODE_BYTES);
+    const leaves = new Float64Array(bytes.buffer);
+    const leafWords = new Uint32Array(bytes.buffer);
+    for (let k = 0; k < n; k++) {
+      const x = xs[from + k]!;
+      const y = ys[from + k]!;
+      const located = !Number.isNaN(x);
+      leaves[k * item] = located ? x : Infinity;
+      leaves[k * item + 1] = located ? y : Infinity;
+      leaves[k * item + 2] = located ? x : -Infinity;
+      leaves[k * item + 3] = located ? y : -Infinity;
+      setOffset(leafWords, k, offsetOf(from + k));
+    }
+    yield bytes;
+  }
 }

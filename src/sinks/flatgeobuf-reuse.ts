@@ -4,8 +4,10 @@
  * a feature's bytes are its row's alone, so a row whose fingerprint the last
  * file holds gets that file's feature, copied; the others are encoded. The
  * order, the positions and the tree come from narrow rows (position, key,
- * fingerprint) sorted by DuckDB, and the tree is known before the features
- * are written: the file is written and hashed from its first byte to its last.
+ * fingerprint) set apart in one read of the source and put in order here,
+ * and the tree is known before the features are written: the file is
+ * written and hashed from its first byte to its last. A second read
+ * encodes the rows that changed.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Database } from '../duckdb/database.js';
@@ -16,18 +18,11 @@ import { packedTree } from './flatgeobuf-format.js';
 import { eachFeature } from './flatgeobuf-features.js';
 import { NODE_SIZE, headOf, type Indexing, type Points } from './flatgeobuf.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
-import {
-  MADE,
-  PLAN_TABLE,
-  forgetFingerprints,
-  keepFingerprints,
-  keptFingerprints,
-  letGo,
-  setApart,
-} from './record-plan.js';
+import { PLAN_TABLE, letGo, setApart } from './record-plan.js';
 import { MOST_CHANGED } from './record-reuse.js';
 import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
 import { ROW_HASH } from './row-order.js';
+import { permuted, radixOrder } from '../util/radix-order.js';
 
 interface Job {
   path: string;
@@ -37,11 +32,9 @@ interface Job {
   columns: readonly Column[];
 }
 
-/** A write from the last file: the index, and whether the rows to make were set apart in the first scan. */
+/** A write from the last file, and its index. */
 interface From extends Job {
   last: RecordIndex;
-  setApart: boolean;
-  hashes: string;
 }
 
 interface Plan {
@@ -55,21 +48,27 @@ interface Plan {
   fingerprints: string[];
 }
 
-/** The features' positions and fingerprints in the file's order, and which the last file has. */
-async function planOf(db: Database, points: Points, job: From): Promise<Plan | undefined> {
-  const { last } = job;
+interface Narrow {
+  xs: Float64Array;
+  ys: Float64Array;
+  /** The Hilbert value's bit 32 (the value of features without a position) and its lower 32 bits. */
+  above: Uint32Array;
+  key: Uint32Array;
+  hi: Uint32Array;
+  lo: Uint32Array;
+}
+
+/** The narrow rows as they come: positions, sort keys (the Hilbert value's two parts) and fingerprints. */
+async function narrowRows(db: Database, points: Points): Promise<Narrow> {
   const count = points.count;
-  const plan: Plan = {
+  const rows: Narrow = {
     xs: new Float64Array(count),
     ys: new Float64Array(count),
+    above: new Uint32Array(count),
+    key: new Uint32Array(count),
     hi: new Uint32Array(count),
     lo: new Uint32Array(count),
-    from: new Int32Array(count),
-    made: 0,
-    fingerprints: [],
   };
-  const lookup = new RecordLookup(last);
-  const distinct = new Set<string>();
   const result = await db.connection.stream(points.narrowOf(PLAN_TABLE));
   let n = 0;
   for (
@@ -77,21 +76,49 @@ async function planOf(db: Database, points: Points, job: From): Promise<Plan | u
     chunk && chunk.rowCount > 0;
     chunk = await result.fetchChunk()
   ) {
-    const [x, y, , hi, lo] = [0, 1, 2, 3, 4].map((c) => chunk!.getColumnVector(c));
-    for (let row = 0, rows = chunk.rowCount; row < rows; row++, n++) {
-      if (n >= count) throw new Error('the source gave more rows than it counted');
-      plan.xs[n] = x!.getItem(row) as number;
-      plan.ys[n] = y!.getItem(row) as number;
-      const h = (plan.hi[n] = hi!.getItem(row) as number);
-      const l = (plan.lo[n] = lo!.getItem(row) as number);
-      const found = lookup.find(h, l);
-      plan.from[n] = found;
-      if (found >= 0) continue;
-      if (++plan.made > MOST_CHANGED * count && !job.setApart) return undefined;
-      distinct.add(((BigInt(h) << 32n) | BigInt(l)).toString());
+    if (n + chunk.rowCount > count) throw new Error('the source gave more rows than it counted');
+    const [x, y, key, hi, lo] = [0, 1, 2, 3, 4].map((c) => chunk!.getColumnVector(c));
+    for (let row = 0; row < chunk.rowCount; row++, n++) {
+      rows.xs[n] = x!.getItem(row) as number;
+      rows.ys[n] = y!.getItem(row) as number;
+      const k = key!.getItem(row) as number; // an integer in [0, 2^32]
+      rows.above[n] = Math.floor(k / 2 ** 32);
+      rows.key[n] = k % 2 ** 32;
+      rows.hi[n] = hi!.getItem(row) as number;
+      rows.lo[n] = lo!.getItem(row) as number;
     }
   }
   if (n !== count) throw new Error(`the source gave ${n} rows where it counted ${count}`);
+  return rows;
+}
+
+/**
+ * The features' positions and fingerprints in the file's order (the Hilbert
+ * value, then the fingerprint, as the whole write orders them), and which
+ * the last file has.
+ */
+async function planOf(db: Database, points: Points, job: From): Promise<Plan | undefined> {
+  const { xs, ys, above, key, hi, lo } = await narrowRows(db, points);
+  const order = radixOrder([above, key, hi, lo], points.count);
+  const plan: Plan = {
+    xs: permuted(xs, order),
+    ys: permuted(ys, order),
+    hi: permuted(hi, order),
+    lo: permuted(lo, order),
+    from: new Int32Array(points.count),
+    made: 0,
+    fingerprints: [],
+  };
+  const lookup = new RecordLookup(job.last);
+  const distinct = new Set<string>();
+  for (let n = 0; n < points.count; n++) {
+    const [h, l] = [plan.hi[n]!, plan.lo[n]!];
+    const found = lookup.find(h, l);
+    plan.from[n] = found;
+    if (found >= 0) continue;
+    if (++plan.made > MOST_CHANGED * points.count) return undefined;
+    distinct.add(((BigInt(h) << 32n) | BigInt(l)).toString());
+  }
   plan.fingerprints = [...distinct];
   return plan;
 }
@@ -102,18 +129,13 @@ async function madeFeatures(
   points: Points,
   params: ExportSource['params'],
   plan: Plan,
-  setApart: boolean,
 ): Promise<Uint8Array[]> {
   const made: Uint8Array[] = [];
   if (plan.made === 0) return made;
-  const sql = setApart
-    ? points.rowsOf(
-        `(SELECT unnest(${MADE}), ${ROW_HASH} FROM ${PLAN_TABLE} WHERE ${MADE} IS NOT NULL)`,
-      )
-    : points.where(
-        `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
-      );
-  await eachFeature(db, points, sql, setApart ? {} : params, (_key, _x, _y, feature) => {
+  const sql = points.where(
+    `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
+  );
+  await eachFeature(db, points, sql, params, (_key, _x, _y, feature) => {
     made.push(feature.slice());
   });
   if (made.length !== plan.made)
@@ -121,36 +143,39 @@ async function madeFeatures(
   return made;
 }
 
-/**
- * The extract of `points` at `job.path` from the last one; undefined when
- * more than MOST_CHANGED of its rows changed (it is then written whole).
- */
+/** Writes the tree of the features in the plan's order, of `lengths`, to `out`; resolves to its size. */
+async function writeTree(out: HashedOut, plan: Plan, lengths: Uint32Array): Promise<number> {
+  let at = 0;
+  const offsetOf = (i: number) => {
+    const offset = at;
+    at += lengths[i]!;
+    return offset;
+  };
+  let written = 0;
+  for (const part of packedTree(plan.xs, plan.ys, offsetOf, NODE_SIZE)) {
+    await out.write(part);
+    written += part.length;
+  }
+  return written;
+}
+
+/** The extract of `points` at `job.path` from the last one, in the order of `plan`. */
 async function patchFlatGeobuf(
   db: Database,
   points: Points,
   params: ExportSource['params'],
   job: From,
-): Promise<ExportResult | undefined> {
+  plan: Plan,
+): Promise<ExportResult> {
   const { last } = job;
   const count = points.count;
-  if (count === 0) return undefined;
-  const plan = await planOf(db, points, job);
-  if (!plan) return undefined;
-  const made = await madeFeatures(db, points, params, plan, job.setApart);
-  const kept = await keepFingerprints(db, job.index, job.scratch);
-  await letGo(db);
+  const made = await madeFeatures(db, points, params, plan);
   const lengths = new Uint32Array(count);
-  const offsets = new Float64Array(count);
-  let at = 0;
   for (let i = 0, k = 0; i < count; i++) {
     const j = plan.from[i]!;
     lengths[i] = j >= 0 ? last.lengths[j]! : made[k++]!.length;
-    offsets[i] = at;
-    at += lengths[i]!;
   }
   const { head, tree } = headOf(points, job.path);
-  const treeBytes = packedTree(plan.xs, plan.ys, offsets, NODE_SIZE);
-  if (treeBytes.length !== tree) throw new Error('the tree is not the size its features give');
   return writeThrough(job.path, job.scratch, async (temporary) => {
     const handle = await open(temporary, 'wx');
     let from: FileHandle | undefined;
@@ -159,19 +184,24 @@ async function patchFlatGeobuf(
       const out = new HashedOut(handle);
       const buffer = Buffer.allocUnsafe(COPY_BUFFER);
       await out.write(head);
-      await out.write(treeBytes);
+      if ((await writeTree(out, plan, lengths)) !== tree)
+        throw new Error('the tree is not the size its features give');
       let run: [start: number, end: number] | undefined;
+      let previous = -2;
       for (let i = 0, k = 0; i < count; i++) {
         const j = plan.from[i]!;
-        const start = j >= 0 ? last.offsets[j]! : -1;
-        if (run && start === run[1]) {
+        if (run && j >= 0 && j === previous + 1) {
           run[1] += lengths[i]!;
+          previous = j;
           continue;
         }
+        previous = j;
         if (run) await copy(from, run[0], run[1], out, buffer);
         run = undefined;
-        if (j >= 0) run = [start, start + lengths[i]!];
-        else await out.write(made[k++]!);
+        if (j >= 0) {
+          const start = last.offsetOf(j);
+          run = [start, start + lengths[i]!];
+        } else await out.write(made[k++]!);
       }
       if (run) await copy(from, run[0], run[1], out, buffer);
       await handle.sync();
@@ -180,11 +210,8 @@ async function patchFlatGeobuf(
         prefix: head.length + tree,
         separator: '',
         suffix: 0,
-        hashes: kept,
-        made: plan.made,
       };
       await writeIndex(job.index, job.scratch, temporary, laid, { ...plan, lengths });
-      await forgetFingerprints(job.index, laid.hashes.file);
       return {
         rows: count,
         withoutGeometry: count - points.located,
@@ -201,9 +228,8 @@ async function patchFlatGeobuf(
 /**
  * Writes the FlatGeobuf of `points` at `job.path` from the last one where it
  * can, else whole (`whole`), keeping its index. The rows' positions and
- * fingerprints are set apart first (with the rows to make, when the last
- * night copied most of its features), so that the order and the tree need
- * no second scan of the source.
+ * fingerprints are set apart first, so that the order and the tree are
+ * known before the file is written.
  */
 export async function reusingFlatGeobuf(
   db: Database,
@@ -212,28 +238,18 @@ export async function reusingFlatGeobuf(
   job: Job,
   whole: (indexing: Indexing) => Promise<ExportResult>,
 ): Promise<ExportResult> {
-  let last = await readIndex(job.index, job.path, job.making);
-  const hashes = last && (await keptFingerprints(db, job.index, last.meta.hashes));
-  if (!hashes) last = undefined;
-  const setApartToo = last !== undefined && (last.meta.made ?? 0) <= MOST_CHANGED * last.meta.count;
+  const last = await readIndex(job.index, job.path, job.making);
+  const indexing = { index: job.index, making: job.making };
+  if (!last || points.count === 0) return whole(indexing);
+  let apart: string | undefined;
+  let plan: Plan | undefined;
   try {
     const rows = { keyed: points.keyed, keep: points.positionColumns, columns: job.columns };
-    await setApart(db, rows, params, setApartToo ? hashes : undefined);
+    apart = await setApart(db, rows, params, job.scratch);
     await db.releaseMemory();
-    if (last && hashes) {
-      const from = { ...job, last, setApart: setApartToo, hashes };
-      const patched = await patchFlatGeobuf(db, points, params, from);
-      if (patched) return patched;
-    }
-    const kept = await keepFingerprints(db, job.index, job.scratch);
-    await letGo(db);
-    return await whole({
-      index: job.index,
-      making: job.making,
-      hashes: kept,
-      made: last ? points.count : undefined,
-    });
+    plan = await planOf(db, points, { ...job, last });
   } finally {
-    await db.run(`DROP TABLE IF EXISTS ${PLAN_TABLE}`);
+    await letGo(db, apart);
   }
+  return plan ? patchFlatGeobuf(db, points, params, { ...job, last }, plan) : whole(indexing);
 }

@@ -37,7 +37,6 @@ import { chunkColumnsSql, eachFeature, propertyOf, type Property } from './flatg
 import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
 import { reusingFlatGeobuf } from './flatgeobuf-reuse.js';
-import { forgetFingerprints } from './record-plan.js';
 import { writeIndex } from './record-index.js';
 import { ROW_HASH, keyedRows, makingOf } from './row-order.js';
 
@@ -67,7 +66,7 @@ export interface Points {
   where: (where: string) => string;
   /** The same of `rows` (a FROM item of the source's columns and ROW_HASH), in order. */
   rowsOf: (rows: string) => string;
-  /** h_lon, h_lat, h_key, h_hi, h_lo of `rows` in the file's order (with fingerprints only). */
+  /** h_lon, h_lat, h_key, h_hi, h_lo of `rows`, in any order (with fingerprints only). */
   narrowOf: (rows: string) => string;
   /** The source with ROW_HASH (with fingerprints only), and its position columns (quoted). */
   keyed: string;
@@ -133,7 +132,7 @@ export async function pointsOf(
     where: (where) => `${rowsOf(from(where))} ${ordered}`,
     rowsOf: (rows) => `${rowsOf(rows)} ${ordered}`,
     narrowOf: (rows) =>
-      `${positioned}, h_key${halves} FROM (${keyed(`${position}${carried} FROM ${rows}`)}) ${ordered}`,
+      `${positioned}, h_key${halves} FROM (${keyed(`${position}${carried} FROM ${rows}`)})`,
     keyed: hashed ? keyedRows(source.sql, hashed) : source.sql,
     positionColumns: [geometry.longitude, geometry.latitude].map(quotedIdentifier),
     hashed: hashed !== undefined,
@@ -191,9 +190,6 @@ export function headOf(points: Points, path: string): { head: Uint8Array; tree: 
 export interface Indexing {
   index: string;
   making: string;
-  /** The fingerprints kept beside the index: their file's name and how many. */
-  hashes: { file: string; count: number };
-  made?: number | undefined;
 }
 
 /** Writes the file of `points` whole, and its index with `indexing`. */
@@ -215,8 +211,12 @@ async function writeWhole(
       const out = new PositionedWriter(file, head.length + tree);
       const placed = await writeFeatures(db, points, params, out, temporary);
       if (count > 0) {
-        const bytes = packedTree(placed.xs, placed.ys, placed.offsets, NODE_SIZE);
-        await file.write(bytes, 0, bytes.length, head.length);
+        let at = head.length;
+        const { offsets } = placed;
+        for (const part of packedTree(placed.xs, placed.ys, (i) => offsets[i]!, NODE_SIZE)) {
+          await file.write(part, 0, part.length, at);
+          at += part.length;
+        }
       }
       await file.sync();
       if (indexing) {
@@ -228,11 +228,8 @@ async function writeWhole(
           prefix: head.length + tree,
           separator: '',
           suffix: 0,
-          hashes: indexing.hashes,
-          ...(indexing.made === undefined ? {} : { made: indexing.made }),
         };
         await writeIndex(indexing.index, scratch, temporary, laid, { ...placed, lengths });
-        await forgetFingerprints(indexing.index, laid.hashes.file);
       }
       return {
         rows: count,

@@ -1,95 +1,80 @@
 /**
  * The rows of an extract set apart for its write (record-reuse.ts): their
- * keys and fingerprints in a temporary table, with the rows to make; and
- * the fingerprints of a written file kept beside its index, for DuckDB.
+ * keys and fingerprints, from one scan of the source, in a staging Parquet
+ * file that the view PLAN_TABLE reads back as they were.
  */
-import { randomBytes } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import {
-  PARQUET_FORMAT,
+  STAGED_FORMAT,
   quotedIdentifier,
   quotedString,
   type Database,
 } from '../duckdb/database.js';
-import { writeThrough } from '../util/fs.js';
-import type { Column, ExportSource } from './columns.js';
-import type { IndexedFile } from './record-index.js';
+import { temporaryPath } from '../util/fs.js';
+import { isGeometry, isNested, type Column, type ExportSource } from './columns.js';
 import { ROW_HASH } from './row-order.js';
 
-/** The temporary table of a write's keys and fingerprints, and its column of the rows to make. */
+/** The view of a write's keys and fingerprints set apart. */
 export const PLAN_TABLE = 'road_etl_plan';
-export const MADE = 'road_etl_row';
+
+/** Types whose values Parquet does not give back as they were (HUGEINT as DOUBLE, INTERVAL in milliseconds, ...). */
+const NOT_KEPT =
+  /HUGEINT|BIGNUM|VARINT|TIME_NS|TIMESTAMP_S\b|TIMESTAMP_MS|TIME WITH TIME ZONE|INTERVAL|\bBIT\b|UNION\(|GEOMETRY/;
 
 /**
- * Sets the rows' keys and fingerprints apart in a temporary table, in one
- * scan of the source; with `unchanged` (the fingerprints of the last file,
- * as Parquet), also the whole rows whose fingerprint is not among them, as
- * a struct each, so that the rows to make need no second scan.
+ * A column into the staging file and back: as it is (cast back: an ENUM
+ * comes back as text), as text, or a geometry as WKB; undefined where it
+ * cannot pass (such a type within a nested one).
+ */
+function staging(column: Column): { out: string; back: string } | undefined {
+  const name = quotedIdentifier(column.name);
+  const type = column.type;
+  if (isGeometry(type) && !isNested(type))
+    return { out: `ST_AsWKB(${name})`, back: `CAST(ST_GeomFromWKB(${name}) AS ${type})` };
+  if (NOT_KEPT.test(type) && isNested(type)) return undefined;
+  return { out: NOT_KEPT.test(type) ? `${name}::VARCHAR` : name, back: `CAST(${name} AS ${type})` };
+}
+
+/**
+ * Sets the rows' keys (`keep`, quoted names of `columns`) and fingerprints
+ * apart in one scan of the source: in a staging Parquet file in `scratch`
+ * that the view PLAN_TABLE reads back as they were, or, where a key cannot
+ * pass through Parquet unchanged, in a temporary table (which holds them in
+ * DuckDB's memory). Resolves to the file, if any, which letGo removes.
  */
 export async function setApart(
   db: Database,
   rows: { keyed: string; keep: readonly string[]; columns: readonly Column[] },
   params: ExportSource['params'],
-  unchanged?: string,
-): Promise<void> {
-  const whole = `struct_pack(${rows.columns.map((c) => `${quotedIdentifier(c.name)} := ${quotedIdentifier(c.name)}`).join(', ')})`;
-  const made = unchanged
-    ? `, CASE WHEN ${ROW_HASH} IN (SELECT h FROM read_parquet(${quotedString(unchanged)})) THEN NULL ELSE ${whole} END AS ${MADE}`
-    : '';
-  await db.run(
-    `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')}${made} FROM ${rows.keyed}`,
-    params,
-  );
-}
-
-/**
- * Keeps the fingerprints that one row alone has, as Parquet beside the index
- * at `indexPath` under a name of its own (the index names it), for the next
- * night's scan.
- */
-export async function keepFingerprints(
-  db: Database,
-  indexPath: string,
   scratch: string,
-): Promise<NonNullable<IndexedFile['hashes']>> {
-  const file = `${basename(indexPath)}.${randomBytes(4).toString('hex')}.hashes.parquet`;
-  const count = await writeThrough(join(dirname(indexPath), file), scratch, (temporary) =>
-    db.copy(
-      `COPY (SELECT ${ROW_HASH} AS h FROM ${PLAN_TABLE} GROUP BY ALL HAVING count(*) = 1) ` +
-        `TO ${quotedString(temporary)} (${PARQUET_FORMAT})`,
-    ),
-  );
-  return { file, count };
-}
-
-/** Removes the fingerprints kept beside the index at `indexPath` other than those it names now. */
-export async function forgetFingerprints(indexPath: string, kept: string): Promise<void> {
-  const prefix = `${basename(indexPath)}.`;
-  const names = await readdir(dirname(indexPath)).catch(() => [] as string[]);
-  for (const name of names)
-    if (name !== kept && name.startsWith(prefix) && name.endsWith('.hashes.parquet'))
-      await rm(join(dirname(indexPath), name), { force: true });
-}
-
-/** The fingerprints kept beside an index, if they are there, as many as it says. */
-export async function keptFingerprints(
-  db: Database,
-  indexPath: string,
-  hashes: IndexedFile['hashes'],
 ): Promise<string | undefined> {
-  if (hashes === undefined) return undefined;
-  const path = join(dirname(indexPath), hashes.file);
-  try {
-    const [row] = await db.all(`SELECT count(*) AS n FROM read_parquet(${quotedString(path)})`);
-    return Number(row?.['n']) === hashes.count ? path : undefined;
-  } catch {
+  const ways = rows.keep.map((name) => {
+    const column = rows.columns.find((c) => quotedIdentifier(c.name) === name);
+    return column && staging(column);
+  });
+  if (ways.some((way) => !way)) {
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')} FROM ${rows.keyed}`,
+      params,
+    );
     return undefined;
   }
+  const file = `${temporaryPath(PLAN_TABLE, scratch)}.parquet`;
+  const out = ways.map((way, i) => `${way!.out} AS ${rows.keep[i]}`);
+  const back = ways.map((way, i) => `${way!.back} AS ${rows.keep[i]}`);
+  await db.copy(
+    `COPY (SELECT ${[...out, ROW_HASH].join(', ')} FROM ${rows.keyed}) TO ${quotedString(file)} (${STAGED_FORMAT})`,
+    params,
+  );
+  await db.run(
+    `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(file)})`,
+  );
+  return file;
 }
 
-/** Drops the table of keys and fingerprints, and gives its memory back, before the file is put together. */
-export async function letGo(db: Database): Promise<void> {
-  await db.run(`DROP TABLE IF EXISTS ${PLAN_TABLE}`);
+/** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */
+export async function letGo(db: Database, file: string | undefined): Promise<void> {
+  await db.run(`DROP ${file === undefined ? 'TABLE' : 'VIEW'} IF EXISTS ${PLAN_TABLE}`);
+  if (file !== undefined) await rm(file, { force: true });
   await db.releaseMemory();
 }

@@ -10,9 +10,13 @@
  * record-index.ts), in the same order (the source's, ties broken by the
  * fingerprint), with the same bytes between them. When there is no index of
  * the file in place, the file is made whole, and its index with it; so it is
- * when more than a twentieth of the rows changed and they were not set apart
- * in the first read (which they are when the last night copied most of its
- * records: writeReusing).
+ * when more than a twentieth of the rows changed.
+ *
+ * A night reads the source twice: once for every row's keys and
+ * fingerprint (set apart in a staging file, record-plan.ts), once for the
+ * rows to make. Setting those apart in the first read as well costs more
+ * than the second read: a column of mostly NULL rows is dear to write, and
+ * a table of them holds more than a gigabyte in DuckDB's memory.
  */
 import { rm } from 'node:fs/promises';
 import type { Database } from '../duckdb/database.js';
@@ -20,15 +24,7 @@ import { writeThrough } from '../util/fs.js';
 import type { Column, ExportSource } from './columns.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import { splice, type Laid } from './record-splice.js';
-import {
-  MADE,
-  PLAN_TABLE,
-  forgetFingerprints,
-  keepFingerprints,
-  keptFingerprints,
-  letGo,
-  setApart,
-} from './record-plan.js';
+import { PLAN_TABLE, letGo, setApart } from './record-plan.js';
 
 export type { Laid } from './record-splice.js';
 import { ORDERED_ROWS, ROW_HASH, type RowOrder } from './row-order.js';
@@ -64,46 +60,35 @@ interface Plan {
 
 /** The rows' fingerprints in order (narrow rows: DuckDB sorts the keys and the number only). */
 async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Promise<Plan> {
-  const his: Uint32Array[] = [];
-  const los: Uint32Array[] = [];
+  const [counted] = await writer.db.all(`SELECT count(*) AS n FROM ${PLAN_TABLE}`);
+  const count = Number(counted?.['n']);
+  const plan: Plan = {
+    hi: new Uint32Array(count),
+    lo: new Uint32Array(count),
+    from: new Int32Array(count).fill(-1),
+    made: 0,
+    fingerprints: new Set(),
+  };
   const result = await writer.db.connection.stream(
     `SELECT (${ROW_HASH} >> 32)::UINTEGER AS hi, (${ROW_HASH} & 4294967295)::UINTEGER AS lo ` +
       `FROM ${PLAN_TABLE} AS ${ORDERED_ROWS} ${writer.order.orderBy}`,
   );
-  let count = 0;
+  let n = 0;
   for (
     let chunk = await result.fetchChunk();
     chunk && chunk.rowCount > 0;
     chunk = await result.fetchChunk()
   ) {
+    if (n + chunk.rowCount > count)
+      throw new Error('the rows set apart gave more than they counted');
     const hiVector = chunk.getColumnVector(0);
     const loVector = chunk.getColumnVector(1);
-    const hi = new Uint32Array(chunk.rowCount);
-    const lo = new Uint32Array(chunk.rowCount);
-    for (let row = 0, rows = chunk.rowCount; row < rows; row++) {
-      hi[row] = hiVector.getItem(row) as number;
-      lo[row] = loVector.getItem(row) as number;
+    for (let row = 0; row < chunk.rowCount; row++, n++) {
+      plan.hi[n] = hiVector.getItem(row) as number;
+      plan.lo[n] = loVector.getItem(row) as number;
     }
-    his.push(hi);
-    los.push(lo);
-    count += chunk.rowCount;
   }
-  const join = (parts: Uint32Array[]): Uint32Array => {
-    const all = new Uint32Array(count);
-    let at = 0;
-    for (const part of parts) {
-      all.set(part, at);
-      at += part.length;
-    }
-    return all;
-  };
-  const plan: Plan = {
-    hi: join(his),
-    lo: join(los),
-    from: new Int32Array(count).fill(-1),
-    made: 0,
-    fingerprints: new Set(),
-  };
+  if (n !== count) throw new Error(`the rows set apart gave ${n} where they counted ${count}`);
   const lookup = old ? new RecordLookup(old) : undefined;
   for (let i = 0; i < count; i++) {
     const found = lookup ? lookup.find(plan.hi[i]!, plan.lo[i]!) : -1;
@@ -123,48 +108,22 @@ export interface Reused {
   reused: number;
 }
 
-/** The rows to make, in order: set apart with the fingerprints, or read again by them. */
-function madeRows(
-  writer: ReusingWriter,
-  plan: Plan,
-  setApart: boolean,
-): [rows: string, params: ExportSource['params']] {
-  const { orderBy } = writer.order;
-  if (setApart)
-    return [
-      `(SELECT unnest(${MADE}), ${ROW_HASH} FROM ${PLAN_TABLE} WHERE ${MADE} IS NOT NULL) AS ${ORDERED_ROWS} ${orderBy}`,
-      {},
-    ];
-  const numbers = [...plan.fingerprints].join(', ');
-  return [
-    `${writer.order.keyed} WHERE ${ROW_HASH} IN (SELECT unnest([${numbers}]::UBIGINT[])) ${orderBy}`,
-    writer.params,
-  ];
-}
-
-/**
- * Writes the extract at `path` from the last one where it can (see above),
- * and its index. When the last night copied most of its records, the rows
- * to make are set apart in the scan that takes the fingerprints; otherwise
- * they are read again (or all of them, when too many changed).
- */
+/** Writes the extract at `path` from the last one where it can (see above), and its index. */
 export async function writeReusing(
   path: string,
   scratch: string,
   indexPath: string,
   writer: ReusingWriter,
 ): Promise<Reused> {
-  let old = await readIndex(indexPath, path, writer.fingerprint);
-  const hashes = old && (await keptFingerprints(writer.db, indexPath, old.meta.hashes));
-  if (!hashes) old = undefined;
-  const oneScan = old !== undefined && (old.meta.made ?? 0) <= MOST_CHANGED * old.meta.count;
+  const old = await readIndex(indexPath, path, writer.fingerprint);
   const { keyed, keys, orderBy } = writer.order;
+  let apart: string | undefined;
   try {
     const rows = { keyed, keep: keys, columns: writer.columns };
-    await setApart(writer.db, rows, writer.params, oneScan ? hashes : undefined);
+    apart = await setApart(writer.db, rows, writer.params, scratch);
     await writer.db.releaseMemory();
     const plan = await planOf(writer, old);
-    const kept = await keepFingerprints(writer.db, indexPath, scratch);
+    await letGo(writer.db, apart);
     const count = plan.from.length;
     const index = async (temporary: string, laid: Omit<Laid, 'lengths'>, lengths: Uint32Array) => {
       const description = {
@@ -172,23 +131,19 @@ export async function writeReusing(
         prefix: laid.prefix,
         separator: writer.separator,
         suffix: laid.suffix,
-        hashes: kept,
-        ...(old ? { made: plan.made } : {}),
       };
       await writeIndex(indexPath, scratch, temporary, description, { ...plan, lengths });
-      await forgetFingerprints(indexPath, kept.file);
     };
     return await writeThrough(path, scratch, async (temporary) => {
       const patched =
-        old && count > 0 && (oneScan || plan.made <= MOST_CHANGED * count)
-          ? await patch(temporary, { path, index: old }, writer, plan, oneScan)
+        old && count > 0 && plan.made <= MOST_CHANGED * count
+          ? await patch(temporary, { path, index: old }, writer, plan)
           : undefined;
       if (patched) {
         await index(temporary, old!.meta, patched.lengths);
         return { rows: count, sha256: patched.sha256, reused: count - plan.made };
       }
       await rm(temporary, { force: true });
-      await letGo(writer.db);
       const all = await writer.writeAll(temporary, orderBy);
       if (all.lengths.length === count && all.rows === count)
         await index(temporary, all, all.lengths);
@@ -196,7 +151,7 @@ export async function writeReusing(
       return { rows: all.rows, sha256: all.sha256, reused: 0 };
     });
   } finally {
-    await writer.db.run(`DROP TABLE IF EXISTS ${PLAN_TABLE}`);
+    await letGo(writer.db, apart);
   }
 }
 
@@ -210,17 +165,16 @@ async function patch(
   last: { path: string; index: RecordIndex },
   writer: ReusingWriter,
   plan: Plan,
-  oneScan: boolean,
 ): Promise<{ sha256: string; lengths: Uint32Array } | undefined> {
   const madePath = `${temporary}.rows`;
   try {
-    const [rows, params] = madeRows(writer, plan, oneScan);
+    const numbers = [...plan.fingerprints].join(', ');
+    const rows = `${writer.order.keyed} WHERE ${ROW_HASH} IN (SELECT unnest([${numbers}]::UBIGINT[])) ${writer.order.orderBy}`;
     const laid =
       plan.made === 0
         ? { prefix: 0, suffix: 0, lengths: new Uint32Array(0) }
-        : await writer.writeSome(madePath, rows, params);
+        : await writer.writeSome(madePath, rows, writer.params);
     if (laid.lengths.length !== plan.made) return undefined;
-    await letGo(writer.db);
     return await splice(temporary, last, { path: madePath, laid }, plan, writer.separator);
   } finally {
     await rm(madePath, { force: true });

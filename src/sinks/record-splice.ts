@@ -76,14 +76,23 @@ export async function splice(
     const lengths = new Uint32Array(plan.from.length);
     let run: { file: number; start: number; end: number } | undefined;
     let next = 0;
+    let previous = -2;
     for (let i = 0; i < plan.from.length; i++) {
       const j = plan.from[i]!;
       const file = j >= 0 ? 0 : 1;
-      const start = j >= 0 ? index.offsets[j]! : madeAt[next]!;
-      const length = j >= 0 ? index.lengths[j]! : made.laid.lengths[next++]!;
+      const length = j >= 0 ? index.lengths[j]! : made.laid.lengths[next]!;
       lengths[i] = length;
-      if (run && run.file === file && start === run.end + between.length) {
-        run.end = start + length;
+      // The next record of the same file lies right after the run (the made ones are all in order).
+      const follows = run !== undefined && run.file === file && (file === 1 || j === previous + 1);
+      const start = follows
+        ? run!.end + between.length
+        : j >= 0
+          ? index.offsetOf(j)
+          : madeAt[next]!;
+      if (j < 0) next++;
+      previous = j;
+      if (follows) {
+        run!.end = start + length;
         continue;
       }
       if (run) {

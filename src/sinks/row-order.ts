@@ -139,6 +139,8 @@ export async function rowOrder(
       /"query_location":\s*\d{16,}/g,
       '"query_location":0',
     );
+    // Nor does a larger integer (a HUGEINT's halves, a UBIGINT): such a query is written as it is.
+    if (/\d{16,}/.test(tree)) return undefined;
     parsed = JSON.parse(tree) as Serialized;
   } catch {
     return undefined;

@@ -75,4 +75,15 @@ describe('the order of an extract', () => {
       expect(await rowOrder(db, source(sql), columns), sql).toBeUndefined();
     expect(await rowOrder(db, { sql: '"t"', params: {} }, columns)).toBeUndefined();
   });
+
+  it("keeps the query's constants that a JavaScript number cannot hold", async () => {
+    await db.run(`CREATE OR REPLACE TEMP TABLE t AS SELECT 1 AS id, 'a' AS name`);
+    const sql = 'SELECT *, 100000000000000000007::HUGEINT AS big FROM t ORDER BY id';
+    const typed = [...columns, { name: 'big', type: 'HUGEINT' }];
+    const order = await rowOrder(db, source(sql), typed);
+    const from = order ? `${order.keyed} ${order.orderBy}` : `(${sql})`;
+    const [row] = await db.all(`SELECT big::VARCHAR AS big FROM ${from}`);
+    expect(row).toEqual({ big: '100000000000000000007' });
+    await db.run('DROP TABLE t');
+  });
 });
