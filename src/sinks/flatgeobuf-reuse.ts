@@ -112,7 +112,8 @@ async function planOf(db: Database, points: Points, job: From): Promise<Plan | u
   const lookup = new RecordLookup(job.last);
   const distinct = new Set<string>();
   for (let n = 0; n < points.count; n++) {
-    const [h, l] = [plan.hi[n]!, plan.lo[n]!];
+    const h = plan.hi[n]!;
+    const l = plan.lo[n]!;
     const found = lookup.find(h, l);
     plan.from[n] = found;
     if (found >= 0) continue;
