@@ -97,7 +97,7 @@ async function narrowRows(db: Database, points: Points): Promise<Narrow> {
  * value, then the fingerprint, as the whole write orders them), and which
  * the last file has.
  */
-async function planOf(db: Database, points: Points, job: From): Promise<Plan | undefined> {
+async function planOf(db: Database, points: Points, last: RecordIndex): Promise<Plan | undefined> {
   const { xs, ys, above, key, hi, lo } = await narrowRows(db, points);
   const order = radixOrder([above, key, hi, lo], points.count);
   const plan: Plan = {
@@ -109,7 +109,7 @@ async function planOf(db: Database, points: Points, job: From): Promise<Plan | u
     made: 0,
     fingerprints: [],
   };
-  const lookup = new RecordLookup(job.last);
+  const lookup = new RecordLookup(last);
   const distinct = new Set<string>();
   for (let n = 0; n < points.count; n++) {
     const h = plan.hi[n]!;
@@ -248,7 +248,7 @@ export async function reusingFlatGeobuf(
     const rows = { keyed: points.keyed, keep: points.positionColumns, columns: job.columns };
     apart = await setApart(db, rows, params, job.scratch);
     await db.releaseMemory();
-    plan = await planOf(db, points, { ...job, last });
+    plan = await planOf(db, points, last);
   } finally {
     await letGo(db, apart);
   }
