@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
+import { INFLATE_CHUNK } from '../../http/answers.js';
 
 function isUrl(source: string): boolean {
   return /^https?:\/\//i.test(source);
@@ -61,7 +62,7 @@ export async function fetchBulkFile(
   // What was fetched: the download, or the local file itself (read where it lies).
   const fetched = isUrl(source) ? raw : source;
   if (await isGzip(fetched)) {
-    await pipeline(createReadStream(fetched), createGunzip(), createWriteStream(path));
+    await pipeline(createReadStream(fetched), createGunzip({ chunkSize: INFLATE_CHUNK }), createWriteStream(path));
     await rm(raw, { force: true });
   } else if (fetched === raw) {
     await rename(raw, path);
