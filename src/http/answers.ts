@@ -200,7 +200,9 @@ export async function bodyToFile(
   const { statusCode: status, headers } = response;
   try {
     const received = [response.body, rateGuard(rate)];
-    const decoded = isGzip(response) ? [...received, createGunzip({ chunkSize: INFLATE_CHUNK })] : received;
+    const decoded = isGzip(response)
+      ? [...received, createGunzip({ chunkSize: INFLATE_CHUNK })]
+      : received;
     await pipeline([...decoded, createWriteStream(path)]);
   } catch (error) {
     await rm(path, { force: true });

@@ -62,7 +62,11 @@ export async function fetchBulkFile(
   // What was fetched: the download, or the local file itself (read where it lies).
   const fetched = isUrl(source) ? raw : source;
   if (await isGzip(fetched)) {
-    await pipeline(createReadStream(fetched), createGunzip({ chunkSize: INFLATE_CHUNK }), createWriteStream(path));
+    await pipeline(
+      createReadStream(fetched),
+      createGunzip({ chunkSize: INFLATE_CHUNK }),
+      createWriteStream(path),
+    );
     await rm(raw, { force: true });
   } else if (fetched === raw) {
     await rename(raw, path);
