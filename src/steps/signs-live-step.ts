@@ -16,7 +16,8 @@ import {
   moveOldSnapshots,
   SNAPSHOT_DATE,
 } from '../sources/signs/live.js';
-import { judgeSnapshot, landLiveSnapshot } from '../sources/signs/live-landing.js';
+import { judgeSnapshot } from '../sources/signs/live-judge.js';
+import { landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
   fetchCurrentState,
   liveBase,
