@@ -6,10 +6,9 @@
 import { quotedString, type Database } from '../../duckdb/database.js';
 
 /**
- * 53 bits of the hash of each sign id of `from`, sorted. Two national
- * snapshots' ids are 46 MB so, where DuckDB's join of them took 400 MB on top
- * of what the typing had left the process (a first night's step peaked at
- * 1.1 GB); two ids in three million share the bits once in some thousands of
+ * 53 bits of the hash of each sign id of `from`, sorted: two national
+ * snapshots' ids in 46 MB of the process, where DuckDB's join of them took
+ * 400 MB. Two ids in three million share the bits once in some thousands of
  * nights, which a share of signs gone does not feel.
  */
 async function idPrints(db: Database, from: string): Promise<Float64Array> {

@@ -185,8 +185,6 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
         values,
       ),
     );
-    // What the typing freed goes back before the judging join of two national snapshots' ids.
-    await db.releaseMemory();
     const problem = await download.judge?.(kept, rows, features.count);
     if (problem) throw new RetryableError(problem, 200, tail, undefined);
     let quarantined = 0;
