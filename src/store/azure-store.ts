@@ -18,6 +18,9 @@ import { InputError, RunError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
+/** Reads of one blob that a write in between may spoil before the read is trouble. */
+const READ_ATTEMPTS = 5;
+
 export interface AzureLocation {
   container: string;
   /** '' or ending in '/'. */
@@ -93,15 +96,21 @@ export class AzureStore implements ObjectStore {
   }
 
   async #readVersioned(key: string): Promise<{ data: Buffer; version: string } | undefined> {
-    try {
-      const blob = this.#blob(key);
-      // The bytes of the version the properties name (a write in between fails the read: 412).
-      const { etag = '' } = await blob.getProperties();
-      const data = await blob.downloadToBuffer(0, undefined, { conditions: { ifMatch: etag } });
-      return { data, version: etag };
-    } catch (error) {
-      if (statusOf(error) === 404) return undefined;
-      throw this.#trouble('Cannot read', key, error);
+    const blob = this.#blob(key);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // One GET: the bytes and the version they are. A body cut off is read on only
+        // from that version (the SDK sends If-Match), so a write in between fails it
+        // with 412, and the read starts again from the version now there.
+        const got = await blob.download(0);
+        const chunks: Buffer[] = [];
+        for await (const chunk of got.readableStreamBody ?? []) chunks.push(chunk as Buffer);
+        return { data: Buffer.concat(chunks), version: got.etag ?? '' };
+      } catch (error) {
+        if (statusOf(error) === 404) return undefined;
+        if (statusOf(error) === 412 && attempt < READ_ATTEMPTS) continue;
+        throw this.#trouble('Cannot read', key, error);
+      }
     }
   }
 

@@ -23,6 +23,9 @@ export function s3Client(env: NodeJS.ProcessEnv): S3Client {
       : {}),
     region: env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    // A connection that is not made, or an answer that stops coming, ends the request
+    // (then retried by the SDK) instead of holding the run.
+    requestHandler: { connectionTimeout: 30_000, socketTimeout: 120_000 },
     // Checksums only where S3 requires them: S3-compatible servers do not all know the newer ones.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',

@@ -28,6 +28,9 @@ import { RunError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
+/** Reads of one object whose body may be cut off before the read is trouble. */
+const READ_ATTEMPTS = 5;
+
 export interface S3Location {
   bucket: string;
   /** '' or ending in '/'. */
@@ -104,8 +107,19 @@ export class S3Store implements ObjectStore {
   }
 
   async read(key: string): Promise<Buffer | undefined> {
-    const got = await this.#get(key);
-    return got ? collect(got.body) : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const got = await this.#get(key);
+      if (!got) return undefined;
+      try {
+        const data = await collect(got.body);
+        if (data.length === got.bytes) return data;
+        throw new Error(`${data.length} of its ${got.bytes} bytes came`);
+      } catch (error) {
+        // A body cut off (a store that writes objects in place, as s3rver does, or the
+        // network) is read again from the start.
+        if (attempt >= READ_ATTEMPTS) throw this.#trouble('Cannot read', key, error);
+      }
+    }
   }
 
   async download(key: string, file: string): Promise<StoredObject> {
