@@ -93,15 +93,15 @@ describe.each(stores.filter(([name]) => !name.startsWith('S3')))('%s', (_name, m
     const versions = [randomBytes(20_000), randomBytes(30_000)];
     for (const [i, data] of versions.entries()) await writeFile(join(dir, `${i}.bin`), data);
     await store.upload(join(dir, '0.bin'), '.state/lock');
-    let writing = true;
+    const stop = new AbortController();
     const writer = (async () => {
-      for (let i = 1; writing; i++) await store.upload(join(dir, `${i % 2}.bin`), '.state/lock');
+      for (let i = 1; !stop.signal.aborted; i++) await store.upload(join(dir, `${i % 2}.bin`), '.state/lock');
     })();
     const read: Buffer[] = [];
     try {
       for (let i = 0; i < 60; i++) read.push((await store.read('.state/lock'))!);
     } finally {
-      writing = false;
+      stop.abort();
       await writer;
     }
     expect(read.every((data) => versions.some((v) => v.equals(data)))).toBe(true);
