@@ -95,7 +95,8 @@ describe.each(stores.filter(([name]) => !name.startsWith('S3')))('%s', (_name, m
     await store.upload(join(dir, '0.bin'), '.state/lock');
     const stop = new AbortController();
     const writer = (async () => {
-      for (let i = 1; !stop.signal.aborted; i++) await store.upload(join(dir, `${i % 2}.bin`), '.state/lock');
+      for (let i = 1; !stop.signal.aborted; i++)
+        await store.upload(join(dir, `${i % 2}.bin`), '.state/lock');
     })();
     const read: Buffer[] = [];
     try {
