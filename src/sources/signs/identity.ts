@@ -157,16 +157,23 @@ export async function landedLiveIdentity(
   url: string,
   request: string,
 ): Promise<LiveIdentity> {
+  // The smallest municipalities are chosen by their counts, and only their signs listed:
+  // lists of every municipality's signs held a national snapshot's ids (600 MB).
   const rows = await db.all(
     `WITH counties AS (
-       SELECT county_code, list(sign_id::VARCHAR ORDER BY sign_id) AS signs, count(*) AS n
+       SELECT county_code, count(*) AS n
        FROM signs_live WHERE county_code IS NOT NULL GROUP BY county_code),
      ranked AS (
        SELECT *, sum(n) OVER (ORDER BY n, county_code ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
-       FROM counties)
-     SELECT county_code, signs FROM ranked
-     WHERE coalesce(before, 0) < ${SAMPLE_SIGNS}
-     ORDER BY n, county_code LIMIT ${SAMPLE_COUNTIES}`,
+       FROM counties),
+     chosen AS (
+       SELECT county_code, n FROM ranked
+       WHERE coalesce(before, 0) < ${SAMPLE_SIGNS}
+       ORDER BY n, county_code LIMIT ${SAMPLE_COUNTIES})
+     SELECT county_code, list(sign_id::VARCHAR ORDER BY sign_id) AS signs
+     FROM signs_live JOIN chosen USING (county_code)
+     GROUP BY county_code, n
+     ORDER BY n, county_code`,
   );
   return {
     url,
