@@ -25,6 +25,7 @@ import { HttpClients } from '../http/options.js';
 import { planStep } from './plan.js';
 import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
+import { letGoKept } from '../sinks/shared-rows.js';
 import { openRunFolder, upgradeDatasets } from './run-folder.js';
 import type { StateStore, StepState } from './state.js';
 
@@ -260,6 +261,7 @@ export class StepRunner {
   }
 
   close(): void {
+    if (this.#folder) letGoKept(this.#folder.db);
     this.#folder?.close();
   }
 }

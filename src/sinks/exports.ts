@@ -127,6 +127,7 @@ export async function exportCsv(
         return csvLaid(file, false);
       },
       columns,
+      data: source.data,
     });
   }
   return writeThrough(path, scratch, async (temporary) => ({

@@ -18,7 +18,7 @@ import { packedTree } from './flatgeobuf-format.js';
 import { eachFeature } from './flatgeobuf-features.js';
 import { NODE_SIZE, headOf, type Indexing, type Points } from './flatgeobuf.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
-import { PLAN_TABLE, letGo, setApart } from './record-plan.js';
+import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
 import { MOST_CHANGED } from './record-reuse.js';
 import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
 import { ROW_HASH } from './row-order.js';
@@ -242,7 +242,7 @@ export async function reusingFlatGeobuf(
   const last = await readIndex(job.index, job.path, job.making);
   const indexing = { index: job.index, making: job.making };
   if (!last || points.count === 0) return whole(indexing);
-  let apart: string | undefined;
+  let apart: Apart | undefined;
   let plan: Plan | undefined;
   try {
     const rows = { keyed: points.keyed, keep: points.positionColumns, columns: job.columns };

@@ -122,6 +122,7 @@ export async function exportGeoJson(
       separator: ',\n',
       writeAll: (temporary, orderBy) => whole(`${order.keyed} ${orderBy}`, temporary),
       columns,
+      data: source.data,
       writeSome: async (file, rows, params) => {
         await copyFeatures(rows, file, params);
         const { scanner } = await scanFile(file, 'json-array');

@@ -13,6 +13,7 @@ import {
 import { temporaryPath } from '../util/fs.js';
 import { isGeometry, isNested, type Column, type ExportSource } from './columns.js';
 import { ROW_HASH } from './row-order.js';
+import { keepPlan, keptPlan, readingKey } from './shared-rows.js';
 
 /** The view of a write's keys and fingerprints set apart. */
 export const PLAN_TABLE = 'road_etl_plan';
@@ -35,19 +36,28 @@ function staging(column: Column): { out: string; back: string } | undefined {
   return { out: NOT_KEPT.test(type) ? `${name}::VARCHAR` : name, back: `CAST(${name} AS ${type})` };
 }
 
+/** Rows set apart: the view over a staging file, or a temporary table; the file to remove, if it is this write's. */
+export interface Apart {
+  table: boolean;
+  file?: string;
+}
+
 /**
  * Sets the rows' keys (`keep`, quoted names of `columns`) and fingerprints
  * apart in one scan of the source: in a staging Parquet file in `scratch`
  * that the view PLAN_TABLE reads back as they were, or, where a key cannot
  * pass through Parquet unchanged, in a temporary table (which holds them in
- * DuckDB's memory). Resolves to the file, if any, which letGo removes.
+ * DuckDB's memory). A staging file of the same rows read by an extract
+ * before (`data`, the source's print: shared-rows.ts) is read again, not
+ * made. Resolves to what letGo lets go of.
  */
 export async function setApart(
   db: Database,
   rows: { keyed: string; keep: readonly string[]; columns: readonly Column[] },
   params: ExportSource['params'],
   scratch: string,
-): Promise<string | undefined> {
+  data?: string,
+): Promise<Apart> {
   const ways = rows.keep.map((name) => {
     const column = rows.columns.find((c) => quotedIdentifier(c.name) === name);
     return column && staging(column);
@@ -57,24 +67,29 @@ export async function setApart(
       `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')} FROM ${rows.keyed}`,
       params,
     );
-    return undefined;
+    return { table: true };
   }
-  const file = `${temporaryPath(PLAN_TABLE, scratch)}.parquet`;
   const out = ways.map((way, i) => `${way!.out} AS ${rows.keep[i]}`);
   const back = ways.map((way, i) => `${way!.back} AS ${rows.keep[i]}`);
-  await db.copy(
-    `COPY (SELECT ${[...out, ROW_HASH].join(', ')} FROM ${rows.keyed}) TO ${quotedString(file)} (${STAGED_FORMAT})`,
-    params,
-  );
+  const statement = `SELECT ${[...out, ROW_HASH].join(', ')} FROM ${rows.keyed}`;
+  const key = data === undefined ? undefined : readingKey(data, statement, params);
+  let file = key === undefined ? undefined : keptPlan(db, key);
+  const made = file === undefined;
+  if (file === undefined) {
+    file = `${temporaryPath(PLAN_TABLE, scratch)}.parquet`;
+    await db.copy(`COPY (${statement}) TO ${quotedString(file)} (${STAGED_FORMAT})`, params);
+    if (key !== undefined) keepPlan(db, key, file);
+  }
   await db.run(
     `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(file)})`,
   );
-  return file;
+  return made && key === undefined ? { table: false, file } : { table: false };
 }
 
 /** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */
-export async function letGo(db: Database, file: string | undefined): Promise<void> {
-  await db.run(`DROP ${file === undefined ? 'TABLE' : 'VIEW'} IF EXISTS ${PLAN_TABLE}`);
-  if (file !== undefined) await rm(file, { force: true });
+export async function letGo(db: Database, apart: Apart | undefined): Promise<void> {
+  if (apart === undefined) return;
+  await db.run(`DROP ${apart.table ? 'TABLE' : 'VIEW'} IF EXISTS ${PLAN_TABLE}`);
+  if (apart.file !== undefined) await rm(apart.file, { force: true });
   await db.releaseMemory();
 }

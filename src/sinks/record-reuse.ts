@@ -24,7 +24,8 @@ import { writeThrough } from '../util/fs.js';
 import type { Column, ExportSource } from './columns.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import { splice, type Laid } from './record-splice.js';
-import { PLAN_TABLE, letGo, setApart } from './record-plan.js';
+import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
+import { readingKey, rowsByFingerprint } from './shared-rows.js';
 
 export type { Laid } from './record-splice.js';
 import { ORDERED_ROWS, ROW_HASH, type RowOrder } from './row-order.js';
@@ -46,6 +47,8 @@ export interface ReusingWriter {
   writeSome(file: string, rows: string, params: ExportSource['params']): Promise<Laid>;
   /** The source's columns (ROW_HASH is their fingerprint). */
   columns: readonly Column[];
+  /** The print of the data the source reads, when what is read may serve the next extract (shared-rows.ts). */
+  data?: string | undefined;
 }
 
 interface Plan {
@@ -117,10 +120,10 @@ export async function writeReusing(
 ): Promise<Reused> {
   const old = await readIndex(indexPath, path, writer.fingerprint);
   const { keyed, keys, orderBy } = writer.order;
-  let apart: string | undefined;
+  let apart: Apart | undefined;
   try {
     const rows = { keyed, keep: keys, columns: writer.columns };
-    apart = await setApart(writer.db, rows, writer.params, scratch);
+    apart = await setApart(writer.db, rows, writer.params, scratch, writer.data);
     await writer.db.releaseMemory();
     const plan = await planOf(writer, old);
     await letGo(writer.db, apart);
@@ -168,8 +171,7 @@ async function patch(
 ): Promise<{ sha256: string; lengths: Uint32Array } | undefined> {
   const madePath = `${temporary}.rows`;
   try {
-    const numbers = [...plan.fingerprints].join(', ');
-    const rows = `${writer.order.keyed} WHERE ${ROW_HASH} IN (SELECT unnest([${numbers}]::UBIGINT[])) ${writer.order.orderBy}`;
+    const rows = `${await madeRows(writer, [...plan.fingerprints])} ${writer.order.orderBy}`;
     const laid =
       plan.made === 0
         ? { prefix: 0, suffix: 0, lengths: new Uint32Array(0) }
@@ -179,4 +181,17 @@ async function patch(
   } finally {
     await rm(madePath, { force: true });
   }
+}
+
+/** The rows to make (by their fingerprints), as a FROM item named as the keyed rows are. */
+async function madeRows(writer: ReusingWriter, fingerprints: string[]): Promise<string> {
+  const { keyed } = writer.order;
+  if (writer.data === undefined || fingerprints.length === 0)
+    return `${keyed} WHERE ${ROW_HASH} IN (SELECT unnest([${fingerprints.join(', ')}]::UBIGINT[]))`;
+  // The keyed rows' FROM item without its name, which the rows kept are given again.
+  const name = ` AS ${ORDERED_ROWS}`;
+  if (!keyed.endsWith(name)) throw new Error('the keyed rows are not named as rowOrder names them');
+  const from = keyed.slice(0, -name.length);
+  const key = readingKey(writer.data, 'rows', from, writer.params);
+  return rowsByFingerprint(writer.db, key, from, ORDERED_ROWS, fingerprints, writer.params);
 }

@@ -14,6 +14,7 @@ import {
 } from '../sinks/exports.js';
 import { exportGeoJson } from '../sinks/geojson.js';
 import { exportFlatGeobuf } from '../sinks/flatgeobuf.js';
+import { dataPrint } from '../sinks/shared-rows.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
 import type { StepContext } from './step-kind.js';
 
@@ -51,6 +52,8 @@ export async function exportFile(
   let result: ExportResult;
   // The GeoParquet covering box is the datasets' own: an extract has the position otherwise.
   if (format !== 'parquet') source = await withoutCoveringBox(db, source);
+  // What an extract from the last one reads of its source may serve the next (shared-rows.ts).
+  if (index !== undefined) source = { ...source, data: await dataPrint(context.output) };
   try {
     if (format === 'csv')
       result = await exportCsv(db, source, path, scratch, {

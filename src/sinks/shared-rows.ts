@@ -1,0 +1,107 @@
+/**
+ * What one extract reads of its source, kept for the next extract of the
+ * same rows in the same run: the CSV and the GeoJSON of one query (a
+ * nightly pipeline's extracts of one table) each read every row twice, for
+ * the keys and fingerprints of all (record-plan.ts) and for the rows that
+ * changed (record-reuse.ts); kept, the second extract reads its source
+ * not at all. What is kept is used only while the folder's data files are
+ * those it was read from (each file's name, size and time, `dataPrint`),
+ * for the same statement and parameters.
+ */
+import { rmSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import { STATE_FOLDER } from '../layout.js';
+import { ROW_HASH } from './row-order.js';
+
+interface Kept {
+  /** The keys and fingerprints set apart (a staging file), and what they were read by. */
+  plan?: { key: string; file: string };
+  /** Rows picked by their fingerprints (a temporary table), and what they were read by. */
+  rows?: { key: string; table: string; fingerprints: Set<string> };
+}
+
+const kept = new WeakMap<Database, Kept>();
+
+/** The table of kept rows: one per database at a time. */
+const ROWS_TABLE = 'road_etl_kept_rows';
+
+/**
+ * The print of the data below `output` (its Parquet files, which the views
+ * read; not its state): their names, sizes and times, hashed. Another
+ * print, other data.
+ */
+export async function dataPrint(output: string): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = async (folder: string, relative: string): Promise<void> => {
+    const names = (await readdir(folder)).sort();
+    for (const name of names) {
+      if (relative === '' && name === STATE_FOLDER) continue;
+      const path = join(folder, name);
+      const info = await lstat(path, { bigint: true });
+      if (info.isDirectory()) await walk(path, `${relative}${name}/`);
+      else if (name.endsWith('.parquet'))
+        hash.update(`${relative}${name}\t${info.size}\t${info.mtimeNs}\n`);
+    }
+  };
+  await walk(output, '');
+  return hash.digest('hex');
+}
+
+/** A key of what a statement reads: the data's print, the statement, its parameters. */
+export function readingKey(data: string, ...what: unknown[]): string {
+  return JSON.stringify([data, ...what], (_key, value: unknown) =>
+    typeof value === 'bigint' ? `${value}n` : value,
+  );
+}
+
+/** The staging file of keys and fingerprints kept under `key`, if it is. */
+export function keptPlan(db: Database, key: string): string | undefined {
+  const plan = kept.get(db)?.plan;
+  return plan?.key === key ? plan.file : undefined;
+}
+
+/** Keeps `file` under `key` (the one kept before is removed); the file is then the kept one's to remove. */
+export function keepPlan(db: Database, key: string, file: string): void {
+  const entry = kept.get(db) ?? {};
+  if (entry.plan && entry.plan.file !== file) rmSync(entry.plan.file, { force: true });
+  entry.plan = { key, file };
+  kept.set(db, entry);
+}
+
+/**
+ * The rows of `keyed` (a FROM item named `alias`, with ROW_HASH) whose
+ * fingerprints are `fingerprints`, as a FROM item of the same name: from the
+ * rows kept under `key` when they hold them all, else read from `keyed` and
+ * kept (a temporary table: they are a few of the source's).
+ */
+export async function rowsByFingerprint(
+  db: Database,
+  key: string,
+  keyed: string,
+  alias: string,
+  fingerprints: readonly string[],
+  params: Record<string, unknown>,
+): Promise<string> {
+  const entry = kept.get(db) ?? {};
+  const wanted = `${ROW_HASH} IN (SELECT unnest([${fingerprints.join(', ')}]::UBIGINT[]))`;
+  const held = entry.rows;
+  if (!(held?.key === key && fingerprints.every((f) => held.fingerprints.has(f)))) {
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE ${ROWS_TABLE} AS SELECT * FROM ${keyed} WHERE ${wanted}`,
+      params as never,
+    );
+    entry.rows = { key, table: ROWS_TABLE, fingerprints: new Set(fingerprints) };
+    kept.set(db, entry);
+  }
+  return `(SELECT * FROM ${quotedIdentifier(ROWS_TABLE)} WHERE ${wanted}) AS ${alias}`;
+}
+
+/** Lets go of what is kept for `db` (at the end of a run). */
+export function letGoKept(db: Database): void {
+  const entry = kept.get(db);
+  if (entry?.plan) rmSync(entry.plan.file, { force: true });
+  kept.delete(db);
+}

@@ -1,0 +1,63 @@
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../src/duckdb/database.js';
+import { ROW_HASH } from '../../src/sinks/row-order.js';
+import { dataPrint, letGoKept, rowsByFingerprint } from '../../src/sinks/shared-rows.js';
+import { testDir, writeParquet } from '../helpers/tmp.js';
+
+let db: Database;
+beforeAll(async () => {
+  db = await Database.open({ threads: 1 });
+});
+afterAll(() => {
+  letGoKept(db);
+  db.close();
+});
+
+describe('the print of a folder’s data', () => {
+  it('changes with a Parquet file rewritten, added or removed, not with an extract or the state', async () => {
+    const output = await testDir();
+    const file = join(output, 'things', 'part-0.parquet');
+    await writeParquet(file, 'SELECT 1 AS id');
+    const first = await dataPrint(output);
+    await mkdir(join(output, 'exports'), { recursive: true });
+    await writeFile(join(output, 'exports', 'things.csv'), 'id\n1\n');
+    await mkdir(join(output, '.state', 'tmp'), { recursive: true });
+    await writeFile(join(output, '.state', 'tmp', 'plan.parquet'), 'x');
+    expect(await dataPrint(output)).toBe(first);
+    // The same size, another time: a rewrite.
+    await utimes(file, new Date('2026-11-20T06:00:00Z'), new Date('2026-11-20T06:00:00Z'));
+    const touched = await dataPrint(output);
+    expect(touched).not.toBe(first);
+    await writeParquet(join(output, 'things', 'part-1.parquet'), 'SELECT 2 AS id');
+    expect(await dataPrint(output)).not.toBe(touched);
+  });
+});
+
+describe('rows picked by their fingerprints', () => {
+  it('are read once for a key, and again for another key or a fingerprint not held', async () => {
+    await db.run(`CREATE TABLE source AS SELECT i AS id, 'v' || i AS v FROM range(10) t(i)`);
+    const keyed = `(SELECT *, hash(id, v) AS ${ROW_HASH} FROM source)`;
+    const print = async (ids: number[]) => {
+      const rows = await db.all(
+        `SELECT list(hash(id, v) ORDER BY id)::VARCHAR[] AS f FROM source WHERE id IN (${ids.join(', ')})`,
+      );
+      return rows[0]!['f'] as string[];
+    };
+    const pick = async (key: string, ids: number[]) => {
+      const from = await rowsByFingerprint(db, key, keyed, 'r', await print(ids), {});
+      return (await db.all(`SELECT r.id, r.v FROM ${from} ORDER BY r.id`)).map((r) => r['v']);
+    };
+    expect(await pick('night-2', [2, 5])).toEqual(['v2', 'v5']);
+    // Changed under the same key (which a print of the data forbids): the rows kept are
+    // given, so the source was not read again.
+    await db.run(`UPDATE source SET v = 'w' || id WHERE id = 2`);
+    const twoKept = await db.all(`SELECT hash(2::BIGINT, 'v2') AS h`);
+    const kept = await rowsByFingerprint(db, 'night-2', keyed, 'r', [String(twoKept[0]!['h'])], {});
+    expect((await db.all(`SELECT r.v FROM ${kept}`)).map((r) => r['v'])).toEqual(['v2']);
+    // Another key, or a fingerprint the kept rows lack: read from the source.
+    expect(await pick('night-3', [2])).toEqual(['w2']);
+    expect(await pick('night-3', [2, 7])).toEqual(['w2', 'v7']);
+  });
+});
