@@ -22,6 +22,7 @@ import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
 import { MOST_CHANGED } from './record-reuse.js';
 import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
 import { ROW_HASH } from './row-order.js';
+import { sharedRows } from './shared-rows.js';
 import { permuted, radixOrder } from '../util/radix-order.js';
 
 interface Job {
@@ -30,6 +31,8 @@ interface Job {
   index: string;
   making: string;
   columns: readonly Column[];
+  /** The print of the data and the keyed rows (unnamed) by which the rows that changed are shared (shared-rows.ts). */
+  shared?: { data: string; keyed: string } | undefined;
 }
 
 /** A write from the last file, and its index. */
@@ -130,12 +133,15 @@ async function madeFeatures(
   points: Points,
   params: ExportSource['params'],
   plan: Plan,
+  shared: Job['shared'],
 ): Promise<Uint8Array[]> {
   const made: Uint8Array[] = [];
   if (plan.made === 0) return made;
-  const sql = points.where(
-    `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
-  );
+  const sql = shared
+    ? points.rowsOf(await sharedRows(db, shared.data, shared.keyed, plan.fingerprints, params))
+    : points.where(
+        `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
+      );
   await eachFeature(db, points, sql, params, (_key, _x, _y, feature) => {
     made.push(feature.slice());
   });
@@ -170,7 +176,7 @@ async function patchFlatGeobuf(
 ): Promise<ExportResult> {
   const { last } = job;
   const count = points.count;
-  const made = await madeFeatures(db, points, params, plan);
+  const made = await madeFeatures(db, points, params, plan, job.shared);
   const lengths = new Uint32Array(count);
   for (let i = 0, k = 0; i < count; i++) {
     const j = plan.from[i]!;

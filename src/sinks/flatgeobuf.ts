@@ -38,7 +38,7 @@ import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
 import { reusingFlatGeobuf } from './flatgeobuf-reuse.js';
 import { writeIndex } from './record-index.js';
-import { ROW_HASH, keyedRows, makingOf } from './row-order.js';
+import { ROW_HASH, keyedRows, makingOf, plainSql } from './row-order.js';
 
 /** Children per node of the R-tree: FlatGeobuf's default. */
 export const NODE_SIZE = 16;
@@ -260,7 +260,12 @@ export async function exportFlatGeobuf(
     points.properties,
     points.narrowOf('?'),
   ]);
-  const job = { path, scratch, index, making, columns: hashed };
+  // The rows that changed, in the words of a CSV or GeoJSON extract of the same rows, whose
+  // rows so read the run may have kept (shared-rows.ts).
+  const plain = source.data === undefined ? undefined : await plainSql(db, source.sql);
+  const shared =
+    plain === undefined ? undefined : { data: source.data!, keyed: keyedRows(plain, hashed) };
+  const job = { path, scratch, index, making, columns: hashed, shared };
   return reusingFlatGeobuf(db, points, source.params, job, (indexing) =>
     writeWhole(db, points, source.params, path, scratch, indexing),
   );

@@ -25,7 +25,7 @@ import type { Column, ExportSource } from './columns.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import { splice, type Laid } from './record-splice.js';
 import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
-import { readingKey, rowsByFingerprint } from './shared-rows.js';
+import { sharedRows } from './shared-rows.js';
 
 export type { Laid } from './record-splice.js';
 import { ORDERED_ROWS, ROW_HASH, type RowOrder } from './row-order.js';
@@ -192,6 +192,5 @@ async function madeRows(writer: ReusingWriter, fingerprints: string[]): Promise<
   const name = ` AS ${ORDERED_ROWS}`;
   if (!keyed.endsWith(name)) throw new Error('the keyed rows are not named as rowOrder names them');
   const from = keyed.slice(0, -name.length);
-  const key = readingKey(writer.data, 'rows', from, writer.params);
-  return rowsByFingerprint(writer.db, key, from, ORDERED_ROWS, fingerprints, writer.params);
+  return sharedRows(writer.db, writer.data, from, fingerprints, writer.params);
 }

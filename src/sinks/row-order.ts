@@ -115,21 +115,9 @@ export function keyedRows(from: string, columns: readonly Column[]): string {
   return `(SELECT *, ${rowHash(columns)} AS ${ROW_HASH} FROM ${from})`;
 }
 
-/**
- * The source taken apart into its rows and its order; undefined when it has
- * no order (the order of its rows is then DuckDB's, which a file copied
- * from the last night's could not be sure to keep), when its order is not
- * plain columns of its own (an expression, a LIMIT), when
- * DuckDB cannot take it apart, or when its columns do not all have a
- * fingerprint. `sql` is a table name (quoted) or a parenthesised query.
- */
-export async function rowOrder(
-  db: Database,
-  source: ExportSource,
-  columns: readonly Column[],
-): Promise<RowOrder | undefined> {
-  if (columns.some((c) => c.name === ROW_HASH)) return undefined;
-  const query = /^\((.*)\)$/s.exec(source.sql)?.[1];
+/** The statement tree of `sql` (a parenthesised query), as DuckDB's parser gives it; undefined when it cannot. */
+async function parse(db: Database, sql: string): Promise<Serialized | undefined> {
+  const query = /^\((.*)\)$/s.exec(sql)?.[1];
   if (query === undefined) return undefined;
   let parsed: Serialized;
   try {
@@ -145,7 +133,49 @@ export async function rowOrder(
   } catch {
     return undefined;
   }
-  if (parsed.error || parsed.statements.length !== 1) return undefined;
+  return parsed.error || parsed.statements.length !== 1 ? undefined : parsed;
+}
+
+/** The SQL of a statement tree, as DuckDB writes it; undefined when it cannot. */
+async function deparse(db: Database, tree: Serialized): Promise<string | undefined> {
+  try {
+    const [row] = await db.all(
+      `SELECT json_deserialize_sql(${quotedString(JSON.stringify(tree))}) AS sql`,
+    );
+    return String(row?.['sql']);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `sql` (a parenthesised query, or a table) as DuckDB writes it again, which rowOrder's
+ * keyed rows are made of: two queries that differ only in their ORDER BY
+ * read their rows in the same words. Undefined when DuckDB cannot.
+ */
+export async function plainSql(db: Database, sql: string): Promise<string | undefined> {
+  // A table (its quoted name) is read as a query of all its rows is.
+  const parsed = await parse(db, sql.startsWith('(') ? sql : `(SELECT * FROM ${sql})`);
+  const written = parsed && (await deparse(db, parsed));
+  return written === undefined ? undefined : `(${written})`;
+}
+
+/**
+ * The source taken apart into its rows and its order; undefined when it has
+ * no order (the order of its rows is then DuckDB's, which a file copied
+ * from the last night's could not be sure to keep), when its order is not
+ * plain columns of its own (an expression, a LIMIT), when
+ * DuckDB cannot take it apart, or when its columns do not all have a
+ * fingerprint. `sql` is a table name (quoted) or a parenthesised query.
+ */
+export async function rowOrder(
+  db: Database,
+  source: ExportSource,
+  columns: readonly Column[],
+): Promise<RowOrder | undefined> {
+  if (columns.some((c) => c.name === ROW_HASH)) return undefined;
+  const parsed = await parse(db, source.sql);
+  if (parsed === undefined) return undefined;
   const node = orderingNode(parsed.statements[0]!.node);
   if (node.modifiers.some((m) => m.type !== 'ORDER_MODIFIER')) return undefined;
   const terms = node.modifiers.flatMap((m) => m.orders ?? []);
@@ -163,15 +193,8 @@ export async function rowOrder(
   }
   if (keys.length === 0) return undefined;
   node.modifiers = [];
-  let unordered: string;
-  try {
-    const [row] = await db.all(
-      `SELECT json_deserialize_sql(${quotedString(JSON.stringify(parsed))}) AS sql`,
-    );
-    unordered = String(row?.['sql']);
-  } catch {
-    return undefined;
-  }
+  const unordered = await deparse(db, parsed);
+  if (unordered === undefined) return undefined;
   return {
     keyed: `${keyedRows(`(${unordered})`, columns)} AS ${ROWS}`,
     orderBy: `ORDER BY ${[...keys, `${ROWS}.${ROW_HASH}`].join(', ')}`,

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { STATE_FOLDER } from '../layout.js';
-import { ROW_HASH } from './row-order.js';
+import { ORDERED_ROWS, ROW_HASH } from './row-order.js';
 
 interface Kept {
   /** The keys and fingerprints set apart (a staging file), and what they were read by. */
@@ -104,4 +104,21 @@ export function letGoKept(db: Database): void {
   const entry = kept.get(db);
   if (entry?.plan) rmSync(entry.plan.file, { force: true });
   kept.delete(db);
+}
+
+/**
+ * The rows of `keyed` (the keyed rows of a source, unnamed, with ROW_HASH)
+ * whose fingerprints are `fingerprints`, named as the keyed rows are
+ * (ORDERED_ROWS), and kept for the next extract of the same rows while the
+ * data's print is `data`.
+ */
+export function sharedRows(
+  db: Database,
+  data: string,
+  keyed: string,
+  fingerprints: readonly string[],
+  params: Record<string, unknown>,
+): Promise<string> {
+  const key = readingKey(data, 'rows', keyed, params);
+  return rowsByFingerprint(db, key, keyed, ORDERED_ROWS, fingerprints, params);
 }
