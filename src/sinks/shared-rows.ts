@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { STATE_FOLDER } from '../layout.js';
+import type { ExportSource } from './columns.js';
 import { ORDERED_ROWS, ROW_HASH } from './row-order.js';
 
 interface Kept {
@@ -83,7 +84,7 @@ export async function rowsByFingerprint(
   keyed: string,
   alias: string,
   fingerprints: readonly string[],
-  params: Record<string, unknown>,
+  params: ExportSource['params'],
 ): Promise<string> {
   const entry = kept.get(db) ?? {};
   const wanted = `${ROW_HASH} IN (SELECT unnest([${fingerprints.join(', ')}]::UBIGINT[]))`;
@@ -91,7 +92,7 @@ export async function rowsByFingerprint(
   if (!(held?.key === key && fingerprints.every((f) => held.fingerprints.has(f)))) {
     await db.run(
       `CREATE OR REPLACE TEMP TABLE ${ROWS_TABLE} AS SELECT * FROM ${keyed} WHERE ${wanted}`,
-      params as never,
+      params,
     );
     entry.rows = { key, table: ROWS_TABLE, fingerprints: new Set(fingerprints) };
     kept.set(db, entry);
@@ -117,7 +118,7 @@ export function sharedRows(
   data: string,
   keyed: string,
   fingerprints: readonly string[],
-  params: Record<string, unknown>,
+  params: ExportSource['params'],
 ): Promise<string> {
   const key = readingKey(data, 'rows', keyed, params);
   return rowsByFingerprint(db, key, keyed, ORDERED_ROWS, fingerprints, params);
