@@ -21,7 +21,7 @@ import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-
 import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
 import { MOST_CHANGED } from './record-reuse.js';
 import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
-import { ROW_HASH } from './row-order.js';
+import { withFingerprints } from './row-order.js';
 import { sharedRows } from './shared-rows.js';
 import { permuted, radixOrder } from '../util/radix-order.js';
 
@@ -139,9 +139,7 @@ async function madeFeatures(
   if (plan.made === 0) return made;
   const sql = shared
     ? points.rowsOf(await sharedRows(db, shared.data, shared.keyed, plan.fingerprints, params))
-    : points.where(
-        `WHERE ${ROW_HASH} IN (SELECT unnest([${plan.fingerprints.join(', ')}]::UBIGINT[]))`,
-      );
+    : points.where(`WHERE ${withFingerprints(plan.fingerprints)}`);
   await eachFeature(db, points, sql, params, (_key, _x, _y, feature) => {
     made.push(feature.slice());
   });

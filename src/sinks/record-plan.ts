@@ -74,7 +74,6 @@ export async function setApart(
   const statement = `SELECT ${[...out, ROW_HASH].join(', ')} FROM ${rows.keyed}`;
   const key = data === undefined ? undefined : readingKey(data, statement, params);
   let file = key === undefined ? undefined : keptPlan(db, key);
-  const made = file === undefined;
   if (file === undefined) {
     file = `${temporaryPath(PLAN_TABLE, scratch)}.parquet`;
     await db.copy(`COPY (${statement}) TO ${quotedString(file)} (${STAGED_FORMAT})`, params);
@@ -83,7 +82,8 @@ export async function setApart(
   await db.run(
     `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(file)})`,
   );
-  return made && key === undefined ? { table: false, file } : { table: false };
+  // A file kept for the next extract is the kept one's to remove (shared-rows.ts).
+  return key === undefined ? { table: false, file } : { table: false };
 }
 
 /** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */

@@ -28,7 +28,7 @@ import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
 import { sharedRows } from './shared-rows.js';
 
 export type { Laid } from './record-splice.js';
-import { ORDERED_ROWS, ROW_HASH, type RowOrder } from './row-order.js';
+import { ORDERED_ROWS, ROW_HASH, withFingerprints, type RowOrder } from './row-order.js';
 
 /** The largest share of changed rows for which a file is put together from the last one. */
 export const MOST_CHANGED = 0.05;
@@ -184,13 +184,9 @@ async function patch(
 }
 
 /** The rows to make (by their fingerprints), as a FROM item named as the keyed rows are. */
-async function madeRows(writer: ReusingWriter, fingerprints: string[]): Promise<string> {
-  const { keyed } = writer.order;
+function madeRows(writer: ReusingWriter, fingerprints: string[]): Promise<string> | string {
+  const { keyed, rows } = writer.order;
   if (writer.data === undefined || fingerprints.length === 0)
-    return `${keyed} WHERE ${ROW_HASH} IN (SELECT unnest([${fingerprints.join(', ')}]::UBIGINT[]))`;
-  // The keyed rows' FROM item without its name, which the rows kept are given again.
-  const name = ` AS ${ORDERED_ROWS}`;
-  if (!keyed.endsWith(name)) throw new Error('the keyed rows are not named as rowOrder names them');
-  const from = keyed.slice(0, -name.length);
-  return sharedRows(writer.db, writer.data, from, fingerprints, writer.params);
+    return `${keyed} WHERE ${withFingerprints(fingerprints)}`;
+  return sharedRows(writer.db, writer.data, rows, fingerprints, writer.params);
 }

@@ -25,6 +25,8 @@ const ROWS = ORDERED_ROWS;
 export interface RowOrder {
   /** The rows of the source with ROW_HASH beside them, unordered (a FROM item: a SELECT named ROWS). */
   keyed: string;
+  /** The same rows unnamed (a parenthesised SELECT). */
+  rows: string;
   /** The ORDER BY that gives the source's order, ties broken by ROW_HASH, in the keyed rows' own columns. */
   orderBy: string;
   /** The columns of the order (quoted), which ROWS names too. */
@@ -109,6 +111,11 @@ const NULLS: Record<string, string> = {
   NULLS_FIRST: ' NULLS FIRST',
   NULLS_LAST: ' NULLS LAST',
 };
+
+/** The condition that picks the rows whose fingerprints (ROW_HASH) are `fingerprints` (numbers as text). */
+export function withFingerprints(fingerprints: readonly string[]): string {
+  return `${ROW_HASH} IN (SELECT unnest([${fingerprints.join(', ')}]::UBIGINT[]))`;
+}
 
 /** The rows of `from` with their fingerprint (ROW_HASH) beside them. */
 export function keyedRows(from: string, columns: readonly Column[]): string {
@@ -195,8 +202,10 @@ export async function rowOrder(
   node.modifiers = [];
   const unordered = await deparse(db, parsed);
   if (unordered === undefined) return undefined;
+  const rows = keyedRows(`(${unordered})`, columns);
   return {
-    keyed: `${keyedRows(`(${unordered})`, columns)} AS ${ROWS}`,
+    keyed: `${rows} AS ${ROWS}`,
+    rows,
     orderBy: `ORDER BY ${[...keys, `${ROWS}.${ROW_HASH}`].join(', ')}`,
     keys: names,
   };

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { STATE_FOLDER } from '../layout.js';
 import type { ExportSource } from './columns.js';
-import { ORDERED_ROWS, ROW_HASH } from './row-order.js';
+import { ORDERED_ROWS, withFingerprints } from './row-order.js';
 
 interface Kept {
   /** The keys and fingerprints set apart (a staging file), and what they were read by. */
@@ -87,7 +87,7 @@ export async function rowsByFingerprint(
   params: ExportSource['params'],
 ): Promise<string> {
   const entry = kept.get(db) ?? {};
-  const wanted = `${ROW_HASH} IN (SELECT unnest([${fingerprints.join(', ')}]::UBIGINT[]))`;
+  const wanted = withFingerprints(fingerprints);
   const held = entry.rows;
   if (!(held?.key === key && fingerprints.every((f) => held.fingerprints.has(f)))) {
     await db.run(
