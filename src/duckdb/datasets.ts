@@ -4,8 +4,7 @@
  * is its path joined with "_" (signs/events -> signs_events); tables that SQL
  * steps derive live in derived/<name>/ and are named <name>.
  */
-import { readdirSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdirSync, type Dirent } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
@@ -85,7 +84,12 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
       return;
     }
     if (segments.length >= 3) return;
-    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    let entries: Dirent[] = [];
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      // not there (yet): no datasets below
+    }
     for (const entry of entries) {
       if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name.includes('=')) continue;
       if (segments.length === 0 && SKIPPED.has(entry.name)) continue;
@@ -244,7 +248,10 @@ export async function createPlaceholderViews(
 }
 
 /** The datasets a SQL text names in its statements (a comment that names one reads nothing). */
-export function namedIn(text: string, datasets: readonly Dataset[]): Dataset[] {
+export function namedIn<T extends Pick<Dataset, 'name'>>(
+  text: string,
+  datasets: readonly T[],
+): T[] {
   const statements = text.replace(/\/\*[\s\S]*?\*\/|--[^\n]*/g, ' ');
   return datasets.filter((dataset) => new RegExp(`\\b${dataset.name}\\b`).test(statements));
 }

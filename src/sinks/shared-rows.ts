@@ -8,8 +8,7 @@
  * those it was read from (each file's name, size and time, `dataPrint`),
  * for the same statement and parameters.
  */
-import { rmSync } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
@@ -31,23 +30,32 @@ const ROWS_TABLE = 'road_etl_kept_rows';
 
 /**
  * The print of the data below `output` (its Parquet files, which the views
- * read; not its state): their names, sizes and times, hashed. Another
- * print, other data.
+ * read; not its state), or below `folders` of it when given: their names,
+ * sizes and times, hashed. Another print, other data.
  */
-export async function dataPrint(output: string): Promise<string> {
+export function dataPrint(output: string, folders?: readonly string[]): string {
   const hash = createHash('sha256');
-  const walk = async (folder: string, relative: string): Promise<void> => {
-    const names = (await readdir(folder)).sort();
-    for (const name of names) {
-      if (relative === '' && name === STATE_FOLDER) continue;
-      const path = join(folder, name);
-      const info = await lstat(path, { bigint: true });
-      if (info.isDirectory()) await walk(path, `${relative}${name}/`);
-      else if (name.endsWith('.parquet'))
-        hash.update(`${relative}${name}\t${info.size}\t${info.mtimeNs}\n`);
+  // Synchronously: a year of partitions is thousands of files, each a trip through the thread pool otherwise.
+  const walk = (folder: string, relative: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      return; // not there: no files
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (relative === '' && entry.name === STATE_FOLDER) continue;
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path, `${relative}${entry.name}/`);
+      else if (entry.name.endsWith('.parquet')) {
+        const info = statSync(path, { bigint: true, throwIfNoEntry: false });
+        if (info) hash.update(`${relative}${entry.name}\t${info.size}\t${info.mtimeNs}\n`);
+      }
     }
   };
-  await walk(output, '');
+  if (folders === undefined) walk(output, '');
+  else for (const folder of [...folders].sort()) walk(join(output, folder), `${folder}/`);
   return hash.digest('hex');
 }
 

@@ -15,6 +15,8 @@ import {
 import { exportGeoJson } from '../sinks/geojson.js';
 import { exportFlatGeobuf } from '../sinks/flatgeobuf.js';
 import { dataPrint } from '../sinks/shared-rows.js';
+import { latestSnapshotView, namedIn, type Dataset } from '../duckdb/datasets.js';
+import { DATASET_VIEWS } from '../sources/views.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
 import type { StepContext } from './step-kind.js';
 
@@ -37,6 +39,27 @@ function indexOf(context: StepContext, path: string): string | undefined {
   return join(context.output, STATE_FOLDER, 'extracts', `${relative(context.output, path)}.idx`);
 }
 
+/**
+ * The folders (relative to the output folder) of the datasets a statement
+ * reads: those it names by one of their views; undefined (all of them) when
+ * it names none of them.
+ */
+export function readFolders(sql: string, datasets: readonly Dataset[]): string[] | undefined {
+  const views = (dataset: Dataset): string[] => {
+    const latest = latestSnapshotView(dataset);
+    const more = DATASET_VIEWS[dataset.name]?.(dataset.name, latest ?? dataset.name) ?? {};
+    return [dataset.name, ...(latest ? [latest] : []), ...Object.keys(more)];
+  };
+  const read = datasets.filter(
+    (dataset) =>
+      namedIn(
+        sql,
+        views(dataset).map((name) => ({ name })),
+      ).length > 0,
+  );
+  return read.length > 0 ? read.map((dataset) => dataset.relative) : undefined;
+}
+
 /** Writes one file of the export: the rows of `source` to `path`, in the export's format. */
 export async function exportFile(
   db: Database,
@@ -53,7 +76,11 @@ export async function exportFile(
   // The GeoParquet covering box is the datasets' own: an extract has the position otherwise.
   if (format !== 'parquet') source = await withoutCoveringBox(db, source);
   // What an extract from the last one reads of its source may serve the next (shared-rows.ts).
-  if (index !== undefined) source = { ...source, data: await dataPrint(context.output) };
+  if (index !== undefined)
+    source = {
+      ...source,
+      data: dataPrint(context.output, readFolders(source.sql, await context.datasets())),
+    };
   try {
     if (format === 'csv')
       result = await exportCsv(db, source, path, scratch, {

@@ -18,6 +18,7 @@ import { insideFolder } from './paths.js';
 import type { ExportRecord, StepContext, StepOutcome } from './step-kind.js';
 import { csvSidecars } from '../sinks/csv-metadata.js';
 import { fetchForMonths } from '../store/fetch-ahead.js';
+import { readOnly } from './sql-reads.js';
 
 /** The month (YYYY-MM) of a partition value that is a date or an instant (YYYY-MM-DD...). */
 function monthOf(value: string): string | undefined {
@@ -44,7 +45,6 @@ export async function exportMonths(
   context: StepContext,
 ): Promise<StepOutcome> {
   const pattern = insideFolder(context.output, options.path)!;
-  const pathOf = (month: string): string => pattern.replace(MONTH, month);
   const db = await context.database();
   const from = options.from ?? options.table;
   const hash = definitionHash([options]);
@@ -62,10 +62,38 @@ export async function exportMonths(
     return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
   }
 
-  const ref = quotedIdentifier(column);
   const months = await monthsToWrite(db, column, source, pattern, changes);
   // A folder in an object store: the partitions of those months are fetched before they are read.
   if (changes?.mode === 'partial') await fetchForMonths(changes.input.source, months);
+  // A month's rows come from its partitions (what makes writing some months enough): its
+  // statements read their files only, on a connection of its own. DuckDB lists every
+  // partition of a view at each statement otherwise, a year's 365 for each.
+  const narrowed =
+    changes?.mode === 'partial' && changes.input.column === column ? changes.input : undefined;
+  const reader = narrowed ? await db.fork() : db;
+  try {
+    return await writeMonths(options, column, source, context, reader, months, narrowed, changes);
+  } finally {
+    if (reader !== db) reader.close();
+  }
+}
+
+type Changes = Awaited<ReturnType<typeof inputChanges>>;
+
+/** Writes the export's file of each month in `months` (a month without rows loses its file). */
+async function writeMonths(
+  options: ExportStepOptions,
+  column: string,
+  source: ExportSource,
+  context: StepContext,
+  db: Database,
+  months: readonly string[],
+  narrowed: Extract<Changes, { mode: 'partial' }>['input'] | undefined,
+  changes: Changes | undefined,
+): Promise<StepOutcome> {
+  const pattern = insideFolder(context.output, options.path)!;
+  const pathOf = (month: string): string => pattern.replace(MONTH, month);
+  const ref = quotedIdentifier(column);
 
   const exports: ExportRecord[] = [];
   const removed: string[] = [];
@@ -74,6 +102,10 @@ export async function exportMonths(
   for (const month of months) {
     context.signal.throwIfAborted();
     const path = pathOf(month);
+    if (narrowed) {
+      const values = narrowed.current.filter((value) => monthOf(value) === month);
+      await readOnly(db, { source: narrowed.source, column, values }, context.partitions);
+    }
     const first = `DATE ${quotedString(`${month}-01`)}`;
     const rowsOfMonth: ExportSource = {
       sql: `(SELECT * FROM ${source.sql} WHERE ${ref} >= ${first} AND ${ref} < ${first} + INTERVAL 1 MONTH)`,
@@ -121,7 +153,7 @@ async function monthsToWrite(
   column: string,
   source: ExportSource,
   pattern: string,
-  changes: Awaited<ReturnType<typeof inputChanges>> | undefined,
+  changes: Changes | undefined,
 ): Promise<string[]> {
   const partial =
     changes?.mode === 'partial' && changes.input.column === column

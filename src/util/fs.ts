@@ -1,7 +1,7 @@
 /** Durable file operations: a file is either wholly there or not at all. */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { copyFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -212,7 +212,8 @@ export async function removeTemporaryFiles(root: string): Promise<string[]> {
   async function walk(folder: string): Promise<void> {
     let entries;
     try {
-      entries = await readdir(folder, { withFileTypes: true });
+      // Synchronously: a year of partitions is thousands of folders.
+      entries = readdirSync(folder, { withFileTypes: true });
     } catch {
       return;
     }

@@ -20,18 +20,18 @@ describe('the print of a folder’s data', () => {
     const output = await testDir();
     const file = join(output, 'things', 'part-0.parquet');
     await writeParquet(file, 'SELECT 1 AS id');
-    const first = await dataPrint(output);
+    const first = dataPrint(output);
     await mkdir(join(output, 'exports'), { recursive: true });
     await writeFile(join(output, 'exports', 'things.csv'), 'id\n1\n');
     await mkdir(join(output, '.state', 'tmp'), { recursive: true });
     await writeFile(join(output, '.state', 'tmp', 'plan.parquet'), 'x');
-    expect(await dataPrint(output)).toBe(first);
+    expect(dataPrint(output)).toBe(first);
     // The same size, another time: a rewrite.
     await utimes(file, new Date('2026-11-20T06:00:00Z'), new Date('2026-11-20T06:00:00Z'));
-    const touched = await dataPrint(output);
+    const touched = dataPrint(output);
     expect(touched).not.toBe(first);
     await writeParquet(join(output, 'things', 'part-1.parquet'), 'SELECT 2 AS id');
-    expect(await dataPrint(output)).not.toBe(touched);
+    expect(dataPrint(output)).not.toBe(touched);
   });
 });
 
