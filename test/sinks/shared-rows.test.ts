@@ -5,6 +5,8 @@ import { Database } from '../../src/duckdb/database.js';
 import { ROW_HASH } from '../../src/sinks/row-order.js';
 import { dataPrint, letGoKept, rowsByFingerprint } from '../../src/sinks/shared-rows.js';
 import { testDir, writeParquet } from '../helpers/tmp.js';
+import { discoverDatasets } from '../../src/duckdb/datasets.js';
+import { readFolders } from '../../src/steps/export-file.js';
 
 let db: Database;
 beforeAll(async () => {
@@ -32,6 +34,34 @@ describe('the print of a folder’s data', () => {
     expect(touched).not.toBe(first);
     await writeParquet(join(output, 'things', 'part-1.parquet'), 'SELECT 2 AS id');
     expect(dataPrint(output)).not.toBe(touched);
+  });
+
+  it('over the datasets a statement names (by any of their views) changes with theirs only', async () => {
+    const output = await testDir();
+    await writeParquet(
+      join(output, 'signs', 'live_snapshots', 'snapshot_date=2026-11-26', 'a.parquet'),
+      'SELECT 1 AS id',
+    );
+    await writeParquet(join(output, 'derived', 'other', 'a.parquet'), 'SELECT 1 AS id');
+    const datasets = await discoverDatasets(output);
+    // The latest snapshot's view, and a view the dataset gives, name the snapshots.
+    for (const sql of ['SELECT * FROM signs_live', 'SELECT * FROM signs_live_history'])
+      expect(readFolders(sql, datasets)).toEqual(['signs/live_snapshots']);
+    expect(
+      readFolders('SELECT * FROM signs_live_changes_x JOIN other USING (id)', datasets),
+    ).toEqual(['derived/other']);
+    // Naming none of them: all of them.
+    expect(readFolders('SELECT 1', datasets)).toBeUndefined();
+    const folders = readFolders('SELECT * FROM signs_live', datasets);
+    const first = dataPrint(output, folders);
+    await writeParquet(join(output, 'derived', 'other', 'b.parquet'), 'SELECT 2 AS id');
+    expect(dataPrint(output, folders)).toBe(first);
+    expect(dataPrint(output)).not.toBe(dataPrint(output, ['derived/other']));
+    await writeParquet(
+      join(output, 'signs', 'live_snapshots', 'snapshot_date=2026-11-27', 'b.parquet'),
+      'SELECT 2 AS id',
+    );
+    expect(dataPrint(output, folders)).not.toBe(first);
   });
 });
 
