@@ -68,17 +68,20 @@ export async function exportMonths(
   // A month's rows come from its partitions (what makes writing some months enough): its
   // statements read their files only, on a connection of its own. DuckDB lists every
   // partition of a view at each statement otherwise, a year's 365 for each.
-  const narrowed =
-    changes?.mode === 'partial' && changes.input.column === column ? changes.input : undefined;
-  const reader = narrowed ? await db.fork() : db;
+  const reader = narrowedInput(changes, column) ? await db.fork() : db;
   try {
-    return await writeMonths(options, column, source, context, reader, months, narrowed, changes);
+    return await writeMonths(options, column, source, context, reader, months, changes);
   } finally {
     if (reader !== db) reader.close();
   }
 }
 
 type Changes = Awaited<ReturnType<typeof inputChanges>>;
+
+/** The input whose partitions of a month give that month's rows, when the months come from them. */
+function narrowedInput(changes: Changes | undefined, column: string) {
+  return changes?.mode === 'partial' && changes.input.column === column ? changes.input : undefined;
+}
 
 /** Writes the export's file of each month in `months` (a month without rows loses its file). */
 async function writeMonths(
@@ -88,9 +91,9 @@ async function writeMonths(
   context: StepContext,
   db: Database,
   months: readonly string[],
-  narrowed: Extract<Changes, { mode: 'partial' }>['input'] | undefined,
   changes: Changes | undefined,
 ): Promise<StepOutcome> {
+  const narrowed = narrowedInput(changes, column);
   const pattern = insideFolder(context.output, options.path)!;
   const pathOf = (month: string): string => pattern.replace(MONTH, month);
   const ref = quotedIdentifier(column);
