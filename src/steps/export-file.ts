@@ -45,18 +45,13 @@ function indexOf(context: StepContext, path: string): string | undefined {
  * it names none of them.
  */
 export function readFolders(sql: string, datasets: readonly Dataset[]): string[] | undefined {
-  const views = (dataset: Dataset): string[] => {
+  // A dataset's views: its own, its latest snapshot's, and those its kind gives.
+  const views = (dataset: Dataset): { name: string }[] => {
     const latest = latestSnapshotView(dataset);
     const more = DATASET_VIEWS[dataset.name]?.(dataset.name, latest ?? dataset.name) ?? {};
-    return [dataset.name, ...(latest ? [latest] : []), ...Object.keys(more)];
+    return [dataset.name, latest, ...Object.keys(more)].flatMap((name) => (name ? [{ name }] : []));
   };
-  const read = datasets.filter(
-    (dataset) =>
-      namedIn(
-        sql,
-        views(dataset).map((name) => ({ name })),
-      ).length > 0,
-  );
+  const read = datasets.filter((dataset) => namedIn(sql, views(dataset)).length > 0);
   return read.length > 0 ? read.map((dataset) => dataset.relative) : undefined;
 }
 

@@ -70,7 +70,7 @@ export async function exportMonths(
   // partition of a view at each statement otherwise, a year's 365 for each.
   const reader = narrowedInput(changes, column) ? await db.fork() : db;
   try {
-    return await writeMonths(options, column, source, context, reader, months, changes);
+    return await writeMonths(options, pattern, column, source, context, reader, months, changes);
   } finally {
     if (reader !== db) reader.close();
   }
@@ -78,14 +78,23 @@ export async function exportMonths(
 
 type Changes = Awaited<ReturnType<typeof inputChanges>>;
 
-/** The input whose partitions of a month give that month's rows, when the months come from them. */
+/**
+ * The input whose partitions of a month give that month's rows, when the
+ * months to write are those of its partitions that changed (it is partitioned
+ * by the export's column, each changed partition a date).
+ */
 function narrowedInput(changes: Changes | undefined, column: string) {
-  return changes?.mode === 'partial' && changes.input.column === column ? changes.input : undefined;
+  return changes?.mode === 'partial' &&
+    changes.input.column === column &&
+    changes.changed.every((value) => monthOf(value) !== undefined)
+    ? changes.input
+    : undefined;
 }
 
 /** Writes the export's file of each month in `months` (a month without rows loses its file). */
 async function writeMonths(
   options: ExportStepOptions,
+  pattern: string,
   column: string,
   source: ExportSource,
   context: StepContext,
@@ -94,7 +103,6 @@ async function writeMonths(
   changes: Changes | undefined,
 ): Promise<StepOutcome> {
   const narrowed = narrowedInput(changes, column);
-  const pattern = insideFolder(context.output, options.path)!;
   const pathOf = (month: string): string => pattern.replace(MONTH, month);
   const ref = quotedIdentifier(column);
 
@@ -158,12 +166,8 @@ async function monthsToWrite(
   pattern: string,
   changes: Changes | undefined,
 ): Promise<string[]> {
-  const partial =
-    changes?.mode === 'partial' && changes.input.column === column
-      ? changes.changed.map(monthOf)
-      : undefined;
-  if (partial && partial.every((m) => m !== undefined))
-    return [...new Set(partial as string[])].sort();
+  if (changes?.mode === 'partial' && narrowedInput(changes, column))
+    return [...new Set(changes.changed.map((value) => monthOf(value)!))].sort();
   const ref = quotedIdentifier(column);
   const found = await db.all(
     `SELECT DISTINCT strftime(${ref}, '%Y-%m') AS month FROM ${source.sql} WHERE ${ref} IS NOT NULL ORDER BY 1`,
