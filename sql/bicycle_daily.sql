@@ -16,7 +16,10 @@
 -- The landed UTC dates and the first and last hour landed, read for the UTC
 -- dates of the dates built only (a local date begins on the UTC date before
 -- it): whether any date landed before or after them is all that matters of
--- the rest, and DuckDB answers that from the partitions' names.
+-- the rest. A partial build whose view of bicycle_measurements holds those
+-- dates only (incremental.reads) knows every date landed from
+-- getvariable('partitions_of_bicycle_measurements'); otherwise DuckDB answers
+-- from the partitions' names.
 SET VARIABLE daily_utc_dates = (
     SELECT list(DISTINCT CAST(d AS DATE)) FROM (SELECT unnest([p - 1, p]) AS d FROM (SELECT unnest(getvariable('partitions')) AS p))
 );
@@ -27,12 +30,14 @@ WITH read AS (
 )
 SELECT
     (SELECT list(DISTINCT date) FROM read) AS dates,
-    CASE WHEN getvariable('daily_utc_dates') IS NOT NULL AND EXISTS (
-             SELECT 1 FROM bicycle_measurements WHERE date < list_min(getvariable('daily_utc_dates')))
+    CASE WHEN getvariable('daily_utc_dates') IS NOT NULL AND coalesce(
+             list_min(getvariable('partitions_of_bicycle_measurements')) < list_min(getvariable('daily_utc_dates')),
+             EXISTS (SELECT 1 FROM bicycle_measurements WHERE date < list_min(getvariable('daily_utc_dates'))))
          THEN TIMESTAMPTZ '-infinity'
          ELSE (SELECT min(measurement_hour) FROM read) END AS first,
-    CASE WHEN getvariable('daily_utc_dates') IS NOT NULL AND EXISTS (
-             SELECT 1 FROM bicycle_measurements WHERE date > list_max(getvariable('daily_utc_dates')))
+    CASE WHEN getvariable('daily_utc_dates') IS NOT NULL AND coalesce(
+             list_max(getvariable('partitions_of_bicycle_measurements')) > list_max(getvariable('daily_utc_dates')),
+             EXISTS (SELECT 1 FROM bicycle_measurements WHERE date > list_max(getvariable('daily_utc_dates'))))
          THEN TIMESTAMPTZ 'infinity'
          ELSE (SELECT max(measurement_hour) FROM read) END AS last;
 

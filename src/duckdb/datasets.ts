@@ -8,7 +8,7 @@ import { readdirSync, type Dirent } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
-import { partitionType, partitionValues } from './partitions.js';
+import { partitionType, partitionNames } from './partitions.js';
 import { fileNotes } from './portable.js';
 
 export const DERIVED_FOLDER = 'derived';
@@ -29,44 +29,59 @@ export interface Dataset {
 }
 
 /** How a dataset folder is laid out: partitioned or not, and the types of its partition columns. */
-export async function datasetLayout(
+export function datasetLayout(
   folder: string,
 ): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>> {
-  const { column, values } = await partitionValues(folder);
+  return Promise.resolve(layoutOf(folder, folderNames(folder)));
+}
+
+/** The names in a folder, sorted; none when it is not there. */
+function folderNames(folder: string): string[] {
+  try {
+    return readdirSync(folder).sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The layout of the dataset folder `folder`, whose entries are `names`
+ * (sorted): read by name, synchronously, as every step looks again over a
+ * year of partitions.
+ */
+function layoutOf(
+  folder: string,
+  names: readonly string[],
+): Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'> {
+  const { column, values } = partitionNames(names);
   const type = column === undefined ? undefined : partitionType(values);
   return {
     folder,
     hiveTypes: column !== undefined && type !== undefined ? { [column]: type } : {},
     partitioned: column !== undefined,
-    sample: await firstParquetFile(folder, 0),
+    sample: firstParquetFile(folder, names, 0),
   };
 }
 
 /**
- * A Parquet file of the folder or of its partitions (the first found), if any.
- * By name, synchronously: every step looks again, over a year of partitions.
+ * A Parquet file of the folder (whose entries are `names`, sorted) or of its
+ * partitions: the first in order, as DuckDB reads a glob, the file it reads to
+ * make the view.
  */
-function firstParquetFile(folder: string, depth: number): Promise<string | undefined> {
-  return Promise.resolve(firstParquetFileSync(folder, depth));
-}
-
-function firstParquetFileSync(folder: string, depth: number): string | undefined {
-  let names: string[];
-  try {
-    names = readdirSync(folder);
-  } catch {
-    return undefined;
-  }
-  // The first in order, as DuckDB reads a glob: the file it reads to make the view.
-  names.sort();
+function firstParquetFile(
+  folder: string,
+  names: readonly string[],
+  depth: number,
+): string | undefined {
   for (const name of names)
     if (name.endsWith('.parquet') && !name.startsWith('.') && !name.includes('='))
       return join(folder, name);
   if (depth >= 4) return undefined;
   for (const name of names) {
     if (!name.includes('=') || name.startsWith('.') || name.endsWith('.parquet')) continue;
-    const inner = firstParquetFileSync(join(folder, name), depth + 1);
-    if (inner !== undefined) return inner;
+    const inner = join(folder, name);
+    const found = firstParquetFile(inner, folderNames(inner), depth + 1);
+    if (found !== undefined) return found;
   }
   return undefined;
 }
@@ -74,12 +89,13 @@ function firstParquetFileSync(folder: string, depth: number): string | undefined
 export async function discoverDatasets(output: string): Promise<Dataset[]> {
   const found: Dataset[] = [];
   async function walk(folder: string, segments: string[]): Promise<void> {
-    if (segments.length > 0 && (await firstParquetFile(folder, 0)) !== undefined) {
+    const layout = segments.length > 0 ? layoutOf(folder, folderNames(folder)) : undefined;
+    if (layout?.sample !== undefined) {
       const derived = segments[0] === DERIVED_FOLDER && segments.length === 2;
       found.push({
         name: derived ? segments[1]! : segments.join('_'),
         relative: segments.join('/'),
-        ...(await datasetLayout(folder)),
+        ...layout,
       });
       return;
     }

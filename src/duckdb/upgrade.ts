@@ -8,22 +8,30 @@
  * The files are rewritten last to first: the first file having the column
  * means all have it, which a run checks with one footer read.
  */
-import { readdir } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { commitFile, temporaryPath, writeThrough } from '../util/fs.js';
 import { quotedString, type Database } from './database.js';
 import { writtenByEarlierVersion, portableCopySql, type CopyOptions } from './portable.js';
 
-/** The Parquet files of a dataset folder (and of its partitions), sorted. */
-async function datasetFiles(folder: string): Promise<string[]> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+/**
+ * The Parquet files of a dataset folder (and of its partitions), sorted:
+ * listed synchronously, as a year of partitions is listed at every run.
+ */
+function datasetFiles(folder: string): string[] {
+  const list = (path: string) => {
+    try {
+      return readdirSync(path, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+  };
   const files: string[] = [];
-  for (const entry of entries) {
+  for (const entry of list(folder)) {
     if (entry.name.startsWith('.')) continue;
     if (entry.isFile() && entry.name.endsWith('.parquet')) files.push(join(folder, entry.name));
     else if (entry.isDirectory() && entry.name.includes('=')) {
-      const inner = await readdir(join(folder, entry.name), { withFileTypes: true });
-      for (const file of inner)
+      for (const file of list(join(folder, entry.name)))
         if (file.isFile() && file.name.endsWith('.parquet') && !file.name.startsWith('.'))
           files.push(join(folder, entry.name, file.name));
     }
@@ -59,7 +67,7 @@ async function rewriteStaleFiles(
   stale: (file: string) => Promise<boolean | undefined>,
   select: (read: string) => string,
 ): Promise<number> {
-  const files = await datasetFiles(folder);
+  const files = datasetFiles(folder);
   if (files.length === 0 || (await stale(files[0]!)) !== true) return 0;
   let rewritten = 0;
   for (const file of files.reverse()) {

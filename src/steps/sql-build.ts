@@ -13,7 +13,7 @@ import { join, relative } from 'node:path';
 import { damagedFiles } from '../duckdb/damaged.js';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER } from '../duckdb/datasets.js';
-import { PartitionIndex, partitionKeySql } from '../duckdb/partitions.js';
+import { PartitionIndex, partitionKeySql, partitionListSql } from '../duckdb/partitions.js';
 import { RunError } from '../errors.js';
 import {
   definitionHash,
@@ -23,7 +23,12 @@ import {
   type OutputPrints,
 } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
-import { PARTITIONS_VARIABLE, readPartitions, type InputRead } from './sql-reads.js';
+import {
+  PARTITIONS_VARIABLE,
+  partialReads,
+  partitionColumnType,
+  type InputRead,
+} from './sql-reads.js';
 
 /**
  * The DuckDB variable that holds the partition values of `incremental.from` as
@@ -32,31 +37,16 @@ import { PARTITIONS_VARIABLE, readPartitions, type InputRead } from './sql-reads
 const INPUTS_VARIABLE = 'inputs';
 
 /** Sets `inputs` to the partition values of the dataset read, typed as its view types them. */
-async function setInputs(
-  db: Database,
-  input: {
-    source: { name: string; hiveTypes: Record<string, string> };
-    column: string;
-    current: readonly string[];
-  },
-): Promise<string> {
-  let type = input.source.hiveTypes[input.column];
-  if (type === undefined) {
-    const [described] = await db.all(
-      `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(input.source.name)}) WHERE column_name = $column`,
-      { column: input.column },
-    );
-    type = (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
-  }
-  const values = input.current.map(quotedString).join(', ');
-  await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = CAST([${values}] AS ${type}[])`);
+async function setInputs(db: Database, input: PartialChanges['input']): Promise<string> {
+  const type = await partitionColumnType(db, input.source, input.column);
+  await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = ${partitionListSql(input.current, type)}`);
   return type;
 }
 
 export interface IncrementalOptions {
   from: string;
   touches?: string | undefined;
-  reads?: string | undefined;
+  reads?: string | Readonly<Record<string, string>> | undefined;
   fold?: string | undefined;
   rebuild_on?: readonly string[] | undefined;
 }
@@ -84,8 +74,8 @@ export type SqlBuild =
       checkpoint: BuildCheckpoint | undefined;
       /** Why everything is built (for the log). */
       reason?: string;
-      /** The partitions of `from` the file reads (partial builds with `incremental.reads`). */
-      reads?: InputRead;
+      /** The partitions of each dataset the file reads (partial builds with `incremental.reads`). */
+      reads?: readonly InputRead[];
     };
 
 /** Whether every output has been written (its folder holds a file or a partition). */
@@ -192,7 +182,7 @@ export async function planBuild(
 
   return incremental.fold !== undefined
     ? planFold(db, changes, incremental)
-    : planPartial(db, changes, incremental, definition.partitionBy);
+    : planPartial(db, changes, incremental, definition.partitionBy, context);
 }
 
 export type PartialChanges = Extract<InputChanges, { mode: 'partial' }>;
@@ -232,6 +222,7 @@ async function planPartial(
   changes: PartialChanges,
   incremental: IncrementalOptions,
   partitionBy: string | undefined,
+  context: PlanContext,
 ): Promise<SqlBuild> {
   const { column } = changes.input;
   const type = await setInputs(db, changes.input);
@@ -239,8 +230,7 @@ async function planPartial(
   // lag): those there are from `inputs`, a few hundred values not parsed again.
   const now = new Set(changes.input.current);
   const gone = changes.known.filter((v) => !now.has(v));
-  const list = (values: readonly string[]) =>
-    `CAST([${values.map(quotedString).join(', ')}] AS ${type}[])`;
+  const list = (values: readonly string[]) => partitionListSql(values, type);
   try {
     await db.run(
       `CREATE OR REPLACE TEMP TABLE road_etl_input_partitions AS
@@ -272,21 +262,14 @@ async function planPartial(
   // Changes that feed no partition (the last of a sequence, say) leave nothing to build.
   if (keyed.length === 0) return { mode: 'unchanged', checkpoint: changes.checkpoint };
   const reads =
-    incremental.reads === undefined || partitionBy === undefined
-      ? undefined
-      : await readPartitions(
-          db,
-          incremental,
-          partitionBy,
-          listType.slice(0, -2),
-          changes.input,
-          type,
-        );
+    partitionBy === undefined
+      ? []
+      : await partialReads(db, changes, incremental, partitionBy, listType.slice(0, -2), context);
   return {
     mode: 'partial',
     keys: keyed.map((r) => String(r['key'])),
     changed: changes.changed,
     checkpoint: changes.checkpoint,
-    ...(reads ? { reads } : {}),
+    ...(reads.length > 0 ? { reads } : {}),
   };
 }

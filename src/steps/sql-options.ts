@@ -49,11 +49,16 @@ export const sqlStepOptions = z
             "SQL over a partition of `from` (its partition column): the list of output partitions it feeds, e.g. '[date, date + 1]' (with partition_by)",
           ),
         reads: z
-          .string()
-          .min(1)
+          .union([
+            z.string().min(1),
+            z.record(
+              z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a dataset name'),
+              z.string().min(1),
+            ),
+          ])
           .optional()
           .describe(
-            "SQL over a partition to build (the partition_by column): the list of partitions of `from` the file reads to build it, e.g. 'list_transform(range(-35, 1), k -> local_date + k)'. The file's view of `from` then holds only those (a night reads the files of its window, not of the whole history); without: all of them",
+            "SQL over a partition to build (the partition_by column): the list of partitions of `from` the file reads to build it, e.g. 'list_transform(range(-35, 1), k -> local_date + k)'; or, per partitioned dataset the file reads (`from` or another), such a list of its partitions: { dataset: SQL }. The file's view of each then holds only those (a night reads the files of its window, not of the whole history), and getvariable('partitions_of_<dataset>') lists every partition the dataset has; without: all of them",
           ),
         fold: z
           .string()

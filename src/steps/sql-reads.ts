@@ -7,11 +7,17 @@
  */
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
-import { datasetQuery, type Dataset } from '../duckdb/datasets.js';
-import { PartitionIndex, partitionFolder, partitionKeySql } from '../duckdb/partitions.js';
+import { datasetQuery, discoverDatasets, type Dataset } from '../duckdb/datasets.js';
+import {
+  PartitionIndex,
+  partitionFolder,
+  partitionKeySql,
+  partitionListSql,
+} from '../duckdb/partitions.js';
 import { remoteFilesOf } from '../store/remote-files.js';
 import { RunError } from '../errors.js';
 import type { IncrementalOptions, PartialChanges } from './sql-build.js';
+import type { PlanContext } from './step-kind.js';
 
 /** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
 export const PARTITIONS_VARIABLE = 'partitions';
@@ -21,15 +27,24 @@ export interface InputRead {
   source: Dataset;
   column: string;
   values: readonly string[];
+  /** Every partition the dataset has, and the type of its column (as its view types it). */
+  all?: { values: readonly string[]; type: string };
+}
+
+/** What `incremental.reads` says a partial build reads: SQL per dataset name. */
+export function readsOf(incremental: IncrementalOptions): [string, string][] {
+  const { reads } = incremental;
+  if (reads === undefined) return [];
+  return typeof reads === 'string' ? [[incremental.from, reads]] : Object.entries(reads);
 }
 
 /**
- * The partitions of `from` that `incremental.reads` says the partitions to
- * build read (those there are), as their folder values.
+ * The partitions of a dataset that `sql` (from `incremental.reads`) says the
+ * partitions to build read (those there are), as their folder values.
  */
-export async function readPartitions(
+async function readPartitions(
   db: Database,
-  incremental: IncrementalOptions,
+  sql: string,
   column: string,
   outputType: string,
   input: PartialChanges['input'],
@@ -40,19 +55,75 @@ export async function readPartitions(
     rows = await db.all(
       `SELECT DISTINCT ${partitionKeySql(`CAST(r AS ${inputType})`, inputType)} AS key
        FROM (SELECT unnest(reads) AS r FROM (
-         SELECT (${incremental.reads!}) AS reads
+         SELECT (${sql}) AS reads
          FROM (SELECT CAST(unnest(getvariable('${PARTITIONS_VARIABLE}')) AS ${outputType}) AS ${quotedIdentifier(column)})))
        WHERE r IS NOT NULL`,
     );
   } catch (error) {
     throw new RunError(
-      `incremental.reads (${incremental.reads}) over the partitions to build (${column}): ${(error as Error).message.split('\n')[0]!}`,
+      `incremental.reads of ${input.source.name} (${sql}) over the partitions to build (${column}): ${(error as Error).message.split('\n')[0]!}`,
       { cause: error },
     );
   }
   const there = new Set(input.current);
   const values = rows.map((r) => String(r['key'])).filter((v) => there.has(v));
-  return { source: input.source, column: input.column, values: values.sort() };
+  return {
+    source: input.source,
+    column: input.column,
+    values: values.sort(),
+    all: { values: input.current, type: inputType },
+  };
+}
+
+/** The type of a dataset's partition column, as its view types it. */
+export async function partitionColumnType(
+  db: Database,
+  source: { name: string; hiveTypes: Record<string, string> },
+  column: string,
+): Promise<string> {
+  const type = source.hiveTypes[column];
+  if (type !== undefined) return type;
+  const [described] = await db.all(
+    `SELECT column_type FROM (DESCRIBE ${quotedIdentifier(source.name)}) WHERE column_name = $column`,
+    { column },
+  );
+  return (described?.['column_type'] as string | undefined) ?? 'VARCHAR';
+}
+
+/** The partitions of each dataset `incremental.reads` names that the partitions to build read. */
+export async function partialReads(
+  db: Database,
+  changes: PartialChanges,
+  incremental: IncrementalOptions,
+  column: string,
+  outputType: string,
+  context: PlanContext,
+): Promise<InputRead[]> {
+  const reads: InputRead[] = [];
+  for (const [name, sql] of readsOf(incremental)) {
+    const input = name === incremental.from ? changes.input : await partitionsOf(name, context);
+    // A dataset not there yet: nothing of it to read.
+    if (input === undefined) continue;
+    const type = await partitionColumnType(db, input.source, input.column);
+    reads.push(await readPartitions(db, sql, column, outputType, input, type));
+  }
+  return reads;
+}
+
+/** The partitions of dataset `name` as they are now; undefined when it is not there. */
+async function partitionsOf(
+  name: string,
+  context: PlanContext,
+): Promise<PartialChanges['input'] | undefined> {
+  const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
+  const source = datasets.find((d) => d.name === name);
+  if (source === undefined) return undefined;
+  const scan = (context.partitions ?? new PartitionIndex()).scan(source.folder);
+  if (scan.column === undefined || scan.partitions.has(''))
+    throw new RunError(
+      `incremental.reads names ${name}, which is not kept in partitions: it can only be read whole`,
+    );
+  return { source, column: scan.column, current: [...scan.partitions.keys()].sort() };
 }
 
 /**
@@ -76,4 +147,9 @@ export async function readOnly(
       ? await datasetQuery(db, read.source, files)
       : `${await datasetQuery(db, read.source, read.source.sample === undefined ? undefined : [read.source.sample])} WHERE false`;
   await db.run(`CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(read.source.name)} AS ${query}`);
+  // What partitions there are (before, after or between those read), known without reading them.
+  if (read.all)
+    await db.run(
+      `SET VARIABLE ${quotedIdentifier(`partitions_of_${read.source.name}`)} = ${partitionListSql(read.all.values, read.all.type)}`,
+    );
 }

@@ -107,9 +107,10 @@ async function readyInputs(
     outputs: options.outputs,
     column: options.partition_by,
     keys: build.keys,
-    except: build.mode === 'partial' ? build.reads?.source.name : undefined,
+    except: build.mode === 'partial' ? build.reads?.map((r) => r.source.name) : undefined,
   });
-  if (build.mode === 'partial' && build.reads) await readOnly(db, build.reads, context.partitions);
+  if (build.mode === 'partial')
+    for (const read of build.reads ?? []) await readOnly(db, read, context.partitions);
   // The outputs as they are, for the fold file: read before they are replaced.
   if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
 }
@@ -224,7 +225,7 @@ function logBuild(
     'info',
     'sql.build',
     build.mode === 'partial'
-      ? `${context.stepId}: ${build.changed.length} partition(s) of ${incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${outputs}${build.reads ? ` from ${build.reads.values.length} partition(s) of ${incremental.from}` : ''}`
+      ? `${context.stepId}: ${build.changed.length} partition(s) of ${incremental.from} changed: rebuilding ${build.keys?.length ?? 0} partition(s) of ${outputs}${build.reads ? ` from ${build.reads.map((r) => `${r.values.length} partition(s) of ${r.source.name}`).join(', ')}` : ''}`
       : build.mode === 'fold'
         ? `${context.stepId}: folding ${build.changed.length} new or rewritten partition(s) of ${incremental.from} into ${outputs}`
         : `${context.stepId}: building everything (${build.reason ?? 'first build'})`,
@@ -233,7 +234,9 @@ function logBuild(
       mode: build.mode,
       changed: build.changed.length,
       partitions: build.keys?.length ?? null,
-      ...(build.reads ? { reads: build.reads.values.length } : {}),
+      ...(build.reads
+        ? { reads: Object.fromEntries(build.reads.map((r) => [r.source.name, r.values.length])) }
+        : {}),
     },
   );
 }

@@ -10,6 +10,7 @@
 import { stat } from 'node:fs/promises';
 import { insideFolder } from './paths.js';
 import { sqlStepOptions, type SqlStepOptions } from './sql-options.js';
+import { readsOf } from './sql-reads.js';
 import { runSqlStep } from './sql-run.js';
 import { defineStepKind } from './step-kind.js';
 
@@ -55,10 +56,9 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       lines.push(
         `rebuilds only the partitions that new or rewritten partitions of ${incremental.from} touch (${incremental.touches})`,
       );
-    if (incremental?.reads !== undefined)
-      lines.push(
-        `reads, of ${incremental.from}, only the partitions those read (${incremental.reads})`,
-      );
+    if (incremental)
+      for (const [name, sql] of readsOf(incremental))
+        lines.push(`reads, of ${name}, only the partitions those read (${sql})`);
     if (incremental?.fold !== undefined)
       lines.push(
         `folds the partitions of ${incremental.from} added since the last build into its outputs with sql/${incremental.fold}`,

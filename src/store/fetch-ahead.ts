@@ -66,14 +66,15 @@ export async function fetchForBuild(
     /** The output partition column and the partitions built; no keys: a whole build. */
     column: string | undefined;
     keys: readonly string[] | undefined;
-    except?: string | undefined;
+    /** Datasets fetched otherwise (those a partial build narrows, sql-reads.ts). */
+    except?: readonly string[] | undefined;
   },
 ): Promise<void> {
   const spans = build.keys && spansOf(build.column, build.keys);
   // A partial build whose partitions are not dates: what it reads is not known.
   if (build.keys && !spans) return;
   for (const dataset of namedIn(text, datasets)) {
-    if (build.outputs.includes(dataset.name) || dataset.name === build.except) continue;
+    if (build.outputs.includes(dataset.name) || build.except?.includes(dataset.name)) continue;
     await remoteFilesOf(dataset.folder)?.fetchPartitions(dataset.folder, (column, value) =>
       spans ? within(spans, column, value) : true,
     );

@@ -2,8 +2,8 @@
  * Puts a local folder back into its object store as the folder's new commit
  * (sync.ts says how a put stays atomic for readers and for a run killed in it).
  */
-import { statSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
@@ -19,11 +19,13 @@ interface LocalFile {
 
 /**
  * Every file of the local folder, by key, with its size and time in
- * milliseconds (stat'ed synchronously: thousands in a row cost least so).
+ * milliseconds (listed and stat'ed synchronously: thousands in a row cost
+ * least so; a year of partitions is listed in a fifth of the time it takes
+ * through the thread pool).
  */
-async function localFiles(local: string): Promise<Map<string, LocalFile>> {
+function localFiles(local: string): Map<string, LocalFile> {
   const found = new Map<string, LocalFile>();
-  const entries = await readdir(local, { recursive: true, withFileTypes: true });
+  const entries = readdirSync(local, { recursive: true, withFileTypes: true });
   for (const entry of entries) {
     if (!entry.isFile() || /\.tmp-|\.download-/.test(entry.name)) continue;
     const key = relative(local, join(entry.parentPath, entry.name)).split(sep).join('/');
@@ -68,13 +70,16 @@ export async function putFolder(
   /** The objects the folder may hold (Fetched.listed); without it, the folder is listed. */
   listed?: readonly string[],
 ): Promise<Put> {
-  let files = await localFiles(local);
+  let files = localFiles(local);
   // No placeholder is ever put as data: one a step moved is fetched where it is.
   if (onDemand) {
-    const moved = await onDemand.settle(
-      [...files].map(([key, file]) => [join(local, ...key.split('/')), file.ino]),
+    const stats = new Map(
+      [...files].map(([key, file]) => [
+        join(local, ...key.split('/')),
+        { ino: file.ino, size: file.bytes, mtimeMs: file.mtime_ms },
+      ]),
     );
-    if (moved > 0) files = await localFiles(local);
+    if ((await onDemand.settle(stats)) > 0) files = localFiles(local);
   }
   const commit: Commit = {
     version: 1,

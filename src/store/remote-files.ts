@@ -13,7 +13,7 @@
  * in the bucket.
  */
 import { closeSync, fstatSync, ftruncateSync, futimesSync, openSync, statSync } from 'node:fs';
-import { rm, stat, utimes } from 'node:fs/promises';
+import { rm, utimes } from 'node:fs/promises';
 import { basename, dirname, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { RunError } from '../errors.js';
@@ -29,11 +29,18 @@ interface Waiting {
   ino: number;
 }
 
+/** What a stat says of a file that tells a placeholder (its time in milliseconds). */
+export interface FileInfo {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
 /**
  * Whether a file's stat is the placeholder's: the same file (inode), size and
  * time (to the millisecond: a time set from milliseconds reads back a hair off).
  */
-function isPlaceholder(info: { ino: number; size: number; mtimeMs: number }, waiting: Waiting) {
+function isPlaceholder(info: FileInfo, waiting: Waiting) {
   return (
     info.ino === waiting.ino &&
     info.size === waiting.bytes &&
@@ -200,24 +207,26 @@ export class RemoteFiles {
 
   /**
    * Before the folder is put back: a placeholder moved elsewhere by a step
-   * (renamed: the same file) is fetched where it is now, so that no
-   * placeholder is ever put as data. `files`: the folder's files with their
-   * inodes. Resolves to the number fetched.
+   * (renamed: the same file) is fetched where it is, so that no placeholder
+   * is ever put as data. `files`: every file of the folder with its inode,
+   * size and time, as just stat'ed (none is stat'ed again). Resolves to the
+   * number fetched.
    */
-  async settle(files: Iterable<[string, number]>): Promise<number> {
+  async settle(files: ReadonlyMap<string, FileInfo>): Promise<number> {
     // Those no longer where they were placed (moved, or removed, or replaced by a new file).
     const gone = new Map<number, Waiting>();
-    for (const [file, waiting] of this.#waiting)
-      if (!this.has(file)) {
+    for (const [file, waiting] of this.#waiting) {
+      const info = files.get(file);
+      if (info === undefined || !isPlaceholder(info, waiting)) {
         gone.set(waiting.ino, waiting);
         this.#waiting.delete(file);
       }
+    }
     let count = 0;
-    for (const [file, ino] of files) {
-      const moved = gone.get(ino);
-      if (!moved) continue;
-      const info = await stat(file);
-      if (!isPlaceholder(info, moved)) continue;
+    if (gone.size === 0) return count;
+    for (const [file, info] of files) {
+      const moved = gone.get(info.ino);
+      if (!moved || !isPlaceholder(info, moved)) continue;
       await this.#download(moved, file);
       count++;
     }

@@ -333,7 +333,80 @@ GROUP BY p.day;
       sql,
     );
     expect(again.failure?.message).toMatch(
-      /incremental\.reads \(day\) over the partitions to build \(day\): /,
+      /incremental\.reads of items \(day\) over the partitions to build \(day\): /,
+    );
+  });
+
+  it('narrows every dataset `reads` names, each to its partitions, and tells the file which partitions each has', async () => {
+    // Daily amounts and daily prices; each day's output is its amounts times its price, and
+    // says whether a price was landed before it (a question of what is there, not what is read).
+    const day = (n: number): string => `2026-02-0${n}`;
+    const land = async (dir: string, n: number): Promise<void> => {
+      await writeParquet(
+        join(dir, 'output', 'items', `day=${day(n)}`, 'part.parquet'),
+        `SELECT range AS amount FROM range(${n}, ${2 * n})`,
+      );
+      await writeParquet(
+        join(dir, 'output', 'prices', `day=${day(n)}`, 'part.parquet'),
+        `SELECT ${n * 10} AS price`,
+      );
+    };
+    const yaml = `name: p
+steps:
+  - id: values
+    kind: sql
+    options:
+      file: values.sql
+      outputs: [item_values]
+      partition_by: day
+      incremental:
+        from: items
+        touches: '[day]'
+        reads: { items: '[day]', prices: '[day]' }
+`;
+    const sql = {
+      'values.sql': `CREATE TABLE item_values AS
+SELECT i.day, sum(i.amount * p.price) AS value,
+  coalesce(list_min(getvariable('partitions_of_prices')) < i.day,
+           (SELECT count(*) FROM prices WHERE day < i.day) > 0) AS priced_before,
+  (SELECT count(DISTINCT day) FROM prices) AS prices_seen
+FROM items i JOIN prices p USING (day)
+WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), i.day)
+GROUP BY i.day;
+`,
+    };
+    const read = async (dir: string) =>
+      (
+        await duck(
+          `SELECT CAST(day AS VARCHAR) AS day, CAST(value AS INTEGER) AS value, priced_before, CAST(prices_seen AS INTEGER) AS seen FROM read_parquet('${join(dir, 'output/derived/item_values/*/*.parquet')}', hive_partitioning = true) ORDER BY day`,
+        )
+      ).map((r) => ({ ...r }));
+    const nightly = await testDir();
+    for (const n of [1, 2, 3]) await land(nightly, n);
+    expect((await runDefinition(nightly, yaml, sql)).failure).toBeUndefined();
+    await land(nightly, 4);
+    const night = await runDefinition(nightly, yaml, sql);
+    expect(night.failure).toBeUndefined();
+    expect(night.logger.events.find((e) => e.event === 'sql.build')?.message).toMatch(
+      /rebuilding 1 partition\(s\) of item_values from 1 partition\(s\) of items, 1 partition\(s\) of prices/,
+    );
+    const once = await testDir();
+    for (const n of [1, 2, 3, 4]) await land(once, n);
+    expect((await runDefinition(once, yaml, sql)).failure).toBeUndefined();
+    const nightRows = await read(nightly);
+    const strip = (rows: Record<string, unknown>[]) =>
+      rows.map(({ day: d, value, priced_before }) => ({ day: d, value, priced_before }));
+    expect(strip(nightRows)).toEqual(strip(await read(once)));
+    // By hand: day 4 is (4 + 5 + 6 + 7) * 40, a price landed before it; its build saw one price.
+    expect(nightRows.at(-1)).toEqual({ day: day(4), value: 880, priced_before: true, seen: 1 });
+    expect(nightRows[0]).toMatchObject({ day: day(1), value: 10, priced_before: false });
+    // A dataset kept whole cannot be read by partition: said so.
+    await writeParquet(join(nightly, 'output', 'rates', 'part.parquet'), 'SELECT 1 AS rate');
+    const whole = yaml.replace("prices: '[day]' }", "prices: '[day]', rates: '[day]' }");
+    expect((await runDefinition(nightly, whole, sql)).failure).toBeUndefined(); // all, once
+    await land(nightly, 5);
+    expect((await runDefinition(nightly, whole, sql)).failure?.message).toMatch(
+      /incremental\.reads names rates, which is not kept in partitions/,
     );
   });
 

@@ -77,7 +77,7 @@ describe('what a step is about to read of a folder in an object store, fetched b
         outputs: ['out'],
         column: 'month',
         keys: ['2026-10-01'],
-        except: 'monthly',
+        except: ['monthly'],
       });
       expect(fetched()).toEqual(KEYS.slice(0, 31));
     } finally {

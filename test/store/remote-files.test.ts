@@ -75,7 +75,9 @@ describe('a folder fetched on demand (RemoteFiles)', () => {
     try {
       await mkdir(dirname(to), { recursive: true });
       await rename(from, to);
-      expect(await remote.settle([[to, (await stat(to)).ino]])).toBe(1);
+      const info = await stat(to);
+      const moved = { ino: info.ino, size: info.size, mtimeMs: Math.round(info.mtimeMs) };
+      expect(await remote.settle(new Map([[to, moved]]))).toBe(1);
       expect(await readFile(to, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
     } finally {
       remote.close();

@@ -4,7 +4,7 @@
  * and TMPDIR), against one run over the whole period on a local disk.
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -262,11 +262,46 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
     // measurements, hourly counts and extracts.
     expect(bytes).toBeGreaterThan(0);
     expect(bytes / before).toBeLessThan(0.5);
-    // A statement that met a file not fetched yet: its dataset's month fetched, the step run again.
-    expect(events.some((e) => e['event'] === 'store.fetch' && 'file' in e)).toBe(true);
+    // Every step's reads fetched before it ran: no statement met a file not fetched yet.
+    expect(events.filter((e) => e['event'] === 'store.fetch' && 'file' in e)).toEqual([]);
+
+    // A step that reads what it does not declare (an extract of the second day's counts) meets
+    // the file not fetched yet: that partition is fetched, the step runs again, and the rows
+    // are that day's.
+    const day = iso(start + DAY).slice(0, 10);
+    const definition = join(await testDir(), 'bicycle.yaml');
+    await writeFile(
+      definition,
+      `${(await readFile(BICYCLE, 'utf8')).replace(/^name: bicycle$/m, `name: bicycle\nsql_dir: ${join(ROOT, 'sql')}`)}
+  - id: export_one_day
+    kind: export
+    needs: [bicycle_measurements]
+    options:
+      query: SELECT location_id, measurement_hour FROM bicycle_measurements WHERE date = DATE '${day}' ORDER BY ALL
+      path: exports/one_day.csv
+`,
+    );
+    const again = await onEmptyWorker([
+      'run', definition, '--output', url, '--log-format', 'json', '--select', 'export_one_day',
+      ...params(start + days * DAY, start + (days + 1) * DAY),
+    ]); // prettier-ignore
+    expect(again.code, again.stderr).toBe(0);
+    const met = again.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((e) => e['event'] === 'store.fetch' && String(e['message']).startsWith('export_'));
+    expect(met.map((e) => String(e['file']).split('/').slice(0, 3).join('/'))).toEqual([
+      `bicycle/measurements/date=${day}`,
+    ]);
 
     const fetched = join(await testDir(), 'fetched');
     await fetchFolder(store, fetched);
+    const [counted] = await duck(
+      `SELECT count(*)::INTEGER AS hours FROM read_parquet('${join(once, 'bicycle/measurements', `date=${day}`, '*.parquet')}')`,
+    );
+    const lines = (await readFile(join(fetched, 'exports/one_day.csv'), 'utf8')).trim().split('\n');
+    expect(lines.length - 1).toBe(counted?.['hours']);
     for (const dataset of [
       'bicycle/measurements',
       'derived/bicycle_hourly',
