@@ -11,6 +11,7 @@ import type { ExportRecord, StepReport } from '../manifest.js';
 import type { Progress } from '../progress.js';
 import { REPORT_PATH } from '../report/index.js';
 import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
+import { isFetchedOnDemand } from '../store/remote-files.js';
 import { removeTemporaryFiles } from '../util/fs.js';
 import { VERSION } from '../version.js';
 import type { AheadWork } from '../steps/step-kind.js';
@@ -166,7 +167,9 @@ async function runSteps(
   const { output, logger } = options;
   const signal = options.signal;
   try {
-    const leftovers = await removeTemporaryFiles(output);
+    // A local copy of a folder in an object store was made from its last commit just now:
+    // nothing in it is half-written, and its thousands of placeholders need no walk.
+    const leftovers = isFetchedOnDemand(output) ? [] : await removeTemporaryFiles(output);
     if (leftovers.length > 0) {
       logger.log(
         'info',

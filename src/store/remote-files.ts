@@ -14,7 +14,7 @@
  */
 import { closeSync, fstatSync, ftruncateSync, futimesSync, openSync, statSync } from 'node:fs';
 import { rm, utimes } from 'node:fs/promises';
-import { basename, dirname, relative, sep } from 'node:path';
+import { basename, dirname, relative, resolve, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { RunError } from '../errors.js';
 import type { ObjectStore } from './store.js';
@@ -57,6 +57,11 @@ export function remoteFilesOf(path: string): RemoteFiles | undefined {
   return undefined;
 }
 
+/** Whether `folder` is the local copy of a folder in an object store, fetched on demand. */
+export function isFetchedOnDemand(folder: string): boolean {
+  return [...registry].some((remote) => resolve(remote.root) === resolve(folder));
+}
+
 /** A partition folder's value (`column=value`), if `folder` is one. */
 function partitionValue(folder: string): string | undefined {
   const name = folder.slice(folder.lastIndexOf(sep) + 1);
@@ -90,6 +95,11 @@ export class RemoteFiles {
   readonly #waiting = new Map<string, Waiting>();
   /** What was fetched on demand. */
   fetched = { files: 0, bytes: 0 };
+
+  /** The local copy's folder. */
+  get root(): string {
+    return this.#root;
+  }
 
   constructor(store: ObjectStore, root: string) {
     this.#store = store;
