@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { hashedPrint, samePrint } from '../duckdb/fingerprints.js';
-import { PartitionIndex } from '../duckdb/partitions.js';
+import { PartitionIndex, type PartitionScan } from '../duckdb/partitions.js';
 import { readCheckpoint } from '../sources/context.js';
 import type { PlanContext } from './step-kind.js';
 
@@ -41,6 +41,25 @@ export interface InputPartitions {
   source: Dataset;
   column: string;
   current: readonly string[];
+}
+
+/**
+ * A dataset's partitions as they are now: their fingerprints, and their
+ * values when the dataset is kept in partitions (not when its files lie in
+ * its folder itself, or it is not there).
+ */
+export function partitionsNow(
+  source: Dataset | undefined,
+  index: PartitionIndex,
+): { scan: PartitionScan; input: InputPartitions | undefined } {
+  const scan = source
+    ? index.scan(source.folder)
+    : { column: undefined, partitions: new Map<string, string>() };
+  const input =
+    source && scan.column !== undefined && !scan.partitions.has('')
+      ? { source, column: scan.column, current: [...scan.partitions.keys()].sort() }
+      : undefined;
+  return { scan, input };
 }
 
 export type InputChanges =
@@ -99,9 +118,7 @@ export async function inputChanges(
   const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
   const index = context.partitions ?? new PartitionIndex();
   const source = datasets.find((d) => d.name === from);
-  const scan = source
-    ? index.scan(source.folder)
-    : { column: undefined, partitions: new Map<string, string>() };
+  const { scan, input } = partitionsNow(source, index);
   const others = Object.fromEntries(
     whole.map((name) => [
       name,
@@ -117,10 +134,6 @@ export async function inputChanges(
     inputs: Object.fromEntries(scan.partitions),
     ...(whole.length > 0 ? { whole: others } : {}),
   };
-  const input: InputPartitions | undefined =
-    source && scan.column !== undefined && !scan.partitions.has('')
-      ? { source, column: scan.column, current: [...scan.partitions.keys()].sort() }
-      : undefined;
   const full = (reason: string): InputChanges => ({
     mode: 'full',
     reason,

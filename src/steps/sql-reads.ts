@@ -16,6 +16,7 @@ import {
 } from '../duckdb/partitions.js';
 import { remoteFilesOf } from '../store/remote-files.js';
 import { RunError } from '../errors.js';
+import { partitionsNow } from './input-changes.js';
 import type { IncrementalOptions, PartialChanges } from './sql-build.js';
 import type { PlanContext } from './step-kind.js';
 
@@ -118,12 +119,12 @@ async function partitionsOf(
   const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
   const source = datasets.find((d) => d.name === name);
   if (source === undefined) return undefined;
-  const scan = (context.partitions ?? new PartitionIndex()).scan(source.folder);
-  if (scan.column === undefined || scan.partitions.has(''))
+  const { input } = partitionsNow(source, context.partitions ?? new PartitionIndex());
+  if (input === undefined)
     throw new RunError(
       `incremental.reads names ${name}, which is not kept in partitions: it can only be read whole`,
     );
-  return { source, column: scan.column, current: [...scan.partitions.keys()].sort() };
+  return input;
 }
 
 /**

@@ -39,6 +39,13 @@ const params = (start: number, end: number) => [
   '--param', `start=${iso(start)}`, '--param', `end=${iso(end)}`, '--param', 'prefixes=UTR',
 ]; // prettier-ignore
 
+/** The JSON lines of a run's log. */
+const logEvents = (stderr: string): Record<string, unknown>[] =>
+  stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
 /** A run as on a worker whose disk is empty at its start: a process of its own, a fresh HOME and TMPDIR. */
 async function onEmptyWorker(args: string[]) {
   const home = await testDir();
@@ -251,10 +258,7 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
       ...params(start + days * DAY, start + (days + 1) * DAY),
     ]); // prettier-ignore
     expect(night.code, night.stderr).toBe(0);
-    const events = night.stderr
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = logEvents(night.stderr);
     const atStart = events.find((e) => e['event'] === 'store.fetch' && 'fetched' in e)!;
     const whenRead = events.find((e) => e['event'] === 'store.fetched')!;
     const bytes = Number(atStart['bytes']) + Number(whenRead['bytes']);
@@ -286,11 +290,9 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
       ...params(start + days * DAY, start + (days + 1) * DAY),
     ]); // prettier-ignore
     expect(again.code, again.stderr).toBe(0);
-    const met = again.stderr
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((e) => e['event'] === 'store.fetch' && String(e['message']).startsWith('export_'));
+    const met = logEvents(again.stderr).filter(
+      (e) => e['event'] === 'store.fetch' && String(e['message']).startsWith('export_'),
+    );
     expect(met.map((e) => String(e['file']).split('/').slice(0, 3).join('/'))).toEqual([
       `bicycle/measurements/date=${day}`,
     ]);
