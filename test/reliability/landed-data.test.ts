@@ -259,9 +259,11 @@ describe('killed again and again on landed data', () => {
   it('20 rounds of SIGKILL at a random moment, each followed at once by the next run: none is refused, nothing landed is lost', async () => {
     const { dir, file, output } = await withLandedData();
     // A random moment is one before the run would have ended: within the time a whole
-    // rerun on landed data takes, timed on a copy of its own.
+    // rerun on landed data takes, timed on a copy of its own (the faster of two: the first
+    // pays for cold caches, and a moment past the run's end kills nothing).
     const timed = await withLandedData();
-    const whole = await wholeRunMs(['run', timed.file, '--output', timed.output], { env });
+    const rerun = () => wholeRunMs(['run', timed.file, '--output', timed.output], { env });
+    const whole = Math.min(await rerun(), await rerun());
     const span = 0.9 * whole - 100;
     const refused: string[] = [];
     let killed = 0;
