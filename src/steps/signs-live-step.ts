@@ -10,12 +10,15 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 import {
+  FINGERPRINT_COLUMN,
   LIVE_COLUMNS,
   LIVE_DATASET,
+  LIVE_FINGERPRINT,
   LIVE_GEOMETRY,
   moveOldSnapshots,
   SNAPSHOT_DATE,
 } from '../sources/signs/live.js';
+import { addMissingColumn } from '../duckdb/upgrade.js';
 import { judgeSnapshot } from '../sources/signs/live-judge.js';
 import { landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
@@ -45,6 +48,20 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
         `${LIVE_DATASET}: ${moved} snapshot(s) of an earlier version moved to the partition of their date (${SNAPSHOT_DATE}=), the moment in the column snapshot`,
         { dataset: LIVE_DATASET, snapshots: moved },
       );
+    const fingerprinted = await addMissingColumn(
+      context.db,
+      join(context.output, LIVE_DATASET),
+      FINGERPRINT_COLUMN,
+      LIVE_FINGERPRINT,
+      context.scratch,
+    );
+    if (fingerprinted > 0)
+      context.log.log(
+        'info',
+        'upgrade.fingerprints',
+        `${LIVE_DATASET}: ${fingerprinted} snapshot(s) of an earlier version given each sign's ${FINGERPRINT_COLUMN}`,
+        { dataset: LIVE_DATASET, snapshots: fingerprinted },
+      );
   },
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
@@ -54,8 +71,13 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   // NDW's bulk file is no API: a definition that reads only it names no source.
   asksUpstream: (options) => !options.file,
   views: {
-    signs_live_snapshots: [...LIVE_COLUMNS, ['snapshot', 'TIMESTAMPTZ'], [SNAPSHOT_DATE, 'DATE']],
-    signs_live: LIVE_COLUMNS,
+    signs_live_snapshots: [
+      ...LIVE_COLUMNS,
+      ['snapshot', 'TIMESTAMPTZ'],
+      [FINGERPRINT_COLUMN, 'UBIGINT'],
+      [SNAPSHOT_DATE, 'DATE'],
+    ],
+    signs_live: [...LIVE_COLUMNS, [FINGERPRINT_COLUMN, 'UBIGINT']],
   },
   plan(options, context) {
     return planDownload(context, liveRequestKey(options));

@@ -164,3 +164,62 @@ export function changeLines(rows: readonly Record<string, unknown>[]): string[] 
     )
     .sort();
 }
+
+/** `value` as JSON with the members of every object in the order of their names. */
+export function canonicalJson(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>)
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, x]) => [k, sorted(x)]),
+          )
+        : v;
+  return JSON.stringify(sorted(value));
+}
+
+/**
+ * A landed row's typed properties (DuckDB's JSON of them) back in NDW's
+ * names (snake_case to camelCase, nested ones too), the NULLs left out as
+ * NDW leaves them out: what the service served, when the typed columns hold
+ * it all.
+ */
+export function asServed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(asServed);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), asServed(v)]),
+  );
+}
+
+/**
+ * The latest snapshot of signs_live in `output`: `<sign id> <its properties as
+ * served>` (asServed, canonicalJson), sorted; as truthLive writes the served ones.
+ */
+export async function landedLive(output: string): Promise<string[]> {
+  const files = `read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true)`;
+  const rows = await duck(
+    `SELECT sign_id::VARCHAR AS id,
+       to_json(t)::VARCHAR AS p
+     FROM (
+       SELECT * EXCLUDE (longitude, latitude, properties, typing_issues, api, downloaded_at, geometry, bbox, snapshot, snapshot_date)
+       FROM ${files}
+       WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${files}))
+     ) AS t`,
+  );
+  return rows
+    .map((r) => {
+      const served = asServed(JSON.parse(String(r['p']))) as Record<string, unknown>;
+      delete served['signId'];
+      return `${String(r['id'])} ${canonicalJson(served)}`;
+    })
+    .sort();
+}
+
+/** The features served, as landedLive writes the landed ones. */
+export const truthLive = (features: readonly { id: string; properties: unknown }[]): string[] =>
+  features.map((f) => `${f.id} ${canonicalJson(f.properties)}`).sort();

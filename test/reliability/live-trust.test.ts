@@ -26,6 +26,8 @@ import {
   landedEventHashes,
   signsPipeline,
   truthLiveChanges,
+  landedLive,
+  truthLive,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { duck, outputHashes, pipelineProject } from '../helpers/tmp.js';
@@ -80,18 +82,6 @@ async function folderState(output: string): Promise<Map<string, string>> {
   }
   return files;
 }
-
-/** signs_live as landed, compared on what the simulator served. */
-async function landedLive(output: string): Promise<string[]> {
-  const rows = await duck(
-    `SELECT sign_id::VARCHAR AS id, properties::VARCHAR AS p
-     FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true)
-     WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true)))`,
-  );
-  return rows.map((r) => `${String(r['id'])} ${JSON.stringify(JSON.parse(String(r['p'])))}`).sort();
-}
-const truthLive = (features: LiveFeature[]) =>
-  features.map((f) => `${f.id} ${JSON.stringify(f.properties)}`).sort();
 
 async function landedChanges(output: string): Promise<string[]> {
   const rows = await duck(

@@ -2,13 +2,14 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
 import { liveState, type LiveApi, type LiveFeature } from '../../src/simulator/index.js';
 import { LIVE_COLUMNS, LIVE_PROPERTIES, snakeCase } from '../../src/sources/signs/live.js';
 import { liveUrl } from '../../src/sources/signs/client.js';
+import { memberParts, strictMembers } from '../../src/sources/signs/live-members.js';
 import { Database } from '../../src/duckdb/database.js';
 import { engineSql } from '../../src/duckdb/sql-files.js';
 import { createDatasetViews, discoverDatasets } from '../../src/duckdb/datasets.js';
@@ -47,7 +48,7 @@ interface Row {
   road_section_id: string | null;
   placed_on: string | null;
   status: string | null;
-  properties: string;
+  properties: string | null;
 }
 
 async function signsLive(output: string): Promise<Row[]> {
@@ -112,12 +113,10 @@ describe('signs_live: the current state of today’s API', () => {
       expect(features.length).toBeGreaterThan(0);
       const rows = await signsLive(output);
       expect(rows.map(({ properties: _, ...row }) => row)).toEqual(expected(features, api));
-      // Every property as served, unknown ones included, is kept whole (a CSV row's are text).
+      // GeoJSON that fits NDW's schema is held whole by the typed columns: nothing is kept
+      // beside them. A CSV row's properties are kept whole, as text.
       const geojson = format === 'geojson';
-      const byId = new Map(features.map((f) => [f.id, f.properties]));
-      expect(geojson ? rows.map((row) => JSON.parse(row.properties) as unknown) : []).toEqual(
-        geojson ? rows.map((row) => byId.get(row.sign_id)) : [],
-      );
+      expect(rows.filter((row) => row.properties !== null)).toHaveLength(geojson ? 0 : rows.length);
     },
   );
 
@@ -381,22 +380,30 @@ describe('sql/live_typing.sql', () => {
   it('types into exactly the columns the views declare before there is data, in their order', async () => {
     const db = await Database.open({ threads: 1 });
     try {
-      await db.run(
-        `CREATE TEMP VIEW live_features AS SELECT NULL::JSON AS id, NULL::JSON AS geometry, NULL::JSON AS properties, NULL::VARCHAR AS raw WHERE false`,
-      );
-      await db.run(
-        `CREATE TEMP TABLE typed AS SELECT * FROM (${await engineSql('sources/signs', 'live_typing')})`,
-        { api: 'v5', downloaded_at: '2026-11-24T06:00:00.000Z' },
-      );
-      const described = await db.all(`DESCRIBE typed`);
-      // DuckDB spells a type its own way: quotes and the long name of TIMESTAMPTZ aside.
-      const spelled = (type: string) =>
-        type.replace(/"/g, '').replace('TIMESTAMP WITH TIME ZONE', 'TIMESTAMPTZ');
-      expect(described.map((r) => [r['column_name'], spelled(String(r['column_type']))])).toEqual([
-        ...LIVE_COLUMNS.map(([name, type]) => [name, spelled(type)]),
-        ['_problem', 'VARCHAR'],
-        ['raw_feature', 'VARCHAR'],
-      ]);
+      // Both ways to the members (live-members.ts), read from one feature and none.
+      const file = join(await testDir(), 'one.jsonl');
+      await writeFile(file, '{"type":"Feature","id":"x","geometry":null,"properties":{}}\n');
+      for (const members of [
+        strictMembers(file),
+        memberParts('(SELECT NULL::JSON AS f WHERE false)'),
+      ]) {
+        await db.run(`CREATE OR REPLACE TEMP VIEW live_members AS SELECT * FROM ${members}`);
+        await db.run(
+          `CREATE OR REPLACE TEMP TABLE typed AS SELECT * FROM (${await engineSql('sources/signs', 'live_typing')}) WHERE false`,
+          { api: 'v5', downloaded_at: '2026-11-24T06:00:00.000Z' },
+        );
+        const described = await db.all(`DESCRIBE typed`);
+        // DuckDB spells a type its own way: quotes and the long name of TIMESTAMPTZ aside.
+        const spelled = (type: string) =>
+          type.replace(/"/g, '').replace('TIMESTAMP WITH TIME ZONE', 'TIMESTAMPTZ');
+        expect(described.map((r) => [r['column_name'], spelled(String(r['column_type']))])).toEqual(
+          [
+            ...LIVE_COLUMNS.map(([name, type]) => [name, spelled(type)]),
+            ['_problem', 'VARCHAR'],
+            ['raw_feature', 'VARCHAR'],
+          ],
+        );
+      }
     } finally {
       db.close();
     }
@@ -429,7 +436,7 @@ describe('a feature that cannot be typed', () => {
     if (!server.listening) await once(server, 'listening');
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const dir = await testDir();
-    const { failure, output } = await runDefinition(
+    const { failure, output, logger } = await runDefinition(
       dir,
       pipeline({ api: 'v5' }),
       await sqlFiles(),
@@ -438,6 +445,10 @@ describe('a feature that cannot be typed', () => {
       },
     );
     expect(failure).toBeUndefined();
+    // A property the schemas do not know: the properties are kept whole, and the log says which.
+    const said = logger.events.filter((e) => e.event === 'signs.live.properties');
+    expect(said.map((e) => e.level)).toEqual(['warn']);
+    expect(said[0]!.message).toMatch(/does not type: newField \(3\) of 4 features sampled/);
     const kept = await duck(
       `SELECT sign_id::VARCHAR AS id, placed_on::VARCHAR AS placed_on, properties ->> '$.newField.x' AS x FROM read_parquet('${output}/signs/live_snapshots/**/*.parquet')`,
     );
@@ -576,7 +587,8 @@ describe('a folder of an earlier version', () => {
       expect(moments).toHaveLength(2);
       const before = [await rows(moments[0]!), await rows(moments[1]!)];
       expect(before[0]!.length).toBeGreaterThan(0);
-      // Both as an earlier version wrote them: one folder per moment, compact and ISO 8601.
+      // Both as an earlier version wrote them: one folder per moment, compact and ISO 8601,
+      // without each sign's fingerprint.
       for (const [i, moment] of moments.entries()) {
         const date = `snapshot_date=${moment.slice(0, 10)}`;
         const [file] = (await readdir(join(folder, date))).filter((f) =>
@@ -588,7 +600,7 @@ describe('a folder of an earlier version', () => {
             : `snapshot=${moment.replaceAll(':', '%3A')}`;
         await mkdir(join(folder, old));
         await duck(
-          `COPY (SELECT * EXCLUDE (snapshot) FROM read_parquet('${join(folder, date, file!)}', hive_partitioning = false)) TO '${join(folder, old, 'signs_live.parquet')}'`,
+          `COPY (SELECT * EXCLUDE (snapshot, fingerprint) FROM read_parquet('${join(folder, date, file!)}', hive_partitioning = false)) TO '${join(folder, old, 'signs_live.parquet')}'`,
         );
         await rm(join(folder, date, file!));
       }
@@ -606,7 +618,8 @@ describe('a folder of an earlier version', () => {
       expect(third.failure).toBeUndefined();
       const names = await readdir(folder);
       expect(names.every((n) => /^snapshot_date=\d{4}-\d\d-\d\d$/.test(n))).toBe(true);
-      // The earlier snapshots hold the rows they held, now with their moment as a column.
+      // The earlier snapshots hold the rows they held, now with their moment as a column,
+      // and each sign the fingerprint its landing gave it.
       expect([await rows(moments[0]!), await rows(moments[1]!)]).toEqual(before);
       // signs_live is the third day's state, and the changes compare the three days.
       const latest = (await signsLive(third.output)).map(({ properties: _, ...row }) => row);
@@ -615,6 +628,7 @@ describe('a folder of an earlier version', () => {
         `SELECT count(DISTINCT to_moment) AS n FROM read_parquet('${third.output}/derived/signs_live_changes/**/*.parquet')`,
       );
       expect(Number(pairs?.['n'])).toBe(2);
+      expect(third.logger.events.map((e) => e.event)).toContain('upgrade.fingerprints');
     } finally {
       simulator.world.setNow(new Date(start).toISOString());
     }
@@ -747,5 +761,81 @@ describe("signs.live from NDW's daily bulk file", () => {
     expect((await readFile(file)).equals(geojson)).toBe(true);
     // No link to it is left behind.
     expect((await stat(file)).nlink).toBe(1);
+  });
+});
+
+describe('signs_live_changes between two answers, by hand', () => {
+  const at = (n: number, properties: Record<string, unknown>) => ({
+    type: 'Feature',
+    id: `5e1c2a34-5b6d-4e7f-8a9b-${String(n).padStart(12, '0')}`,
+    geometry: { type: 'Point', coordinates: [4.9, 52.37] },
+    properties: { rvvCode: 'C7', countyCode: 'GM0363', ...properties },
+  });
+  let features: unknown[] = [];
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/geo+json' });
+    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
+  });
+  server.listen(0, '127.0.0.1');
+  afterAll(() => {
+    server.close();
+  });
+
+  it('names a text that does not type by its field, an empty list apart from none, an item moved between lists', async () => {
+    if (!server.listening) await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dir = await testDir();
+    const night = async (served: unknown[]) => {
+      features = served;
+      const run = await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), {
+        env: { ROAD_ETL_SIGNS_URL: url },
+      });
+      expect(run.failure).toBeUndefined();
+      return run.output;
+    };
+    const restrictions = (vehicleType: string[], category: string[]) => ({
+      conditions: { restrictions: { vehicleType, category } },
+    });
+    await night([
+      at(1, { validatedOn: 'soon' }),
+      at(2, { comments: [] }),
+      at(3, restrictions(['car', 'bus'], ['M'])),
+      at(4, { bearing: 10 }),
+      at(5, {}),
+      at(6, {}),
+    ]);
+    const output = await night([
+      at(1, { validatedOn: 'later' }),
+      at(2, {}),
+      at(3, restrictions(['car'], ['bus', 'M'])),
+      at(4, { bearing: 10 }),
+      { ...at(5, { roadName: 'Ring' }), geometry: { type: 'Point', coordinates: [4.91, 52.37] } },
+      at(7, {}),
+    ]);
+    const rows = await duck(
+      `SELECT right(sign_id, 1) AS n, change, changed_fields FROM read_parquet('${output}/derived/signs_live_changes/data.parquet') ORDER BY n`,
+    );
+    expect(rows).toEqual([
+      { n: '1', change: 'changed', changed_fields: ['validated_on'] },
+      { n: '2', change: 'changed', changed_fields: ['comments'] },
+      { n: '3', change: 'changed', changed_fields: ['conditions'] },
+      { n: '5', change: 'changed', changed_fields: ['geometry', 'road_name'] },
+      { n: '6', change: 'removed', changed_fields: null },
+      { n: '7', change: 'added', changed_fields: null },
+    ]);
+    // signs_live_history: a version each, two for the signs that changed.
+    const versions = await overViews(
+      output,
+      `SELECT right(sign_id, 1) AS n, count(*)::INTEGER AS versions FROM signs_live_history GROUP BY ALL ORDER BY n`,
+    );
+    expect(versions.map((r) => `${String(r['n'])}:${String(r['versions'])}`)).toEqual([
+      '1:2',
+      '2:2',
+      '3:2',
+      '4:1',
+      '5:2',
+      '6:1',
+      '7:1',
+    ]);
   });
 });

@@ -16,14 +16,14 @@ import { arrayMemberToLines } from '../../util/json-lines.js';
 import { engineSql } from '../../duckdb/sql-files.js';
 import type { RunContext, RunOutcome } from '../context.js';
 import {
+  FINGERPRINT_COLUMN,
   LIVE_DATASET,
+  LIVE_FINGERPRINT,
   LIVE_QUARANTINE_DATASET,
-  csvFeatures,
-  featureLines,
-  featureMembers,
-  featureParts,
   snapshotFile,
 } from './live.js';
+import { csvFeatures, featureLines, memberParts } from './live-members.js';
+import { typedLines } from './live-sample.js';
 import { portableCopySql } from '../../duckdb/portable.js';
 
 export interface LiveDownload {
@@ -39,6 +39,8 @@ export interface LiveDownload {
   stepId: string;
   /** Told why the quick way was not taken (the file cut a second time, or the lines read whole). */
   note?: (message: string) => void;
+  /** Told why the properties are kept whole (members the schemas do not name, values of another shape). */
+  warn?: (message: string) => void;
   /**
    * Why the typed snapshot (`file`, of `rows` signs out of `features`) cannot
    * be the day's truth (empty, too far from the last snapshot); undefined when
@@ -54,9 +56,11 @@ export interface LandedLive {
   quarantined: number;
   /** The files written (the snapshot's, and the quarantine's when some features could not be typed). */
   files: string[];
+  /** Whether the snapshot keeps each feature's properties whole (live-members.ts). */
+  propertiesKept: boolean;
 }
 
-/** The features of a download, as live_typing.sql reads them (the view live_features). */
+/** The features of a download, as live_typing.sql reads them (the view live_members). */
 interface Features {
   /** How many. */
   count: number;
@@ -76,7 +80,7 @@ async function typeInto(
   values: Record<string, string>,
 ): Promise<number> {
   const typing = await engineSql('sources/signs', 'live_typing');
-  await db.run(`CREATE OR REPLACE TEMP VIEW live_features AS SELECT * FROM ${features}`);
+  await db.run(`CREATE OR REPLACE TEMP VIEW live_members AS SELECT * FROM ${features}`);
   try {
     return await copy(
       await portableCopySql(db, `(WITH typed AS (${typing}) ${select})`, target, {
@@ -86,23 +90,24 @@ async function typeInto(
       values,
     );
   } finally {
-    await db.run('DROP VIEW IF EXISTS live_features');
+    await db.run('DROP VIEW IF EXISTS live_members');
   }
 }
 
 /** The typed features that can be rows, written to a file. */
-type Keep = (copy: Copier, features: string) => Promise<number>;
+export type Keep = (copy: Copier, features: string) => Promise<number>;
 
 /**
  * Writes the features of the download that can be rows (`keep`); resolves to
- * how many were written and the features, as received, for the quarantine.
+ * how many were written, whether the properties are kept whole, and the
+ * features, as received, for the quarantine.
  */
 async function keptRows(
   db: Database,
   download: LiveDownload,
   copy: Copier,
   keep: Keep,
-): Promise<{ rows: number; features: Features }> {
+): Promise<{ rows: number; propertiesKept: boolean; features: Features }> {
   if (download.format === 'csv') {
     // The rows are made into features in a pass of their own: typed in the same
     // statement, DuckDB held far more of a national file than the budget allows.
@@ -111,25 +116,23 @@ async function keptRows(
       `COPY (SELECT f FROM ${csvFeatures(download.file)}) TO ${quotedString(made)} (${STAGED_FORMAT})`,
     );
     await rm(download.file, { force: true });
-    const parts = featureParts(`read_parquet(${quotedString(made)})`);
-    return { rows: await keep(copy, parts), features: { count, parts } };
+    const parts = memberParts(`read_parquet(${quotedString(made)})`);
+    return { rows: await keep(copy, parts), propertiesKept: true, features: { count, parts } };
   }
   // One object of a gigabyte cannot be read a piece at a time: its features become
   // lines, which DuckDB reads on every thread, the members typing needs straight
   // from each line. The quick cut first; DuckDB's reader fails when it is wrong.
   const lines = join(download.staging, 'features.jsonl');
-  const parts = featureParts(featureLines(lines));
-  // The members typing needs, read straight from each line (errors are the caller's to explain).
-  const members = () => keep(db.copy.bind(db), featureMembers(lines));
+  const parts = memberParts(featureLines(lines));
   const guessed = await compactFeatureLines(download.file, lines);
   if (guessed !== undefined) {
-    const rows = await members().catch((error: unknown) => {
+    const typed = await typedLines(db, download, lines, keep).catch((error: unknown) => {
       download.note?.(`the quick cut into lines did not hold (${firstLineOf(error)}): cut again`);
       return undefined;
     });
-    if (rows !== undefined) {
+    if (typed !== undefined) {
       await rm(download.file, { force: true });
-      return { rows, features: { count: guessed, parts } };
+      return { ...typed, features: { count: guessed, parts } };
     }
   } else download.note?.('not a compact FeatureCollection: cut into lines byte by byte');
   const split = await arrayMemberToLines(download.file, lines, 'features');
@@ -139,14 +142,14 @@ async function keptRows(
     );
   await rm(download.file, { force: true });
   const features = { count: split.elements, parts };
-  const rows = await members().catch((error: unknown) => {
+  const typed = await typedLines(db, download, lines, keep).catch(async (error: unknown) => {
     // an element that is not an object, say: the lines read whole
     download.note?.(
       `the features' members could not be read (${firstLineOf(error)}): lines read whole`,
     );
-    return keep(copy, parts);
+    return { rows: await keep(copy, parts), propertiesKept: true };
   });
-  return { rows, features };
+  return { ...typed, features };
 }
 
 /**
@@ -175,15 +178,19 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
   try {
     const kept = temporaryPath(snapshot, download.scratch);
     moves.push([kept, snapshot]);
-    const { rows, features } = await keptRows(db, download, copy, (copier, relation) =>
-      typeInto(
-        db,
-        copier,
-        relation,
-        'SELECT * EXCLUDE (_problem, raw_feature), downloaded_at AS snapshot FROM typed WHERE _problem IS NULL',
-        kept,
-        values,
-      ),
+    const { rows, propertiesKept, features } = await keptRows(
+      db,
+      download,
+      copy,
+      (copier, relation) =>
+        typeInto(
+          db,
+          copier,
+          relation,
+          `SELECT * EXCLUDE (_problem, raw_feature), downloaded_at AS snapshot, ${LIVE_FINGERPRINT} AS ${FINGERPRINT_COLUMN} FROM typed WHERE _problem IS NULL`,
+          kept,
+          values,
+        ),
     );
     const problem = await download.judge?.(kept, rows, features.count);
     if (problem) throw new RetryableError(problem, 200, tail, undefined);
@@ -202,7 +209,8 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
     }
     for (const [, path] of moves) await makeFolder(dirname(path));
     await commitFiles(moves);
-    return { snapshot: moment, rows, quarantined, files: moves.map(([, path]) => path) };
+    const files = moves.map(([, path]) => path);
+    return { snapshot: moment, rows, quarantined, files, propertiesKept };
   } catch (error) {
     await Promise.all(moves.map(([temporary]) => rm(temporary, { force: true })));
     // An answer that came whole on the wire but cannot be read is asked for again, as a broken transfer is.
@@ -228,6 +236,7 @@ export async function landLiveSnapshot(
     scratch: context.scratch,
     stepId: context.stepId,
     note: (message) => context.log.log('debug', 'signs.live.lines', message),
+    warn: (message) => context.log.log('warn', 'signs.live.properties', message),
   });
   for (const path of landed.files) await context.recordFile(path);
   if (landed.quarantined > 0)
@@ -240,6 +249,11 @@ export async function landLiveSnapshot(
   return {
     rowsIn: landed.rows + landed.quarantined,
     rowsOut: landed.rows,
-    notes: { api: download.api, snapshot: landed.snapshot, quarantined: landed.quarantined },
+    notes: {
+      api: download.api,
+      snapshot: landed.snapshot,
+      quarantined: landed.quarantined,
+      properties_kept: landed.propertiesKept,
+    },
   };
 }

@@ -13,9 +13,10 @@
  *   and `valid_to` (the first snapshot after it that does not: the next
  *   version's, or the one where the sign was gone; NULL while it is current).
  *   The signs as they were at moment T: `WHERE valid_from <= T AND
- *   (valid_to IS NULL OR valid_to > T)`. A version is the sign's properties and
- *   position; a sign that is absent from a snapshot and back later starts a
- *   new version.
+ *   (valid_to IS NULL OR valid_to > T)`. A version is the sign's typed values
+ *   and position (its `fingerprint`, live.ts), and its properties where the
+ *   snapshots kept them whole; a sign that is absent from a snapshot and back
+ *   later starts a new version.
  */
 const CONDITION_FIELDS = [
   'category',
@@ -54,13 +55,17 @@ function historySql(all: string): string {
     FROM (SELECT DISTINCT snapshot FROM ${all})
   ),
   rows AS (
-    SELECT s.*, m.next_snapshot,
-      hash(s.properties::VARCHAR, s.longitude, s.latitude) AS _version_hash
-    FROM ${all} AS s JOIN moments AS m USING (snapshot)
+    SELECT s.*, m.next_snapshot
+    FROM (
+      SELECT *, fingerprint AS _version_hash,
+        CASE WHEN properties IS NOT NULL THEN hash(properties::VARCHAR) END AS _kept_hash
+      FROM ${all}
+    ) AS s JOIN moments AS m USING (snapshot)
   ),
   marked AS (
     SELECT *,
       CASE WHEN lag(_version_hash) OVER w IS DISTINCT FROM _version_hash
+             OR lag(_kept_hash) OVER w <> _kept_hash
              OR lag(next_snapshot) OVER w IS DISTINCT FROM snapshot THEN 1 ELSE 0 END AS _starts
     FROM rows WINDOW w AS (PARTITION BY sign_id ORDER BY snapshot)
   ),
@@ -74,7 +79,7 @@ function historySql(all: string): string {
     FROM numbered GROUP BY ALL
   )
   SELECT v.valid_from, CASE WHEN v._current THEN NULL ELSE v.valid_to END AS valid_to,
-    n.* EXCLUDE (snapshot, next_snapshot, _version_hash, _starts, _version)
+    n.* EXCLUDE (snapshot, next_snapshot, _version_hash, _kept_hash, _starts, _version)
   FROM numbered AS n
   JOIN versions AS v ON v.sign_id = n.sign_id AND v._version = n._version AND n.snapshot = v.valid_from`;
 }

@@ -5,14 +5,14 @@
  * sign's UUID, its position (WGS84, from the geometry), every property of
  * NDW's schemas in snake_case and typed (dates as DATE, numbers as numbers,
  * text signs, supplementary signs and conditions as nested values), and the
- * properties kept whole as JSON, so that a property the schemas do not know is
- * kept too. A feature without a UUID, a position or an RVV code cannot be a
- * row: it goes to the quarantine with the reason.
+ * properties as served, kept whole as JSON where the typed columns cannot hold
+ * them all (live-members.ts). A feature without a UUID, a position or an RVV
+ * code cannot be a row: it goes to the quarantine with the reason.
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { partitionFolder, unescapePartitionValue } from '../../duckdb/partitions.js';
-import { quotedString, type Database } from '../../duckdb/database.js';
+import { quotedIdentifier, quotedString, type Database } from '../../duckdb/database.js';
 import { copyWithColumn } from '../../duckdb/upgrade.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 
@@ -169,52 +169,41 @@ export const LIVE_COLUMNS: readonly (readonly [string, string])[] = [
   [GEOMETRY_COLUMN, 'GEOMETRY'],
 ];
 
+/**
+ * A snapshot's column beside the typed ones: each sign's fingerprint, a 64-bit
+ * hash of its values (LIVE_FINGERPRINT), so that the signs that changed from
+ * one snapshot to the next (sql/signs_live_changes.sql, signs_live_history)
+ * are found without reading every value of both again.
+ */
+export const FINGERPRINT_COLUMN = 'fingerprint';
+
+/** The columns a fingerprint hashes: every typed one but those of the download, the position's other form and the properties kept whole. */
+const FINGERPRINTED = LIVE_COLUMNS.map(([name]) => name).filter(
+  (name) => !['api', 'downloaded_at', GEOMETRY_COLUMN, 'properties'].includes(name),
+);
+
+/**
+ * The fingerprint of a typed row (its columns as a snapshot has them): the
+ * hash of FINGERPRINTED, with the length of each list and whether each struct
+ * is NULL, which DuckDB's hash leaves out (it runs a list's items together and
+ * takes a NULL struct for one of NULLs: without them, `[]` and NULL, or an item
+ * moved from one list of a struct to the next, would not change it).
+ */
+export const LIVE_FINGERPRINT = `hash(${FINGERPRINTED.map((name) => quotedIdentifier(name)).join(', ')},
+  len(text_signs), len(supplementary_signs), list_transform(supplementary_signs, s -> len(s.external_references)),
+  len(external_references), len(comments), conditions IS NOT DISTINCT FROM NULL,
+  conditions.restrictions IS NOT DISTINCT FROM NULL, len(conditions.restrictions.vehicle_type),
+  len(conditions.restrictions.category), len(conditions.exemptions),
+  list_transform(conditions.exemptions, e -> [len(e.vehicle_type), len(e.category)]))`;
+
 /** The geometry of a typed live row: its position as a WGS 84 Point. */
 export const LIVE_GEOMETRY = pointSql('longitude', 'latitude');
+
+/** Upstream names of the scalar properties, which are read as text and typed by sql/live_typing.sql. */
+export const LIVE_SCALAR_NAMES: readonly string[] = SCALARS.map(([name]) => name);
 
 /** Upstream names of every property a column holds (for the schema test and the docs). */
 export const LIVE_PROPERTIES: readonly string[] = [
   ...SCALARS.map(([name]) => name),
   ...NESTED.map(([name]) => name),
 ];
-
-/**
- * The features of a file of GeoJSON features, one per line, as live_typing.sql
- * reads them: DuckDB's JSON reader takes the three members typing needs
- * straight from each line, in parallel, with one parse. A line that is not an
- * object fails the read (featureParts takes any line).
- */
-export function featureMembers(file: string): string {
-  return `(SELECT id, geometry, properties, NULL::VARCHAR AS raw
-    FROM read_json(${quotedString(file)}, format = 'newline_delimited',
-      columns = {id: 'JSON', geometry: 'JSON', properties: 'JSON'}))`;
-}
-
-/** The lines of a file of JSON values, one per line, as a relation of one JSON column `f`. */
-export function featureLines(file: string): string {
-  return `(SELECT json AS f FROM read_json_objects(${quotedString(file)}, format = 'newline_delimited'))`;
-}
-
-/** A relation of features in one JSON column `f`, as live_typing.sql reads them: with the feature as received. */
-export function featureParts(features: string): string {
-  return `(SELECT f -> '$.id' AS id, f -> '$.geometry' AS geometry, f -> '$.properties' AS properties,
-      f::VARCHAR AS raw FROM ${features})`;
-}
-
-/**
- * The rows of a v4 CSV download as features: the id, a Point of longitude and
- * latitude, and the other columns as properties (text, as the CSV has them;
- * a column the schemas do not know is kept too); textSigns,
- * `TYPE(text)(openingHours)` joined by ";", as a list of objects. Row by row,
- * without joins, so that memory does not grow with the file.
- */
-export function csvFeatures(file: string): string {
-  const textSigns = `list_transform(
-      list_transform(list_filter(string_split(coalesce(r."textSigns", ''), ';'), t -> t <> ''),
-        t -> regexp_extract(t, '^([^(]*)\\((.*)\\)\\((.*)\\)$', ['t', 'x', 'h'])),
-      m -> {'type': m.t, 'text': nullif(m.x, ''), 'openingHours': nullif(m.h, '')})`;
-  return `(SELECT json_object('type', 'Feature', 'id', r.id,
-      'geometry', json_object('type', 'Point', 'coordinates', json_array(TRY_CAST(r.longitude AS DOUBLE), TRY_CAST(r.latitude AS DOUBLE))),
-      'properties', json_merge_patch(to_json(r), json_object('id', NULL, 'latitude', NULL, 'longitude', NULL, 'textSigns', to_json(${textSigns})))) AS f
-    FROM read_csv(${quotedString(file)}, all_varchar = true, header = true, strict_mode = true) AS r)`;
-}

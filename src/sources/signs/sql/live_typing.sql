@@ -1,14 +1,16 @@
--- Today's traffic-sign API (v4, v5): each feature of live_features (one GeoJSON
--- feature a row: its id, geometry and properties as JSON, and raw, the feature
--- as received, where it is at hand) typed into a row of signs/live_snapshots.
--- The sign's UUID, its position (WGS 84, from the geometry), every property of
--- NDW's schemas in snake_case and typed (dates as DATE, numbers as numbers, text
--- signs, supplementary signs and conditions as nested values: a text that does
--- not type is NULL and named in typing_issues, as is a name that reads as UTF-8
--- decoded as Latin-1), and the properties kept whole as JSON, so that a
--- property the schemas do not know is kept too. _problem says why a feature
--- cannot be a row (no UUID, no position, no RVV code: it goes to the
--- quarantine with raw_feature, the feature as received), else NULL.
+-- Today's traffic-sign API (v4, v5): each feature of live_members (live-members.ts:
+-- one row per feature with its id as text, `p`, every property of NDW's schemas
+-- as served, the scalars as text and the nested values typed, `properties`,
+-- the properties kept whole where they are, the position, and raw, the
+-- feature as received, where it is at hand) typed into a row of
+-- signs/live_snapshots. The sign's UUID, its position (WGS 84), every property
+-- of NDW's schemas in snake_case and typed (dates as DATE, numbers as numbers,
+-- text signs, supplementary signs and conditions as nested values: a text that
+-- does not type is NULL and named in typing_issues with the text as served,
+-- as is a name that reads as UTF-8 decoded as Latin-1), and `properties` as
+-- live_members has it. _problem says why a feature cannot be a row (no UUID,
+-- no position, no RVV code: it goes to the quarantine with raw_feature, the
+-- feature as received), else NULL.
 --
 -- A name is mis-encoded when it reads as UTF-8 read as Latin-1 or Windows-1252
 -- and encoded again ("CuraÃ§aostraat" for "Curaçaostraat"): an accented letter
@@ -20,7 +22,7 @@
 -- The columns are those of LIVE_COLUMNS in live.ts, in its order.
 SELECT
     -- As text (canonical lowercase), as readers other than DuckDB read ids: a UUID is bytes to them.
-    CAST(TRY_CAST(id ->> '$' AS UUID) AS VARCHAR) AS sign_id,
+    CAST(TRY_CAST(id AS UUID) AS VARCHAR) AS sign_id,
     longitude,
     latitude,
     nullif(p.rvvCode, '') AS rvv_code,
@@ -60,34 +62,34 @@ SELECT
     nullif(p.trafficOrderId, '') AS traffic_order_id,
     nullif(p.ownerType, '') AS owner_type,
     nullif(p.ownerCode, '') AS owner_code,
-    CASE WHEN p.textSigns IS NULL THEN NULL ELSE list_transform(json_transform(p.textSigns, '[{"type":"VARCHAR","text":"VARCHAR","openingHours":"VARCHAR"}]'),
+    CASE WHEN p.textSigns IS NULL THEN NULL ELSE list_transform(p.textSigns,
         s -> {'type': s."type", 'text': s.text, 'opening_hours': s.openingHours}) END AS text_signs,
-    CASE WHEN p.supplementarySigns IS NULL THEN NULL ELSE list_transform(json_transform(p.supplementarySigns, '[{"signCode":"VARCHAR","text":"VARCHAR","openingHours":"VARCHAR","externalReferences":[{"system":"VARCHAR","id":"VARCHAR"}],"index":"INTEGER"}]'),
+    CASE WHEN p.supplementarySigns IS NULL THEN NULL ELSE list_transform(p.supplementarySigns,
         s -> {'sign_code': s.signCode, 'text': s.text, 'opening_hours': s.openingHours, 'external_references': s.externalReferences, 'index': s."index"}) END AS supplementary_signs,
-    CASE WHEN p.externalReferences IS NULL THEN NULL ELSE json_transform(p.externalReferences, '[{"system":"VARCHAR","id":"VARCHAR"}]') END AS external_references,
-    CASE WHEN p.conditions IS NULL THEN NULL ELSE list_transform([json_transform(p.conditions, '{"restrictions":{"vehicleType":["VARCHAR"],"category":["VARCHAR"],"timeValidity":"VARCHAR","emissionClass":"INTEGER","fuelType":"VARCHAR","axleWeight":"DOUBLE","height":"DOUBLE","length":"DOUBLE","weight":"DOUBLE","width":"DOUBLE"},"exemptions":[{"vehicleType":["VARCHAR"],"category":["VARCHAR"],"timeValidity":"VARCHAR","emissionClass":"INTEGER","fuelType":"VARCHAR","axleWeight":"DOUBLE","height":"DOUBLE","length":"DOUBLE","weight":"DOUBLE","width":"DOUBLE"}]}')],
+    CASE WHEN p.externalReferences IS NULL THEN NULL ELSE p.externalReferences END AS external_references,
+    CASE WHEN p.conditions IS NULL THEN NULL ELSE list_transform([p.conditions],
         c -> {'restrictions': CASE WHEN c.restrictions IS NOT NULL THEN {'vehicle_type': c.restrictions.vehicleType, 'category': c.restrictions.category, 'time_validity': c.restrictions.timeValidity, 'emission_class': c.restrictions.emissionClass, 'fuel_type': c.restrictions.fuelType, 'axle_weight': c.restrictions.axleWeight, 'height': c.restrictions.height, 'length': c.restrictions.length, 'weight': c.restrictions.weight, 'width': c.restrictions.width} END, 'exemptions': list_transform(c.exemptions, e -> {'vehicle_type': e.vehicleType, 'category': e.category, 'time_validity': e.timeValidity, 'emission_class': e.emissionClass, 'fuel_type': e.fuelType, 'axle_weight': e.axleWeight, 'height': e.height, 'length': e.length, 'weight': e.weight, 'width': e.width})})[1] END AS conditions,
-    CASE WHEN p.comments IS NULL THEN NULL ELSE json_transform(p.comments, '["VARCHAR"]') END AS comments,
-    coalesce(properties, '{}'::JSON) AS properties,
+    CASE WHEN p.comments IS NULL THEN NULL ELSE p.comments END AS comments,
+    properties,
     list_filter([
         CASE WHEN regexp_matches(p.countyName, '[ÃÂ][\x{80}-\x{BF}‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]|â€') THEN 'county_name: mis-encoded UTF-8 (' || p.countyName || ')' END,
-        CASE WHEN validated_on IS NULL AND nullif(trim(p.validatedOn), '') IS NOT NULL THEN 'validated_on: not typed' END,
-        CASE WHEN bearing IS NULL AND nullif(trim(p.bearing), '') IS NOT NULL THEN 'bearing: not typed' END,
-        CASE WHEN fraction IS NULL AND nullif(trim(p.fraction), '') IS NOT NULL THEN 'fraction: not typed' END,
+        CASE WHEN validated_on IS NULL AND nullif(trim(p.validatedOn), '') IS NOT NULL THEN 'validated_on: not typed (' || p.validatedOn || ')' END,
+        CASE WHEN bearing IS NULL AND nullif(trim(p.bearing), '') IS NOT NULL THEN 'bearing: not typed (' || p.bearing || ')' END,
+        CASE WHEN fraction IS NULL AND nullif(trim(p.fraction), '') IS NOT NULL THEN 'fraction: not typed (' || p.fraction || ')' END,
         CASE WHEN regexp_matches(p.roadName, '[ÃÂ][\x{80}-\x{BF}‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]|â€') THEN 'road_name: mis-encoded UTF-8 (' || p.roadName || ')' END,
-        CASE WHEN road_section_id IS NULL AND nullif(trim(p.roadSectionId), '') IS NOT NULL THEN 'road_section_id: not typed' END,
-        CASE WHEN nwb_version IS NULL AND nullif(trim(p.nwbVersion), '') IS NOT NULL THEN 'nwb_version: not typed' END,
+        CASE WHEN road_section_id IS NULL AND nullif(trim(p.roadSectionId), '') IS NOT NULL THEN 'road_section_id: not typed (' || p.roadSectionId || ')' END,
+        CASE WHEN nwb_version IS NULL AND nullif(trim(p.nwbVersion), '') IS NOT NULL THEN 'nwb_version: not typed (' || p.nwbVersion || ')' END,
         CASE WHEN regexp_matches(p.townName, '[ÃÂ][\x{80}-\x{BF}‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]|â€') THEN 'town_name: mis-encoded UTF-8 (' || p.townName || ')' END,
-        CASE WHEN first_seen_on IS NULL AND nullif(trim(p.firstSeenOn), '') IS NOT NULL THEN 'first_seen_on: not typed' END,
-        CASE WHEN last_seen_on IS NULL AND nullif(trim(p.lastSeenOn), '') IS NOT NULL THEN 'last_seen_on: not typed' END,
-        CASE WHEN removed_on IS NULL AND nullif(trim(p.removedOn), '') IS NOT NULL THEN 'removed_on: not typed' END,
-        CASE WHEN placed_on IS NULL AND nullif(trim(p.placedOn), '') IS NOT NULL THEN 'placed_on: not typed' END,
-        CASE WHEN expected_placed_on IS NULL AND nullif(trim(p.expectedPlacedOn), '') IS NOT NULL THEN 'expected_placed_on: not typed' END,
-        CASE WHEN expected_removed_on IS NULL AND nullif(trim(p.expectedRemovedOn), '') IS NOT NULL THEN 'expected_removed_on: not typed' END,
-        CASE WHEN private_property IS NULL AND nullif(trim(p.privateProperty), '') IS NOT NULL THEN 'private_property: not typed' END,
-        CASE WHEN missing_road_section IS NULL AND nullif(trim(p.missingRoadSection), '') IS NOT NULL THEN 'missing_road_section: not typed' END,
-        CASE WHEN registered_on IS NULL AND nullif(trim(p.registeredOn), '') IS NOT NULL THEN 'registered_on: not typed' END,
-        CASE WHEN last_modified_on IS NULL AND nullif(trim(p.lastModifiedOn), '') IS NOT NULL THEN 'last_modified_on: not typed' END
+        CASE WHEN first_seen_on IS NULL AND nullif(trim(p.firstSeenOn), '') IS NOT NULL THEN 'first_seen_on: not typed (' || p.firstSeenOn || ')' END,
+        CASE WHEN last_seen_on IS NULL AND nullif(trim(p.lastSeenOn), '') IS NOT NULL THEN 'last_seen_on: not typed (' || p.lastSeenOn || ')' END,
+        CASE WHEN removed_on IS NULL AND nullif(trim(p.removedOn), '') IS NOT NULL THEN 'removed_on: not typed (' || p.removedOn || ')' END,
+        CASE WHEN placed_on IS NULL AND nullif(trim(p.placedOn), '') IS NOT NULL THEN 'placed_on: not typed (' || p.placedOn || ')' END,
+        CASE WHEN expected_placed_on IS NULL AND nullif(trim(p.expectedPlacedOn), '') IS NOT NULL THEN 'expected_placed_on: not typed (' || p.expectedPlacedOn || ')' END,
+        CASE WHEN expected_removed_on IS NULL AND nullif(trim(p.expectedRemovedOn), '') IS NOT NULL THEN 'expected_removed_on: not typed (' || p.expectedRemovedOn || ')' END,
+        CASE WHEN private_property IS NULL AND nullif(trim(p.privateProperty), '') IS NOT NULL THEN 'private_property: not typed (' || p.privateProperty || ')' END,
+        CASE WHEN missing_road_section IS NULL AND nullif(trim(p.missingRoadSection), '') IS NOT NULL THEN 'missing_road_section: not typed (' || p.missingRoadSection || ')' END,
+        CASE WHEN registered_on IS NULL AND nullif(trim(p.registeredOn), '') IS NOT NULL THEN 'registered_on: not typed (' || p.registeredOn || ')' END,
+        CASE WHEN last_modified_on IS NULL AND nullif(trim(p.lastModifiedOn), '') IS NOT NULL THEN 'last_modified_on: not typed (' || p.lastModifiedOn || ')' END
     ], x -> x IS NOT NULL) AS typing_issues,
     CAST($api AS VARCHAR) AS api,
     CAST($downloaded_at AS TIMESTAMPTZ) AS downloaded_at,
@@ -95,20 +97,10 @@ SELECT
         THEN CAST('POINT (' || CAST(longitude AS VARCHAR) || ' ' || CAST(latitude AS VARCHAR) || ')' AS GEOMETRY)
     END AS geometry,
     CASE
-        WHEN sign_id IS NULL THEN 'id is not a UUID: ' || coalesce(id ->> '$', 'missing')
+        WHEN sign_id IS NULL THEN 'id is not a UUID: ' || coalesce(id, 'missing')
         WHEN longitude IS NULL OR latitude IS NULL THEN 'geometry is not a point with two coordinates'
         WHEN nullif(p.rvvCode, '') IS NULL THEN 'rvvCode is missing'
     END AS _problem,
     -- The feature as received, kept only where it goes to the quarantine.
     CASE WHEN _problem IS NOT NULL THEN raw END AS raw_feature
-FROM (
-    SELECT
-        id,
-        raw,
-        properties,
-        -- Every property's text (nested ones as JSON) out of one parse.
-        json_transform(properties, '{"rvvCode":"VARCHAR","countyCode":"VARCHAR","countyName":"VARCHAR","status":"VARCHAR","externalId":"VARCHAR","validated":"VARCHAR","validatedOn":"VARCHAR","blackCode":"VARCHAR","zoneCode":"VARCHAR","placement":"VARCHAR","side":"VARCHAR","bearing":"VARCHAR","nenTurningDirection":"VARCHAR","fraction":"VARCHAR","drivingDirection":"VARCHAR","roadName":"VARCHAR","roadType":"VARCHAR","roadNumber":"VARCHAR","roadSectionId":"VARCHAR","nwbVersion":"VARCHAR","townName":"VARCHAR","bgtCode":"VARCHAR","imageUrl":"VARCHAR","firstSeenOn":"VARCHAR","lastSeenOn":"VARCHAR","removedOn":"VARCHAR","placedOn":"VARCHAR","expectedPlacedOn":"VARCHAR","expectedRemovedOn":"VARCHAR","trafficOrderUrl":"VARCHAR","privateProperty":"VARCHAR","missingRoadSection":"VARCHAR","registeredOn":"VARCHAR","lastModifiedOn":"VARCHAR","trafficOrderId":"VARCHAR","ownerType":"VARCHAR","ownerCode":"VARCHAR","textSigns":"JSON","supplementarySigns":"JSON","externalReferences":"JSON","conditions":"JSON","comments":"JSON"}') AS p,
-        TRY_CAST(geometry ->> '$.coordinates[0]' AS DOUBLE) AS longitude,
-        TRY_CAST(geometry ->> '$.coordinates[1]' AS DOUBLE) AS latitude
-    FROM live_features
-)
+FROM live_members
