@@ -206,7 +206,7 @@ export async function landedLive(output: string): Promise<string[]> {
     `SELECT sign_id::VARCHAR AS id,
        to_json(t)::VARCHAR AS p
      FROM (
-       SELECT * EXCLUDE (longitude, latitude, properties, typing_issues, api, downloaded_at, geometry, bbox, snapshot, snapshot_date)
+       SELECT * EXCLUDE (longitude, latitude, properties, typing_issues, api, downloaded_at, geometry, bbox, snapshot, snapshot_date, fingerprint)
        FROM ${files}
        WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${files}))
      ) AS t`,

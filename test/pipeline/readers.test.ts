@@ -45,6 +45,9 @@ const JSON_COLUMNS: Record<string, string[]> = {
   'signs/live_snapshots': ['properties'],
 };
 
+/** JSON columns NULL on a usual night: the typed columns hold the whole answer (docs/pipelines.md). */
+const USUALLY_NULL = new Set(['signs/live_snapshots']);
+
 describe('the demo folder read by Arrow (pyarrow, polars, Spark)', () => {
   it('has no column read as bytes but the WKB geometry: ids and JSON are text', async () => {
     const { output } = await sharedDemo();
@@ -76,7 +79,7 @@ describe('the demo folder read by Arrow (pyarrow, polars, Spark)', () => {
         texts.push(...(table.getChild(column)!.toArray() as unknown[]).filter((v) => v !== null));
       }
       // Text that parses as JSON (a column may be empty in this file: not all of them).
-      expect(texts.length, dataset).toBeGreaterThan(0);
+      if (!USUALLY_NULL.has(dataset)) expect(texts.length, dataset).toBeGreaterThan(0);
       for (const text of texts) {
         expect(typeof text, dataset).toBe('string');
         expect(() => JSON.parse(text as string) as unknown, dataset).not.toThrow();
