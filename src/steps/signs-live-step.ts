@@ -18,7 +18,6 @@ import {
   moveOldSnapshots,
   SNAPSHOT_DATE,
 } from '../sources/signs/live.js';
-import { addMissingColumn } from '../duckdb/upgrade.js';
 import { judgeSnapshot } from '../sources/signs/live-judge.js';
 import { landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
@@ -31,7 +30,7 @@ import {
   type SignsLiveOptions,
 } from '../sources/signs/live-options.js';
 import { describeDownload, planDownload, runDownload, type DownloadPlan } from './download.js';
-import { geometryUpgrade } from './geometry-upgrade.js';
+import { columnUpgrade, geometryUpgrade } from './geometry-upgrade.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export type { SignsLiveOptions };
@@ -48,20 +47,10 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
         `${LIVE_DATASET}: ${moved} snapshot(s) of an earlier version moved to the partition of their date (${SNAPSHOT_DATE}=), the moment in the column snapshot`,
         { dataset: LIVE_DATASET, snapshots: moved },
       );
-    const fingerprinted = await addMissingColumn(
-      context.db,
-      join(context.output, LIVE_DATASET),
-      FINGERPRINT_COLUMN,
-      LIVE_FINGERPRINT,
-      context.scratch,
-    );
-    if (fingerprinted > 0)
-      context.log.log(
-        'info',
-        'upgrade.fingerprints',
-        `${LIVE_DATASET}: ${fingerprinted} snapshot(s) of an earlier version given each sign's ${FINGERPRINT_COLUMN}`,
-        { dataset: LIVE_DATASET, snapshots: fingerprinted },
-      );
+    await columnUpgrade(LIVE_DATASET, FINGERPRINT_COLUMN, LIVE_FINGERPRINT, {
+      event: 'upgrade.fingerprints',
+      what: `each sign's ${FINGERPRINT_COLUMN}`,
+    })(context);
   },
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',

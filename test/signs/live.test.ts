@@ -410,6 +410,22 @@ describe('sql/live_typing.sql', () => {
   });
 });
 
+/** A service answering the FeatureCollection of `features()`, closed after the tests of its block; resolves to its URL. */
+function collectionService(features: () => unknown[]): () => Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/geo+json' });
+    res.end(JSON.stringify({ type: 'FeatureCollection', features: features() }));
+  });
+  server.listen(0, '127.0.0.1');
+  afterAll(() => {
+    server.close();
+  });
+  return async () => {
+    if (!server.listening) await once(server, 'listening');
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+}
+
 describe('a feature that cannot be typed', () => {
   const good = (id: string) => ({
     type: 'Feature',
@@ -423,18 +439,10 @@ describe('a feature that cannot be typed', () => {
     { ...good('7a1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b'), geometry: null },
     { ...good('8b1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b'), properties: { countyCode: 'GM0363' } },
   ];
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/geo+json' });
-    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
-  });
-  server.listen(0, '127.0.0.1');
-  afterAll(() => {
-    server.close();
-  });
+  const service = collectionService(() => features);
 
   it('goes to the quarantine with its reason; the rest are kept, unknown properties too', async () => {
-    if (!server.listening) await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = await service();
     const dir = await testDir();
     const { failure, output, logger } = await runDefinition(
       dir,
@@ -772,18 +780,10 @@ describe('signs_live_changes between two answers, by hand', () => {
     properties: { rvvCode: 'C7', countyCode: 'GM0363', ...properties },
   });
   let features: unknown[] = [];
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/geo+json' });
-    res.end(JSON.stringify({ type: 'FeatureCollection', features }));
-  });
-  server.listen(0, '127.0.0.1');
-  afterAll(() => {
-    server.close();
-  });
+  const service = collectionService(() => features);
 
   it('names a text that does not type by its field, an empty list apart from none, an item moved between lists', async () => {
-    if (!server.listening) await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = await service();
     const dir = await testDir();
     const night = async (served: unknown[]) => {
       features = served;
