@@ -2,11 +2,13 @@
  * Which way a download's features are typed (typedLines; live-members.ts):
  * the strict way, unless a sample of the features holds members NDW's
  * schemas do not name, which the strict way leaves out, or a feature does not
- * fit the schemas' shapes; then the lenient way, the properties kept whole. The sample is windows spread evenly over the file of
- * features, one per line (a national file: 256 windows of 64 kB, about 23,000
- * of its 3M features, parsed in about 0.1 s), so that a member NDW adds to
- * many signs is found on the first night it is served; one that only a few
- * signs in a million carry can be missed.
+ * fit the schemas' shapes; then the lenient way, the properties kept whole.
+ *
+ * The sample is windows spread evenly over the file of features, one per
+ * line (a national file: 256 windows of 64 kB, about 23,000 of its 3M
+ * features, parsed in about 0.1 s), so that a member NDW adds to many signs is
+ * found on the first night it is served; one that only a few signs in a
+ * million carry can be missed.
  */
 import { open } from 'node:fs/promises';
 import type { Database } from '../../duckdb/database.js';

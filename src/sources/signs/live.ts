@@ -204,6 +204,6 @@ export const LIVE_SCALAR_NAMES: readonly string[] = SCALARS.map(([name]) => name
 
 /** Upstream names of every property a column holds (for the schema test and the docs). */
 export const LIVE_PROPERTIES: readonly string[] = [
-  ...SCALARS.map(([name]) => name),
+  ...LIVE_SCALAR_NAMES,
   ...NESTED.map(([name]) => name),
 ];
