@@ -79,26 +79,25 @@ WHERE a.id IS NULL OR b.id IS NULL
     OR a.fingerprint <> b.fingerprint
     OR a.kept <> b.kept;
 
--- The signs that differ, whole, each with its pair (their ids filter the scan
--- first, which spares most of the other signs' values).
+-- The signs that differ, whole, out of the snapshots of `moments` (their ids
+-- filter the scan first, which spares some of the other signs' values).
+CREATE OR REPLACE TEMP MACRO live_differing_rows(moments) AS TABLE
+SELECT * EXCLUDE (snapshot_date, api, downloaded_at, bbox, fingerprint)
+FROM signs_live_snapshots
+WHERE list_contains(getvariable('live_pair_dates'), snapshot_date) AND list_contains(moments, snapshot)
+    AND sign_id IN (SELECT sign_id FROM live_differing);
+
+-- Each side of each pair.
 CREATE TEMP TABLE live_before AS
-SELECT p.to_moment AS pair, s.* EXCLUDE (snapshot, snapshot_date, api, downloaded_at, bbox, fingerprint)
+SELECT p.to_moment AS pair, s.* EXCLUDE (snapshot)
 FROM live_pairs AS p
-JOIN (
-    SELECT * FROM signs_live_snapshots
-    WHERE list_contains(getvariable('live_pair_dates'), snapshot_date) AND list_contains(getvariable('live_pair_starts'), snapshot)
-        AND sign_id IN (SELECT sign_id FROM live_differing)
-) AS s ON s.snapshot = p.from_moment
+JOIN live_differing_rows(getvariable('live_pair_starts')) AS s ON s.snapshot = p.from_moment
 SEMI JOIN live_differing AS d ON d.pair = p.to_moment AND d.sign_id = s.sign_id;
 
 CREATE TEMP TABLE live_after AS
-SELECT p.to_moment AS pair, s.* EXCLUDE (snapshot, snapshot_date, api, downloaded_at, bbox, fingerprint)
+SELECT p.to_moment AS pair, s.* EXCLUDE (snapshot)
 FROM live_pairs AS p
-JOIN (
-    SELECT * FROM signs_live_snapshots
-    WHERE list_contains(getvariable('live_pair_dates'), snapshot_date) AND list_contains(getvariable('live_pair_ends'), snapshot)
-        AND sign_id IN (SELECT sign_id FROM live_differing)
-) AS s ON s.snapshot = p.to_moment
+JOIN live_differing_rows(getvariable('live_pair_ends')) AS s ON s.snapshot = p.to_moment
 SEMI JOIN live_differing AS d ON d.pair = p.to_moment AND d.sign_id = s.sign_id;
 
 CREATE TABLE signs_live_changes AS
