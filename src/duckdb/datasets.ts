@@ -183,6 +183,24 @@ export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | und
 }
 
 /**
+ * The latest date of a dataset of snapshots partitioned by their UTC date
+ * (`snapshot_date=YYYY-MM-DD`), whose folder holds a file: the partition of
+ * its latest snapshot. Undefined for another layout.
+ */
+function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string | undefined {
+  if (!dataset.partitioned) return undefined;
+  const days = folderNames(dataset.folder)
+    .map((name) => /^snapshot_date=(\d{4}-\d{2}-\d{2})$/.exec(name)?.[1])
+    .filter((day) => day !== undefined)
+    .reverse();
+  return days.find((day) =>
+    folderNames(join(dataset.folder, `snapshot_date=${day}`)).some(
+      (name) => name.endsWith('.parquet') && !name.startsWith('.'),
+    ),
+  );
+}
+
+/**
  * Creates (or replaces) one view per dataset, and the views `derived` gives for
  * a dataset of that name (from its view and its latest snapshot's view).
  * Resolves to the derived tables left without a view because a file of theirs
@@ -210,8 +228,14 @@ export async function createDatasetViews(
           (await db.all(`DESCRIBE ${all}`)).map((c) => String(c['column_name'])),
         );
         const excluded = ['snapshot', 'snapshot_date'].filter((c) => columns.has(c));
+        // Only the latest date's files are read: a year of snapshots is a billion rows.
+        const day = latestDay(dataset);
+        const within = day === undefined ? '' : `snapshot_date = ${quotedString(day)}`;
+        const moment = within
+          ? `(SELECT max(snapshot) FROM ${all} WHERE ${within})`
+          : `(SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${all}))`;
         await db.run(
-          `CREATE OR REPLACE VIEW ${quotedIdentifier(latest)} AS SELECT * EXCLUDE (${excluded.join(', ')}) FROM ${all} WHERE snapshot = (SELECT max(snapshot) FROM (SELECT DISTINCT snapshot FROM ${all}))`,
+          `CREATE OR REPLACE VIEW ${quotedIdentifier(latest)} AS SELECT * EXCLUDE (${excluded.join(', ')}) FROM ${all} WHERE ${within ? `${within} AND ` : ''}snapshot = ${moment}`,
         );
       }
       const more = derived[dataset.name]?.(

@@ -130,6 +130,35 @@ const gunzipAsync = promisify(gunzip);
  */
 export const INFLATE_CHUNK = 1 << 20;
 
+/**
+ * The pieces of a body gathered into pieces of at least `size` bytes, the
+ * last one whatever is left. A server that streams its answer in small
+ * chunks (16 kB, as a gzip stream writes them) hands undici a body piece
+ * for each; inflated as they came, the pieces of 60 MB of gzip took 50 s of
+ * CPU, gathered 1.9 s (curl: 2.2 s).
+ */
+export function gathered(size = INFLATE_CHUNK): Transform {
+  let held: Buffer[] = [];
+  let bytes = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      held.push(chunk);
+      bytes += chunk.length;
+      if (bytes < size) {
+        done();
+        return;
+      }
+      const piece = held.length === 1 ? held[0]! : Buffer.concat(held, bytes);
+      held = [];
+      bytes = 0;
+      done(null, piece);
+    },
+    flush(done) {
+      done(null, bytes > 0 ? Buffer.concat(held, bytes) : undefined);
+    },
+  });
+}
+
 /** The whole body of a response; a transfer that breaks off is worth another attempt. */
 export async function readBody(
   response: Dispatcher.ResponseData,
@@ -199,7 +228,7 @@ export async function bodyToFile(
 ): Promise<void> {
   const { statusCode: status, headers } = response;
   try {
-    const received = [response.body, rateGuard(rate)];
+    const received = [response.body, rateGuard(rate), gathered()];
     const decoded = isGzip(response)
       ? [...received, createGunzip({ chunkSize: INFLATE_CHUNK })]
       : received;

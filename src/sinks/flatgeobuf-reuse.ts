@@ -21,7 +21,7 @@ import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-
 import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
 import { MOST_CHANGED } from './record-reuse.js';
 import { COPY_BUFFER, HashedOut, copy } from './record-splice.js';
-import { withFingerprints } from './row-order.js';
+import { ORDERED_ROWS, withFingerprints } from './row-order.js';
 import { sharedRows } from './shared-rows.js';
 import { permuted, radixOrder } from '../util/radix-order.js';
 
@@ -81,7 +81,7 @@ async function narrowRows(db: Database, points: Points): Promise<Narrow> {
   ) {
     if (n + chunk.rowCount > count) throw new Error('the source gave more rows than it counted');
     const [x, y, key, hi, lo] = [0, 1, 2, 3, 4].map((c) => chunk!.getColumnVector(c));
-    for (let row = 0; row < chunk.rowCount; row++, n++) {
+    for (let row = 0, size = chunk.rowCount; row < size; row++, n++) {
       rows.xs[n] = x!.getItem(row) as number;
       rows.ys[n] = y!.getItem(row) as number;
       const k = key!.getItem(row) as number; // an integer in [0, 2^32]
@@ -249,8 +249,10 @@ export async function reusingFlatGeobuf(
   let apart: Apart | undefined;
   let plan: Plan | undefined;
   try {
-    const rows = { keyed: points.keyed, keep: points.positionColumns, columns: job.columns };
-    apart = await setApart(db, rows, params, job.scratch);
+    // In the words of a CSV or GeoJSON extract of the same rows, whose plan the run may have kept.
+    const keyed = job.shared ? `${job.shared.keyed} AS ${ORDERED_ROWS}` : points.keyed;
+    const rows = { keyed, keep: points.positionColumns, columns: job.columns };
+    apart = await setApart(db, rows, params, job.scratch, job.shared?.data);
     await db.releaseMemory();
     plan = await planOf(db, points, last);
   } finally {

@@ -11,9 +11,10 @@ import {
   type Database,
 } from '../duckdb/database.js';
 import { temporaryPath } from '../util/fs.js';
+import { pointColumns } from '../duckdb/geoparquet.js';
 import { isGeometry, isNested, type Column, type ExportSource } from './columns.js';
 import { ROW_HASH } from './row-order.js';
-import { keepPlan, keptPlan, readingKey } from './shared-rows.js';
+import { keepPlan, keptPlan, readingKey, type KeptPlan } from './shared-rows.js';
 
 /** The view of a write's keys and fingerprints set apart. */
 export const PLAN_TABLE = 'road_etl_plan';
@@ -43,13 +44,24 @@ export interface Apart {
 }
 
 /**
+ * The columns a plan keeps beyond the keys asked for: the source's point
+ * position (geoparquet.ts), which a FlatGeobuf extract of the same rows
+ * orders its features by, so that it reads the plan of a CSV or GeoJSON
+ * extract before it rather than the source.
+ */
+function alsoKept(columns: readonly Column[]): string[] {
+  const point = pointColumns(columns);
+  return point ? [point.longitude, point.latitude].map(quotedIdentifier) : [];
+}
+
+/**
  * Sets the rows' keys (`keep`, quoted names of `columns`) and fingerprints
  * apart in one scan of the source: in a staging Parquet file in `scratch`
  * that the view PLAN_TABLE reads back as they were, or, where a key cannot
  * pass through Parquet unchanged, in a temporary table (which holds them in
- * DuckDB's memory). A staging file of the same rows read by an extract
- * before (`data`, the source's print: shared-rows.ts) is read again, not
- * made. Resolves to what letGo lets go of.
+ * DuckDB's memory). A staging file of the same rows set apart by an extract
+ * before (`data`, the source's print: shared-rows.ts) with these keys among
+ * its columns is read again, not made. Resolves to what letGo lets go of.
  */
 export async function setApart(
   db: Database,
@@ -58,32 +70,39 @@ export async function setApart(
   scratch: string,
   data?: string,
 ): Promise<Apart> {
-  const ways = rows.keep.map((name) => {
+  const wayOf = (name: string) => {
     const column = rows.columns.find((c) => quotedIdentifier(c.name) === name);
     return column && staging(column);
-  });
-  if (ways.some((way) => !way)) {
+  };
+  if (rows.keep.some((name) => !wayOf(name))) {
     await db.run(
       `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')} FROM ${rows.keyed}`,
       params,
     );
     return { table: true };
   }
-  const out = ways.map((way, i) => `${way!.out} AS ${rows.keep[i]}`);
-  const back = ways.map((way, i) => `${way!.back} AS ${rows.keep[i]}`);
-  const statement = `SELECT ${[...out, ROW_HASH].join(', ')} FROM ${rows.keyed}`;
-  const key = data === undefined ? undefined : readingKey(data, statement, params);
-  let file = key === undefined ? undefined : keptPlan(db, key);
-  if (file === undefined) {
-    file = `${temporaryPath(PLAN_TABLE, scratch)}.parquet`;
-    await db.copy(`COPY (${statement}) TO ${quotedString(file)} (${STAGED_FORMAT})`, params);
-    if (key !== undefined) keepPlan(db, key, file);
+  const key = data === undefined ? undefined : readingKey(data, rows.keyed, params);
+  const held = key === undefined ? undefined : keptPlan(db, key);
+  const serves = (kept: KeptPlan) =>
+    rows.keep.every((name) => kept.columns.includes(name)) && kept.columns.every(wayOf);
+  let plan = held && serves(held) ? held : undefined;
+  if (plan === undefined) {
+    const columns = [...new Set([...rows.keep, ...(key ? alsoKept(rows.columns) : [])])];
+    const out = columns.map((name) => `${wayOf(name)!.out} AS ${name}`);
+    const file = `${temporaryPath(PLAN_TABLE, scratch)}.parquet`;
+    await db.copy(
+      `COPY (SELECT ${[...out, ROW_HASH].join(', ')} FROM ${rows.keyed}) TO ${quotedString(file)} (${STAGED_FORMAT})`,
+      params,
+    );
+    plan = { key: key ?? '', file, columns };
+    if (key !== undefined) keepPlan(db, plan);
   }
+  const back = plan.columns.map((name) => `${wayOf(name)!.back} AS ${name}`);
   await db.run(
-    `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(file)})`,
+    `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(plan.file)})`,
   );
   // A file kept for the next extract is the kept one's to remove (shared-rows.ts).
-  return key === undefined ? { table: false, file } : { table: false };
+  return key === undefined ? { table: false, file: plan.file } : { table: false };
 }
 
 /** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */

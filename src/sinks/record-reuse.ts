@@ -86,7 +86,7 @@ async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Prom
       throw new Error('the rows set apart gave more than they counted');
     const hiVector = chunk.getColumnVector(0);
     const loVector = chunk.getColumnVector(1);
-    for (let row = 0; row < chunk.rowCount; row++, n++) {
+    for (let row = 0, size = chunk.rowCount; row < size; row++, n++) {
       plan.hi[n] = hiVector.getItem(row) as number;
       plan.lo[n] = loVector.getItem(row) as number;
     }

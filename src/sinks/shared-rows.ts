@@ -1,9 +1,9 @@
 /**
  * What one extract reads of its source, kept for the next extract of the
- * same rows in the same run: the CSV and the GeoJSON of one query (a
+ * same rows in the same run: the CSV, GeoJSON and FlatGeobuf of one query (a
  * nightly pipeline's extracts of one table) each read every row twice, for
  * the keys and fingerprints of all (record-plan.ts) and for the rows that
- * changed (record-reuse.ts); kept, the second extract reads its source
+ * changed (record-reuse.ts); kept, the later extracts read their source
  * not at all. What is kept is used only while the folder's data files are
  * those it was read from (each file's name, size and time, `dataPrint`),
  * for the same statement and parameters.
@@ -16,9 +16,15 @@ import { STATE_FOLDER } from '../layout.js';
 import type { ExportSource } from './columns.js';
 import { ORDERED_ROWS, withFingerprints } from './row-order.js';
 
+/** Keys and fingerprints set apart in a staging file: what read them, and the columns it holds (quoted). */
+export interface KeptPlan {
+  key: string;
+  file: string;
+  columns: readonly string[];
+}
+
 interface Kept {
-  /** The keys and fingerprints set apart (a staging file), and what they were read by. */
-  plan?: { key: string; file: string };
+  plan?: KeptPlan;
   /** Rows picked by their fingerprints (a temporary table), and what they were read by. */
   rows?: { key: string; table: string; fingerprints: Set<string> };
 }
@@ -67,16 +73,16 @@ export function readingKey(data: string, ...what: unknown[]): string {
 }
 
 /** The staging file of keys and fingerprints kept under `key`, if it is. */
-export function keptPlan(db: Database, key: string): string | undefined {
+export function keptPlan(db: Database, key: string): KeptPlan | undefined {
   const plan = kept.get(db)?.plan;
-  return plan?.key === key ? plan.file : undefined;
+  return plan?.key === key ? plan : undefined;
 }
 
-/** Keeps `file` under `key` (the one kept before is removed); the file is then the kept one's to remove. */
-export function keepPlan(db: Database, key: string, file: string): void {
+/** Keeps `plan` (the one kept before is removed); its file is then the kept one's to remove. */
+export function keepPlan(db: Database, plan: KeptPlan): void {
   const entry = kept.get(db) ?? {};
-  if (entry.plan && entry.plan.file !== file) rmSync(entry.plan.file, { force: true });
-  entry.plan = { key, file };
+  if (entry.plan && entry.plan.file !== plan.file) rmSync(entry.plan.file, { force: true });
+  entry.plan = plan;
   kept.set(db, entry);
 }
 

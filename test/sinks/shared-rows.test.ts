@@ -2,7 +2,9 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
-import { ROW_HASH } from '../../src/sinks/row-order.js';
+import { describe as describeColumns } from '../../src/sinks/columns.js';
+import { PLAN_TABLE, letGo, setApart } from '../../src/sinks/record-plan.js';
+import { ORDERED_ROWS, ROW_HASH } from '../../src/sinks/row-order.js';
 import { dataPrint, letGoKept, rowsByFingerprint } from '../../src/sinks/shared-rows.js';
 import { testDir, writeParquet } from '../helpers/tmp.js';
 import { discoverDatasets } from '../../src/duckdb/datasets.js';
@@ -89,5 +91,58 @@ describe('rows picked by their fingerprints', () => {
     // Another key, or a fingerprint the kept rows lack: read from the source.
     expect(await pick('night-3', [2])).toEqual(['w2']);
     expect(await pick('night-3', [2, 7])).toEqual(['w2', 'v7']);
+  });
+});
+
+describe('keys and fingerprints set apart', () => {
+  it('are read once for the rows of one print, with the point position a FlatGeobuf of them orders by', async () => {
+    const scratch = await testDir();
+    await db.run(
+      `CREATE TABLE points AS SELECT i AS id, 4.0 + i / 10 AS longitude, 52.0 + i / 10 AS latitude, ` +
+        `('POINT (' || (4.0 + i / 10) || ' ' || (52.0 + i / 10) || ')')::GEOMETRY AS geometry FROM range(5) t(i)`,
+    );
+    const columns = await describeColumns(db, { sql: 'points', params: {} });
+    const keyed = `(SELECT *, hash(id, longitude, latitude) AS ${ROW_HASH} FROM points) AS ${ORDERED_ROWS}`;
+    const planned = async (keep: string[], print: string) => {
+      const apart = await setApart(db, { keyed, keep, columns }, {}, scratch, print);
+      try {
+        return await db.all(`SELECT * FROM ${PLAN_TABLE} ORDER BY ${keep[0]}`);
+      } finally {
+        await letGo(db, apart);
+      }
+    };
+    // A CSV's plan (its key, the id) keeps the position too.
+    const first = await planned(['"id"'], 'print-1');
+    expect(first.map((r) => [r['id'], r['longitude'], r['latitude']])).toEqual(
+      [0, 1, 2, 3, 4].map((i) => [String(i), 4 + i / 10, 52 + i / 10]),
+    );
+    // Changed under the same print (which the data's print forbids): the FlatGeobuf's plan
+    // (its position) is the one kept, so the source was not read again.
+    await db.run(`UPDATE points SET longitude = 9`);
+    const kept = await planned(['"longitude"', '"latitude"'], 'print-1');
+    expect(kept.map((r) => r['longitude'])).toEqual([4, 4.1, 4.2, 4.3, 4.4]);
+    expect(kept.map((r) => String(r[ROW_HASH]))).toEqual(first.map((r) => String(r[ROW_HASH])));
+    // Another print: read from the source.
+    const read = await planned(['"longitude"', '"latitude"'], 'print-2');
+    expect(read.map((r) => r['longitude'])).toEqual([9, 9, 9, 9, 9]);
+    // Without a point position, the plan holds the keys asked for and the fingerprint.
+    const plain = await describeColumns(db, {
+      sql: '(SELECT id, longitude FROM points)',
+      params: {},
+    });
+    const apart = await setApart(
+      db,
+      {
+        keyed: `(SELECT id, longitude, hash(id) AS ${ROW_HASH} FROM points)`,
+        keep: ['"id"'],
+        columns: plain,
+      },
+      {},
+      scratch,
+      'print-3',
+    );
+    const names = await db.all(`SELECT column_name FROM (DESCRIBE ${PLAN_TABLE})`);
+    await letGo(db, apart);
+    expect(names.map((r) => r['column_name'])).toEqual(['id', ROW_HASH]);
   });
 });

@@ -63,7 +63,7 @@ export async function fetchBulkFile(
   const fetched = isUrl(source) ? raw : source;
   if (await isGzip(fetched)) {
     await pipeline(
-      createReadStream(fetched),
+      createReadStream(fetched, { highWaterMark: INFLATE_CHUNK }),
       createGunzip({ chunkSize: INFLATE_CHUNK }),
       createWriteStream(path),
     );

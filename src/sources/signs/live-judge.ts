@@ -22,7 +22,8 @@ async function idPrints(db: Database, from: string): Promise<Float64Array> {
     chunk = await result.fetchChunk()
   ) {
     const vector = chunk.getColumnVector(0);
-    for (let row = 0; row < chunk.rowCount; row++) prints.push(vector.getItem(row) as number);
+    for (let row = 0, size = chunk.rowCount; row < size; row++)
+      prints.push(vector.getItem(row) as number);
   }
   return Float64Array.from(prints).sort();
 }
