@@ -697,9 +697,12 @@ describe("signs.live from NDW's daily bulk file", () => {
       modified: 'Tue, 24 Nov 2026 04:00:00 GMT',
     });
 
+    // A plain GeoJSON file at a local path is read where it lies (linked into the staging folder).
+    await writeFile(join(files, 'signs.geojson'), geojson);
     for (const [api, format, file] of [
       ['v4', 'csv', join(files, 'signs.csv.gz')],
       ['v5', 'geojson', `${base}/bulk/signs.geojson.gz`],
+      ['v5', 'geojson', join(files, 'signs.geojson')],
     ] as const) {
       const viaApi = await runDefinition(
         await testDir(),
@@ -729,6 +732,8 @@ describe("signs.live from NDW's daily bulk file", () => {
     }
     // The URL was asked twice: the file, then whether it changed since (it had not).
     expect(asked).toEqual([200, 304]);
+    // The user's file is as it was: the features were cut into lines apart from it.
+    expect((await readFile(join(files, 'signs.geojson'))).equals(geojson)).toBe(true);
     // A definition that reads only the local file names no source, and lands the same rows.
     const file = join(files, 'signs.csv.gz');
     const alone = await runDefinition(

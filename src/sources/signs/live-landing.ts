@@ -5,13 +5,13 @@
  * the moment in its column `snapshot`) with the features that cannot be typed
  * quarantined beside it, each file put in place whole.
  */
-import { rm } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { quotedString, STAGED_FORMAT, type Database } from '../../duckdb/database.js';
 import { DataError, explainDataError, firstLineOf } from '../../errors.js';
 import { RetryableError } from '../../http/answers.js';
 import { commitFiles, fileExcerpt, makeFolder, temporaryPath } from '../../util/fs.js';
-import { compactFeatureLines } from '../../util/feature-lines.js';
+import { compactFeatureLines, compactFeatureLinesInPlace } from '../../util/feature-lines.js';
 import { arrayMemberToLines } from '../../util/json-lines.js';
 import { engineSql } from '../../duckdb/sql-files.js';
 import type { RunContext, RunOutcome } from '../context.js';
@@ -124,16 +124,17 @@ async function keptRows(
   // from each line. The quick cut first; DuckDB's reader fails when it is wrong.
   const lines = join(download.staging, 'features.jsonl');
   const parts = memberParts(featureLines(lines));
-  const guessed = await compactFeatureLines(download.file, lines);
-  if (guessed !== undefined) {
+  const guess = await quickCut(download.file, lines);
+  if (guess !== undefined) {
     const typed = await typedLines(db, download, lines, keep).catch((error: unknown) => {
       download.note?.(`the quick cut into lines did not hold (${firstLineOf(error)}): cut again`);
       return undefined;
     });
     if (typed !== undefined) {
       await rm(download.file, { force: true });
-      return { ...typed, features: { count: guessed, parts } };
+      return { ...typed, features: { count: guess.lines, parts } };
     }
+    await guess.undo();
   } else download.note?.('not a compact FeatureCollection: cut into lines byte by byte');
   const split = await arrayMemberToLines(download.file, lines, 'features');
   if (!split.found)
@@ -150,6 +151,33 @@ async function keptRows(
     return { rows: await keep(copy, parts), propertiesKept: true };
   });
   return { ...typed, features };
+}
+
+/**
+ * The quick cut of a downloaded collection into `lines` (feature-lines.ts):
+ * made in the file itself, which becomes the lines, where the file is the
+ * download's alone; into a file of its own where it is a link to a bulk file
+ * of the user's. `undo` gives the download back as it was. Undefined when the
+ * collection is not laid out for it.
+ */
+async function quickCut(
+  file: string,
+  lines: string,
+): Promise<{ lines: number; undo: () => Promise<void> } | undefined> {
+  if ((await stat(file)).nlink > 1) {
+    const count = await compactFeatureLines(file, lines);
+    return count === undefined ? undefined : { lines: count, undo: () => Promise.resolve() };
+  }
+  const cut = await compactFeatureLinesInPlace(file);
+  if (cut === undefined) return undefined;
+  await rename(file, lines);
+  return {
+    lines: cut.lines,
+    undo: async () => {
+      await rename(lines, file);
+      await cut.undo();
+    },
+  };
 }
 
 /**
