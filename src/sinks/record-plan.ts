@@ -41,6 +41,8 @@ function staging(column: Column): { out: string; back: string } | undefined {
 export interface Apart {
   table: boolean;
   file?: string;
+  /** The key of the plan kept for the run's next extracts of the same rows (shared-rows.ts). */
+  kept?: string;
 }
 
 /**
@@ -102,7 +104,7 @@ export async function setApart(
     `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(plan.file)})`,
   );
   // A file kept for the next extract is the kept one's to remove (shared-rows.ts).
-  return key === undefined ? { table: false, file: plan.file } : { table: false };
+  return key === undefined ? { table: false, file: plan.file } : { table: false, kept: key };
 }
 
 /** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */

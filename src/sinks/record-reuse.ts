@@ -25,7 +25,7 @@ import type { Column, ExportSource } from './columns.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import { splice, type Laid } from './record-splice.js';
 import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
-import { sharedRows } from './shared-rows.js';
+import { keepOrder, keptOrder, sharedRows } from './shared-rows.js';
 
 export type { Laid } from './record-splice.js';
 import { ORDERED_ROWS, ROW_HASH, withFingerprints, type RowOrder } from './row-order.js';
@@ -61,17 +61,21 @@ interface Plan {
   fingerprints: Set<string>;
 }
 
-/** The rows' fingerprints in order (narrow rows: DuckDB sorts the keys and the number only). */
-async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Promise<Plan> {
+/**
+ * The rows' fingerprints in order (narrow rows: DuckDB sorts the keys and
+ * the number only), as an extract of the same rows in the same order put
+ * them before in this run (`kept`: the plan's key), or read and kept.
+ */
+async function orderedPrints(
+  writer: ReusingWriter,
+  kept: string | undefined,
+): Promise<{ hi: Uint32Array; lo: Uint32Array }> {
+  const key = kept === undefined ? undefined : JSON.stringify([kept, writer.order.orderBy]);
+  const held = key === undefined ? undefined : keptOrder(writer.db, key);
+  if (held) return held;
   const [counted] = await writer.db.all(`SELECT count(*) AS n FROM ${PLAN_TABLE}`);
   const count = Number(counted?.['n']);
-  const plan: Plan = {
-    hi: new Uint32Array(count),
-    lo: new Uint32Array(count),
-    from: new Int32Array(count).fill(-1),
-    made: 0,
-    fingerprints: new Set(),
-  };
+  const prints = { hi: new Uint32Array(count), lo: new Uint32Array(count) };
   const result = await writer.db.connection.stream(
     `SELECT (${ROW_HASH} >> 32)::UINTEGER AS hi, (${ROW_HASH} & 4294967295)::UINTEGER AS lo ` +
       `FROM ${PLAN_TABLE} AS ${ORDERED_ROWS} ${writer.order.orderBy}`,
@@ -87,11 +91,30 @@ async function planOf(writer: ReusingWriter, old: RecordIndex | undefined): Prom
     const hiVector = chunk.getColumnVector(0);
     const loVector = chunk.getColumnVector(1);
     for (let row = 0, size = chunk.rowCount; row < size; row++, n++) {
-      plan.hi[n] = hiVector.getItem(row) as number;
-      plan.lo[n] = loVector.getItem(row) as number;
+      prints.hi[n] = hiVector.getItem(row) as number;
+      prints.lo[n] = loVector.getItem(row) as number;
     }
   }
   if (n !== count) throw new Error(`the rows set apart gave ${n} where they counted ${count}`);
+  if (key !== undefined) keepOrder(writer.db, { key, ...prints });
+  return prints;
+}
+
+/** The rows' fingerprints in order, and which of them the last file has. */
+async function planOf(
+  writer: ReusingWriter,
+  old: RecordIndex | undefined,
+  kept: string | undefined,
+): Promise<Plan> {
+  const { hi, lo } = await orderedPrints(writer, kept);
+  const count = hi.length;
+  const plan: Plan = {
+    hi,
+    lo,
+    from: new Int32Array(count).fill(-1),
+    made: 0,
+    fingerprints: new Set(),
+  };
   const lookup = old ? new RecordLookup(old) : undefined;
   for (let i = 0; i < count; i++) {
     const found = lookup ? lookup.find(plan.hi[i]!, plan.lo[i]!) : -1;
@@ -125,7 +148,7 @@ export async function writeReusing(
     const rows = { keyed, keep: keys, columns: writer.columns };
     apart = await setApart(writer.db, rows, writer.params, scratch, writer.data);
     await writer.db.releaseMemory();
-    const plan = await planOf(writer, old);
+    const plan = await planOf(writer, old, apart.kept);
     await letGo(writer.db, apart);
     const count = plan.from.length;
     const index = async (temporary: string, laid: Omit<Laid, 'lengths'>, lengths: Uint32Array) => {

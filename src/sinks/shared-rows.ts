@@ -23,8 +23,16 @@ export interface KeptPlan {
   columns: readonly string[];
 }
 
+/** The fingerprints of a kept plan in an extract's order (their halves), and what ordered them. */
+export interface KeptOrder {
+  key: string;
+  hi: Uint32Array;
+  lo: Uint32Array;
+}
+
 interface Kept {
   plan?: KeptPlan;
+  order?: KeptOrder;
   /** Rows picked by their fingerprints (a temporary table), and what they were read by. */
   rows?: { key: string; table: string; fingerprints: Set<string> };
 }
@@ -83,6 +91,19 @@ export function keepPlan(db: Database, plan: KeptPlan): void {
   const entry = kept.get(db) ?? {};
   if (entry.plan && entry.plan.file !== plan.file) rmSync(entry.plan.file, { force: true });
   entry.plan = plan;
+  kept.set(db, entry);
+}
+
+/** The fingerprints in order kept under `key`, if they are. */
+export function keptOrder(db: Database, key: string): KeptOrder | undefined {
+  const order = kept.get(db)?.order;
+  return order?.key === key ? order : undefined;
+}
+
+/** Keeps the fingerprints of a plan in an extract's order, for the next extract of the same rows and order. */
+export function keepOrder(db: Database, order: KeptOrder): void {
+  const entry = kept.get(db) ?? {};
+  entry.order = order;
   kept.set(db, entry);
 }
 

@@ -11,8 +11,9 @@ import { quotedString, type Database } from '../../duckdb/database.js';
  * 400 MB. Two ids in three million share the bits once in some thousands of
  * nights, which a share of signs gone does not feel.
  */
-async function idPrints(db: Database, from: string): Promise<Float64Array> {
-  const prints: number[] = [];
+async function idPrints(db: Database, from: string, expected: number): Promise<Float64Array> {
+  let prints = new Float64Array(Math.max(expected, 1024));
+  let n = 0;
   const result = await db.connection.stream(
     `SELECT (hash(sign_id) >> 11)::DOUBLE AS p FROM ${from} WHERE sign_id IS NOT NULL`,
   );
@@ -22,10 +23,15 @@ async function idPrints(db: Database, from: string): Promise<Float64Array> {
     chunk = await result.fetchChunk()
   ) {
     const vector = chunk.getColumnVector(0);
-    for (let row = 0, size = chunk.rowCount; row < size; row++)
-      prints.push(vector.getItem(row) as number);
+    const size = chunk.rowCount;
+    if (n + size > prints.length) {
+      const grown = new Float64Array(Math.max(prints.length * 2, n + size));
+      grown.set(prints.subarray(0, n));
+      prints = grown;
+    }
+    for (let row = 0; row < size; row++, n++) prints[n] = vector.getItem(row) as number;
   }
-  return Float64Array.from(prints).sort();
+  return prints.subarray(0, n).sort();
 }
 
 /** How many of `last` (sorted) are not in `now` (sorted). */
@@ -65,8 +71,8 @@ export async function judgeSnapshot(
     before === 0
       ? 0
       : missing(
-          await idPrints(db, 'signs_live'),
-          await idPrints(db, `read_parquet(${quotedString(file)})`),
+          await idPrints(db, 'signs_live', before),
+          await idPrints(db, `read_parquet(${quotedString(file)})`, rows),
         );
   // A share of a handful of signs says nothing: a two-sign selection with one replaced is a day like any.
   if (before === 0 || gone <= maxGone * before || gone <= FEW_GONE) return undefined;
