@@ -187,7 +187,7 @@ export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | und
  * (`snapshot_date=YYYY-MM-DD`), whose folder holds a file: the partition of
  * its latest snapshot. Undefined for another layout.
  */
-function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string | undefined {
+export function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string | undefined {
   if (!dataset.partitioned) return undefined;
   const days = folderNames(dataset.folder)
     .map((name) => /^snapshot_date=(\d{4}-\d{2}-\d{2})$/.exec(name)?.[1])

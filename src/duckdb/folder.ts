@@ -8,6 +8,8 @@ import {
   createDatasetViews,
   createPlaceholderViews,
   discoverDatasets,
+  latestDay,
+  latestSnapshotView,
   type Dataset,
 } from './datasets.js';
 
@@ -39,7 +41,9 @@ export interface OutputFolder {
 }
 
 function signature(dataset: Dataset): string {
-  return JSON.stringify([dataset.folder, dataset.hiveTypes, dataset.partitioned]);
+  // A snapshot of a new date makes the latest snapshot's view anew: it names its date.
+  const latest = latestSnapshotView(dataset) === undefined ? undefined : latestDay(dataset);
+  return JSON.stringify([dataset.folder, dataset.hiveTypes, dataset.partitioned, latest]);
 }
 
 export async function openOutputFolder(

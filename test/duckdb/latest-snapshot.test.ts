@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
 import { createDatasetViews, discoverDatasets } from '../../src/duckdb/datasets.js';
+import { openOutputFolder } from '../../src/duckdb/folder.js';
 import { testDir, writeParquet, duck } from '../helpers/tmp.js';
 
 /** A snapshot of `rows` signs taken at `moment`, in its date's partition. */
@@ -62,5 +63,23 @@ describe('the view of the latest snapshot', () => {
     view = await latestOfView(output);
     expect({ moment: view['moment'], n: view['n'] }).toEqual(await latestOfAll(output));
     expect(view['n']).toBe('4');
+  });
+
+  it('of a folder a run keeps open is made anew when a snapshot of a new date lands', async () => {
+    const output = await testDir();
+    await snapshot(output, '2026-11-20T23:59:00Z', 3);
+    const folder = await openOutputFolder(output);
+    try {
+      const count = async () =>
+        (await folder.db.all(`SELECT count(*) AS n FROM signs_live`))[0]!['n'];
+      expect(await count()).toBe('3');
+      // The next night, past midnight: a snapshot of the next date.
+      await snapshot(output, '2026-11-21T00:10:00Z', 5);
+      await folder.refresh();
+      expect(await count()).toBe('5');
+      expect(await count()).toBe((await latestOfAll(output))['n']);
+    } finally {
+      folder.close();
+    }
   });
 });
