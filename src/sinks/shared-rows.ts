@@ -90,6 +90,8 @@ export function keptPlan(db: Database, key: string): KeptPlan | undefined {
 export function keepPlan(db: Database, plan: KeptPlan): void {
   const entry = kept.get(db) ?? {};
   if (entry.plan && entry.plan.file !== plan.file) rmSync(entry.plan.file, { force: true });
+  // The fingerprints in order of the plan let go of go with it.
+  if (entry.plan?.key !== plan.key) delete entry.order;
   entry.plan = plan;
   kept.set(db, entry);
 }
