@@ -67,8 +67,10 @@ SELECT
     CASE WHEN p.supplementarySigns IS NULL THEN NULL ELSE list_transform(p.supplementarySigns,
         s -> {'sign_code': s.signCode, 'text': s.text, 'opening_hours': s.openingHours, 'external_references': s.externalReferences, 'index': s."index"}) END AS supplementary_signs,
     CASE WHEN p.externalReferences IS NULL THEN NULL ELSE p.externalReferences END AS external_references,
-    CASE WHEN p.conditions IS NULL THEN NULL ELSE list_transform([p.conditions],
-        c -> {'restrictions': CASE WHEN c.restrictions IS NOT NULL THEN {'vehicle_type': c.restrictions.vehicleType, 'category': c.restrictions.category, 'time_validity': c.restrictions.timeValidity, 'emission_class': c.restrictions.emissionClass, 'fuel_type': c.restrictions.fuelType, 'axle_weight': c.restrictions.axleWeight, 'height': c.restrictions.height, 'length': c.restrictions.length, 'weight': c.restrictions.weight, 'width': c.restrictions.width} END, 'exemptions': list_transform(c.exemptions, e -> {'vehicle_type': e.vehicleType, 'category': e.category, 'time_validity': e.timeValidity, 'emission_class': e.emissionClass, 'fuel_type': e.fuelType, 'axle_weight': e.axleWeight, 'height': e.height, 'length': e.length, 'weight': e.weight, 'width': e.width})})[1] END AS conditions,
+    -- The struct made at once (a list of one made and taken apart again costs more).
+    CASE WHEN p.conditions IS NULL THEN NULL ELSE {
+        'restrictions': CASE WHEN p.conditions.restrictions IS NOT NULL THEN {'vehicle_type': p.conditions.restrictions.vehicleType, 'category': p.conditions.restrictions.category, 'time_validity': p.conditions.restrictions.timeValidity, 'emission_class': p.conditions.restrictions.emissionClass, 'fuel_type': p.conditions.restrictions.fuelType, 'axle_weight': p.conditions.restrictions.axleWeight, 'height': p.conditions.restrictions.height, 'length': p.conditions.restrictions.length, 'weight': p.conditions.restrictions.weight, 'width': p.conditions.restrictions.width} END,
+        'exemptions': list_transform(p.conditions.exemptions, e -> {'vehicle_type': e.vehicleType, 'category': e.category, 'time_validity': e.timeValidity, 'emission_class': e.emissionClass, 'fuel_type': e.fuelType, 'axle_weight': e.axleWeight, 'height': e.height, 'length': e.length, 'weight': e.weight, 'width': e.width})} END AS conditions,
     CASE WHEN p.comments IS NULL THEN NULL ELSE p.comments END AS comments,
     properties,
     list_filter([
