@@ -3,7 +3,8 @@
 // 300k, national: the v5 current state (300,000 signs; 3M nationally) served as
 // a file, so that the upstream costs nothing: a signs.live step's client CPU
 // per sign beside its floor, measured in the same run: DuckDB alone typing the
-// same features, one per line, into one zstd Parquet file (bench/live-floor.js).
+// same features, one per line, into one zstd Parquet file (bench/live-floor.js);
+// the medians of ROUNDS runs of each (3 unless set), in turn.
 // api: the step downloading the v5 GeoJSON and the v4 CSV from the simulator
 // at 100k signs and nationally: time, CPU and peak RSS, which should not grow
 // with the download.
@@ -19,6 +20,11 @@ const { liveUrl } = await import('../dist/sources/signs/client.js');
 const { arrayMemberToLines } = await import('../dist/util/json-lines.js');
 
 const only = new Set(process.argv.slice(2));
+/** How many times the step and its floor run, in turn (`ROUNDS=1` for a quick look). */
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+
+/** The item whose `key` is the median of `list` (the lower middle of an even list). */
+const median = (list, key) => [...list].sort((a, b) => key(a) - key(b))[Math.floor((list.length - 1) / 2)];
 const wanted = (name) => only.size === 0 || only.has(name);
 
 const apiPipeline = (api, format) => `name: bench_live
@@ -60,17 +66,26 @@ for (const [name, label, args] of [
   // The floor's input, made apart and not timed: the same features, one per line.
   const lines = join(dir, 'features.jsonl');
   await arrayMemberToLines(file, lines, 'features');
-  const base = await runFloor('live-floor.js', lines, join(dir, 'floor.parquet'));
-  const run = await runPipeline(filePipeline(file), {});
-  const step = run.manifest.steps[0];
+  // One run of each moves by about 15% on a busy 2-core machine: the step and
+  // its floor alternate ROUNDS times, and their medians are compared.
+  const steps = [];
+  const floors = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    floors.push(await runFloor('live-floor.js', lines, join(dir, 'floor.parquet')));
+    const run = await runPipeline(filePipeline(file), {});
+    steps.push(run.manifest.steps[0]);
+  }
+  const step = median(steps, (s) => s.cpu_ms);
+  const base = median(floors, (f) => f.cpu_ms);
   const stepUs = cpuPerRow(step.cpu_ms, step.rows_out);
   const floorUs = cpuPerRow(base.cpu_ms, base.rows);
+  const cpus = (list, key) => list.map((x) => (key(x) / 1000).toFixed(1)).join(', ');
   fileRows.push([
     `${label}, ${mb(bytes)}`,
-    `${step.rows_out.toLocaleString('en')} in ${(step.duration_ms / 1000).toFixed(1)} s, CPU ${(step.cpu_ms / 1000).toFixed(1)} s (${stepUs.toFixed(1)} µs/sign)`,
-    `${base.rows.toLocaleString('en')} in ${(base.ms / 1000).toFixed(1)} s, CPU ${(base.cpu_ms / 1000).toFixed(1)} s (${floorUs.toFixed(1)} µs/sign)`,
+    `${step.rows_out.toLocaleString('en')} in ${(step.duration_ms / 1000).toFixed(1)} s, CPU ${(step.cpu_ms / 1000).toFixed(1)} s (${stepUs.toFixed(1)} µs/sign; ${cpus(steps, (s) => s.cpu_ms)})`,
+    `${base.rows.toLocaleString('en')} in ${(base.ms / 1000).toFixed(1)} s, CPU ${(base.cpu_ms / 1000).toFixed(1)} s (${floorUs.toFixed(1)} µs/sign; ${cpus(floors, (f) => f.cpu_ms)})`,
     `${(stepUs / floorUs).toFixed(1)}x`,
-    mb(step.peak_rss_bytes),
+    mb(Math.max(...steps.map((s) => s.peak_rss_bytes))),
   ]);
   await rm(dir, { recursive: true, force: true });
 }
