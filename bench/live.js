@@ -24,7 +24,8 @@ const only = new Set(process.argv.slice(2));
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 
 /** The item whose `key` is the median of `list` (the lower middle of an even list). */
-const median = (list, key) => [...list].sort((a, b) => key(a) - key(b))[Math.floor((list.length - 1) / 2)];
+const median = (list, key) =>
+  [...list].sort((a, b) => key(a) - key(b))[Math.floor((list.length - 1) / 2)];
 const wanted = (name) => only.size === 0 || only.has(name);
 
 const apiPipeline = (api, format) => `name: bench_live

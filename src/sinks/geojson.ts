@@ -23,6 +23,7 @@ import {
   type GeometryColumns,
 } from './columns.js';
 import type { ExportResult } from './exports.js';
+import { keptPlanRows } from './record-plan.js';
 import { writeReusing, type Laid } from './record-reuse.js';
 import { RecordScanner, scanFile } from './record-scan.js';
 import { makingOf, rowOrder } from './row-order.js';
@@ -73,6 +74,19 @@ async function collect(array: string, target: string): Promise<Laid & { sha256: 
   };
 }
 
+/** The rows of `from` (the source, or a plan of its rows) without a valid position (`valid`). */
+async function unlocated(
+  db: Database,
+  valid: string,
+  from: Pick<ExportSource, 'sql' | 'params'>,
+): Promise<number> {
+  const [counted] = await db.all(
+    `SELECT count(*) FILTER (WHERE NOT coalesce(${valid}, false)) AS unlocated FROM ${from.sql}`,
+    from.params,
+  );
+  return Number(counted?.['unlocated'] ?? 0);
+}
+
 export async function exportGeoJson(
   db: Database,
   source: ExportSource,
@@ -97,11 +111,6 @@ export async function exportGeoJson(
       `COPY (${features(from)}) TO ${quotedString(target)} (FORMAT json, ARRAY true)`,
       params,
     );
-  const [counted] = await db.all(
-    `SELECT count(*) FILTER (WHERE NOT coalesce(${valid}, false)) AS unlocated FROM ${source.sql}`,
-    source.params,
-  );
-  const withoutGeometry = Number(counted?.['unlocated'] ?? 0);
   const whole = async (from: string, temporary: string) => {
     const array = `${temporary}.features`;
     try {
@@ -133,8 +142,13 @@ export async function exportGeoJson(
         };
       },
     });
+    // The plan of these rows the write kept holds their position: a narrow file read, not the source.
+    const position = [geometry.longitude, geometry.latitude].map(quotedIdentifier);
+    const plan = keptPlanRows(db, { ...order, columns }, position, source.params, source.data);
+    const withoutGeometry = await unlocated(db, valid, plan ? { sql: plan, params: {} } : source);
     return { rows: reused.rows, withoutGeometry, sha256: reused.sha256, reused: reused.reused };
   }
+  const withoutGeometry = await unlocated(db, valid, source);
   return writeThrough(path, scratch, async (temporary) => {
     const { rows, sha256 } = await whole(source.sql, temporary);
     return { rows, withoutGeometry, sha256 };

@@ -107,6 +107,30 @@ export async function setApart(
   return key === undefined ? { table: false, file: plan.file } : { table: false, kept: key };
 }
 
+/**
+ * The plan of `keyed` kept for the run's next extracts (shared-rows.ts) as a
+ * FROM item of the columns `names` (quoted names of `columns`), as they were,
+ * and the fingerprint (ROW_HASH): every row of the source, read from the
+ * narrow staging file rather than the source. Undefined when no plan of these rows is kept, or it lacks a column.
+ */
+export function keptPlanRows(
+  db: Database,
+  rows: { keyed: string; columns: readonly Column[] },
+  names: readonly string[],
+  params: ExportSource['params'],
+  data: string | undefined,
+): string | undefined {
+  const plan = data === undefined ? undefined : keptPlan(db, readingKey(data, rows.keyed, params));
+  if (plan === undefined || !names.every((name) => plan.columns.includes(name))) return undefined;
+  const back = names.map((name) => {
+    const column = rows.columns.find((c) => quotedIdentifier(c.name) === name);
+    const way = column && staging(column);
+    return way && `${way.back} AS ${name}`;
+  });
+  if (back.some((b) => b === undefined)) return undefined;
+  return `(SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(plan.file)}))`;
+}
+
 /** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */
 export async function letGo(db: Database, apart: Apart | undefined): Promise<void> {
   if (apart === undefined) return;

@@ -24,7 +24,7 @@ import { writeThrough } from '../util/fs.js';
 import type { Column, ExportSource } from './columns.js';
 import { RecordLookup, readIndex, writeIndex, type RecordIndex } from './record-index.js';
 import { splice, type Laid } from './record-splice.js';
-import { PLAN_TABLE, letGo, setApart, type Apart } from './record-plan.js';
+import { PLAN_TABLE, keptPlanRows, letGo, setApart, type Apart } from './record-plan.js';
 import { keepOrder, keptOrder, sharedRows } from './shared-rows.js';
 
 export type { Laid } from './record-splice.js';
@@ -206,10 +206,21 @@ async function patch(
   }
 }
 
-/** The rows to make (by their fingerprints), as a FROM item named as the keyed rows are. */
+/**
+ * The rows to make (by their fingerprints), as a FROM item named as the keyed
+ * rows are. Where the plan of these rows is kept and the order has one key,
+ * the source is read for the keys of those rows alone (the plan has them),
+ * so that only their fingerprints are made, not every row's. (A key the plan
+ * did not give back as it was would leave a row unmade: patch then finds
+ * fewer rows than the plan says and the file is written whole.)
+ */
 function madeRows(writer: ReusingWriter, fingerprints: string[]): Promise<string> | string {
-  const { keyed, rows } = writer.order;
-  if (writer.data === undefined || fingerprints.length === 0)
+  const { db, data, params } = writer;
+  const { keyed, rows, keys, narrowed } = writer.order;
+  if (data === undefined || fingerprints.length === 0)
     return `${keyed} WHERE ${withFingerprints(fingerprints)}`;
-  return sharedRows(writer.db, writer.data, rows, fingerprints, writer.params);
+  const plan = narrowed && keptPlanRows(db, { keyed, columns: writer.columns }, keys, params, data);
+  const read =
+    plan && narrowed(`(SELECT ${keys[0]!} FROM ${plan} WHERE ${withFingerprints(fingerprints)})`);
+  return sharedRows(db, data, rows, fingerprints, params, read);
 }

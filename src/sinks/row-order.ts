@@ -31,6 +31,13 @@ export interface RowOrder {
   orderBy: string;
   /** The columns of the order (quoted), which ROWS names too. */
   keys: string[];
+  /**
+   * The rows as `rows` has them, of those whose one key is among the values
+   * `keys` (a parenthesised query of one column) or NULL: read from the
+   * source with a filter its scan applies before any fingerprint is made.
+   * Undefined for an order of several columns.
+   */
+  narrowed?: (keys: string) => string;
 }
 
 /**
@@ -203,11 +210,19 @@ export async function rowOrder(
   const unordered = await deparse(db, parsed);
   if (unordered === undefined) return undefined;
   const rows = keyedRows(`(${unordered})`, columns);
+  const [key] = names;
   return {
     keyed: `${rows} AS ${ROWS}`,
     rows,
     orderBy: `ORDER BY ${[...keys, `${ROWS}.${ROW_HASH}`].join(', ')}`,
     keys: names,
+    ...(names.length === 1 && {
+      narrowed: (values: string) =>
+        keyedRows(
+          `(SELECT * FROM (${unordered}) WHERE ${key} IN ${values} OR ${key} IS NULL)`,
+          columns,
+        ),
+    }),
   };
 }
 

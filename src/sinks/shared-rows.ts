@@ -112,8 +112,9 @@ export function keepOrder(db: Database, order: KeptOrder): void {
 /**
  * The rows of `keyed` (a FROM item named `alias`, with ROW_HASH) whose
  * fingerprints are `fingerprints`, as a FROM item of the same name: from the
- * rows kept under `key` when they hold them all, else read from `keyed` and
- * kept (a temporary table: they are a few of the source's).
+ * rows kept under `key` when they hold them all, else read from `read` (the
+ * same rows, or some of them that hold these fingerprints: `keyed` unless
+ * given) and kept (a temporary table: they are a few of the source's).
  */
 export async function rowsByFingerprint(
   db: Database,
@@ -122,13 +123,14 @@ export async function rowsByFingerprint(
   alias: string,
   fingerprints: readonly string[],
   params: ExportSource['params'],
+  read = keyed,
 ): Promise<string> {
   const entry = kept.get(db) ?? {};
   const wanted = withFingerprints(fingerprints);
   const held = entry.rows;
   if (!(held?.key === key && fingerprints.every((f) => held.fingerprints.has(f)))) {
     await db.run(
-      `CREATE OR REPLACE TEMP TABLE ${ROWS_TABLE} AS SELECT * FROM ${keyed} WHERE ${wanted}`,
+      `CREATE OR REPLACE TEMP TABLE ${ROWS_TABLE} AS SELECT * FROM ${read} WHERE ${wanted}`,
       params,
     );
     entry.rows = { key, table: ROWS_TABLE, fingerprints: new Set(fingerprints) };
@@ -148,7 +150,8 @@ export function letGoKept(db: Database): void {
  * The rows of `keyed` (the keyed rows of a source, unnamed, with ROW_HASH)
  * whose fingerprints are `fingerprints`, named as the keyed rows are
  * (ORDERED_ROWS), and kept for the next extract of the same rows while the
- * data's print is `data`.
+ * data's print is `data`; read from `read` (some of those rows that hold
+ * these fingerprints) when given.
  */
 export function sharedRows(
   db: Database,
@@ -156,7 +159,8 @@ export function sharedRows(
   keyed: string,
   fingerprints: readonly string[],
   params: ExportSource['params'],
+  read = keyed,
 ): Promise<string> {
   const key = readingKey(data, 'rows', keyed, params);
-  return rowsByFingerprint(db, key, keyed, ORDERED_ROWS, fingerprints, params);
+  return rowsByFingerprint(db, key, keyed, ORDERED_ROWS, fingerprints, params, read);
 }

@@ -142,6 +142,51 @@ describe('extracts written from the last night', () => {
     expect(await extracts(nightly)).toEqual(await extracts(once));
   });
 
+  it('count the features without a valid position from the plan the CSV kept, and read the changed rows by their key', async () => {
+    const placed = `name: p
+steps:
+  - { id: csv, kind: export, options: { query: "SELECT * FROM spots ORDER BY id", path: exports/spots.csv } }
+  - { id: geojson, kind: export, options: { query: "SELECT * FROM spots ORDER BY id", path: exports/spots.geojson, geometry: { id: id } } }
+`;
+    // A tenth of the rows out of WGS 84, and a row without a key; on the second night that row and one other renamed.
+    const spots = (
+      n: number,
+    ) => `SELECT i AS id, 'name ' || i || ${n === 2 ? "CASE WHEN i = 4 THEN '!' ELSE '' END" : "''"} AS name,
+        CASE WHEN i % 10 = 3 THEN 200.0 ELSE 4.0 + i / 1000 END AS longitude, 52.0 + i / 1000 AS latitude,
+        ('POINT (' || (4.0 + i / 1000) || ' ' || (52.0 + i / 1000) || ')')::GEOMETRY AS geometry
+      FROM range(100) t(i)
+      UNION ALL SELECT NULL, 'nameless${n === 2 ? '!' : ''}', 4.5, 52.5, 'POINT (4.5 52.5)'::GEOMETRY`;
+    const runNight = async (dir: string, n: number) => {
+      await writeParquet(join(dir, 'output', 'spots', 'part-0.parquet'), spots(n));
+      const run = await runDefinition(dir, placed);
+      expect(run.failure?.message).toBeUndefined();
+      const { manifest } = await readManifest(run.output);
+      const steps = manifest.pipelines['p']!.steps;
+      const warnings = run.logger.events.filter((e) => e.event === 'export.no_geometry');
+      return {
+        reused: Object.fromEntries(steps.map((s) => [s.id, s.notes?.['records_reused']])),
+        warnings: warnings.map((e) => e.message),
+      };
+    };
+    const nightly = await testDir();
+    const want = [
+      '10 of 101 features in exports/spots.geojson have no valid position (geometry null)',
+    ];
+    expect(await runNight(nightly, 1)).toEqual({ reused: { csv: 0, geojson: 0 }, warnings: want });
+    // Written from the last night's files: the changed rows read by their keys (the one
+    // without a key too), the positions counted from the plan the CSV set apart.
+    expect(await runNight(nightly, 2)).toEqual({
+      reused: { csv: 99, geojson: 99 },
+      warnings: want,
+    });
+    const once = await testDir();
+    await runNight(once, 2);
+    for (const file of ['spots.csv', 'spots.geojson'])
+      expect(await sha256(join(nightly, 'output/exports', file))).toBe(
+        await sha256(join(once, 'output/exports', file)),
+      );
+  });
+
   it('pass columns that Parquet would change (HUGEINT, INTERVAL, TIMETZ, ENUM, GEOMETRY) through unchanged, nested ones too', async () => {
     const nightly = await testDir();
     const once = await testDir();

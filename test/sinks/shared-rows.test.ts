@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
 import { describe as describeColumns } from '../../src/sinks/columns.js';
-import { PLAN_TABLE, letGo, setApart } from '../../src/sinks/record-plan.js';
+import { PLAN_TABLE, keptPlanRows, letGo, setApart } from '../../src/sinks/record-plan.js';
 import { ORDERED_ROWS, ROW_HASH } from '../../src/sinks/row-order.js';
 import { dataPrint, letGoKept, rowsByFingerprint } from '../../src/sinks/shared-rows.js';
 import { testDir, writeParquet } from '../helpers/tmp.js';
@@ -144,5 +144,37 @@ describe('keys and fingerprints set apart', () => {
     const names = await db.all(`SELECT column_name FROM (DESCRIBE ${PLAN_TABLE})`);
     await letGo(db, apart);
     expect(names.map((r) => r['column_name'])).toEqual(['id', ROW_HASH]);
+  });
+
+  it('give a later extract of the same rows their positions from the plan, not from the source', async () => {
+    const scratch = await testDir();
+    await db.run(
+      `CREATE TABLE spots AS SELECT i AS id, CASE WHEN i = 2 THEN 200 ELSE 4.0 + i / 10 END AS longitude, ` +
+        `52.0 + i / 10 AS latitude, 'POINT (4 52)'::GEOMETRY AS geometry FROM range(4) t(i)`,
+    );
+    const columns = await describeColumns(db, { sql: 'spots', params: {} });
+    const keyed = `(SELECT *, hash(id, longitude, latitude) AS ${ROW_HASH} FROM spots) AS ${ORDERED_ROWS}`;
+    const apart = await setApart(db, { keyed, keep: ['"id"'], columns }, {}, scratch, 'print-5');
+    await letGo(db, apart);
+    const position = ['"longitude"', '"latitude"'];
+    const rows = { keyed, columns };
+    // The source changes under the same print (which the data's print forbids): the plan is what is read.
+    await db.run(`UPDATE spots SET longitude = 4`);
+    const plan = keptPlanRows(db, rows, position, {}, 'print-5');
+    expect(plan).toBeDefined();
+    const read = await db.all(`SELECT longitude, latitude FROM ${plan!} ORDER BY latitude`);
+    expect(read.map((r) => [r['longitude'], r['latitude']])).toEqual([
+      [4, 52],
+      [4.1, 52.1],
+      [200, 52.2],
+      [4.3, 52.3],
+    ]);
+    // Another print, another statement, or a column the plan does not hold: none.
+    expect(keptPlanRows(db, rows, position, {}, 'print-6')).toBeUndefined();
+    expect(
+      keptPlanRows(db, { keyed: `${keyed} WHERE true`, columns }, position, {}, 'print-5'),
+    ).toBeUndefined();
+    expect(keptPlanRows(db, rows, ['"geometry"'], {}, 'print-5')).toBeUndefined();
+    expect(keptPlanRows(db, rows, position, {}, undefined)).toBeUndefined();
   });
 });
