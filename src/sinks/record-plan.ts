@@ -111,7 +111,8 @@ export async function setApart(
  * The plan of `keyed` kept for the run's next extracts (shared-rows.ts) as a
  * FROM item of the columns `names` (quoted names of `columns`), as they were,
  * and the fingerprint (ROW_HASH): every row of the source, read from the
- * narrow staging file rather than the source. Undefined when no plan of these rows is kept, or it lacks a column.
+ * narrow staging file rather than the source. Undefined when no plan of these
+ * rows is kept, or it lacks a column.
  */
 export function keptPlanRows(
   db: Database,
