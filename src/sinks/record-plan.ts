@@ -37,6 +37,26 @@ function staging(column: Column): { out: string; back: string } | undefined {
   return { out: NOT_KEPT.test(type) ? `${name}::VARCHAR` : name, back: `CAST(${name} AS ${type})` };
 }
 
+/** How the column `name` (quoted) of `columns` goes into a staging file and back (`staging`). */
+function stagingOf(columns: readonly Column[], name: string) {
+  const column = columns.find((c) => quotedIdentifier(c.name) === name);
+  return column && staging(column);
+}
+
+/**
+ * The SELECT that reads `names` (quoted names of `columns`) and the
+ * fingerprint back from the staging file `file` as they were; undefined when
+ * a column cannot pass through one.
+ */
+function readBack(file: string, columns: readonly Column[], names: readonly string[]) {
+  const back = names.map((name) => {
+    const way = stagingOf(columns, name);
+    return way && `${way.back} AS ${name}`;
+  });
+  if (back.some((b) => b === undefined)) return undefined;
+  return `SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(file)})`;
+}
+
 /** Rows set apart: the view over a staging file, or a temporary table; the file to remove, if it is this write's. */
 export interface Apart {
   table: boolean;
@@ -72,10 +92,7 @@ export async function setApart(
   scratch: string,
   data?: string,
 ): Promise<Apart> {
-  const wayOf = (name: string) => {
-    const column = rows.columns.find((c) => quotedIdentifier(c.name) === name);
-    return column && staging(column);
-  };
+  const wayOf = (name: string) => stagingOf(rows.columns, name);
   if (rows.keep.some((name) => !wayOf(name))) {
     await db.run(
       `CREATE OR REPLACE TEMP TABLE ${PLAN_TABLE} AS SELECT ${[...rows.keep, ROW_HASH].join(', ')} FROM ${rows.keyed}`,
@@ -99,9 +116,8 @@ export async function setApart(
     plan = { key: key ?? '', file, columns };
     if (key !== undefined) keepPlan(db, plan);
   }
-  const back = plan.columns.map((name) => `${wayOf(name)!.back} AS ${name}`);
   await db.run(
-    `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(plan.file)})`,
+    `CREATE OR REPLACE TEMP VIEW ${PLAN_TABLE} AS ${readBack(plan.file, rows.columns, plan.columns)!}`,
   );
   // A file kept for the next extract is the kept one's to remove (shared-rows.ts).
   return key === undefined ? { table: false, file: plan.file } : { table: false, kept: key };
@@ -123,13 +139,8 @@ export function keptPlanRows(
 ): string | undefined {
   const plan = data === undefined ? undefined : keptPlan(db, readingKey(data, rows.keyed, params));
   if (plan === undefined || !names.every((name) => plan.columns.includes(name))) return undefined;
-  const back = names.map((name) => {
-    const column = rows.columns.find((c) => quotedIdentifier(c.name) === name);
-    const way = column && staging(column);
-    return way && `${way.back} AS ${name}`;
-  });
-  if (back.some((b) => b === undefined)) return undefined;
-  return `(SELECT ${[...back, ROW_HASH].join(', ')} FROM read_parquet(${quotedString(plan.file)}))`;
+  const read = readBack(plan.file, rows.columns, names);
+  return read && `(${read})`;
 }
 
 /** Drops the rows set apart (`setApart`: the view and its file, or the table), and gives DuckDB's memory back. */
