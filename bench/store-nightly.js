@@ -4,6 +4,8 @@
 //
 //   node bench/store-nightly.js [locations]     (default 200 bicycle locations)
 //
+// LOGS=folder keeps each night's log there (JSON lines), to time its phases.
+//
 // Two folders are filled on disk with pipelines/bicycle.yaml (2025-10-01 .. 2026-10-01,
 // and 2026-09-01 .. 2026-10-01) and put into the bucket as road-etl puts a folder
 // (src/store/sync.ts). Then the same five nights (2026-10-01 .. 2026-10-06) run on each
@@ -11,10 +13,14 @@
 // system of the road-etl process) and bytes transferred (fetched at the start, fetched when
 // read, put back) are compared.
 //
-// Nights are a day apart in production, each on a fresh worker; here they share one disk,
-// and ext4 makes a file slowly for a minute after thousands were removed (it skips inodes
-// removed in the last 60 s: recently_deleted() in fs/ext4/ialloc.c), as each night removes
-// its local copy. So the disk is given NIGHT_GAP seconds (default 65) before each night.
+// Nights are a day apart in production, each on a fresh worker; here they share one disk.
+// An ext4 without a journal makes a file slowly for one to six minutes after thousands were
+// removed (it skips inodes removed in the last 60 s, 360 s while their table is not written
+// back: recently_deleted() in fs/ext4/ialloc.c, only where s_journal is NULL), as each night
+// removes its local copy. SCRATCH (default: the system's temporary folder) is where the
+// bucket and each night's TMPDIR go: a journaled ext4 (mkfs.ext4's default, that of CI
+// runners) or a tmpfs has no such wait. The disk is given NIGHT_GAP seconds (default 65)
+// before each night.
 import { execFileSync, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
@@ -39,6 +45,7 @@ const { openStore } = await import('../dist/store/open.js');
 const { putFolder } = await import('../dist/store/put-folder.js');
 
 const locations = Number(process.argv[2] ?? 200);
+const scratch = process.env.SCRATCH ?? tmpdir();
 const yaml = (await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8')).replace(
   /^# yaml-language-server.*\n/,
   '',
@@ -54,7 +61,7 @@ const simulator = await startSimulator([
   '--seed', '3', '--locations', String(locations), '--now', '2026-11-01T00:00:00Z',
   '--max-locations', '100', '--max-period-days', '62',
 ]); // prettier-ignore
-const served = await mkdtemp(join(tmpdir(), 'road-etl-s3rver-'));
+const served = await mkdtemp(join(scratch, 'road-etl-s3rver-'));
 const s3 = new S3rver({
   port: 0,
   address: '127.0.0.1',
@@ -72,7 +79,7 @@ const aws = {
 
 /** One night to `url` in a fresh TMPDIR: wall time, client CPU and bytes from its log. */
 async function night(url, start, end) {
-  const home = await mkdtemp(join(tmpdir(), 'road-etl-worker-'));
+  const home = await mkdtemp(join(scratch, 'road-etl-worker-'));
   const file = join(home, 'p.yaml');
   await writeFile(file, definition);
   const began = performance.now();
@@ -89,6 +96,11 @@ async function night(url, start, end) {
   const [code] = await once(child, 'exit');
   const ms = performance.now() - began;
   await rm(home, { recursive: true, force: true });
+  if (process.env.LOGS)
+    await writeFile(
+      join(process.env.LOGS, `${url.split('/').at(-1)}-${start.slice(0, 10)}.log`),
+      stderr,
+    );
   if (code !== 0) throw new Error(`road-etl exited ${code}: ${stderr.slice(-2000)}`);
   const events = stderr
     .split('\n')
@@ -132,7 +144,11 @@ try {
     const end = `2026-10-${String(Number(day) + 1).padStart(2, '0')}T00:00:00Z`;
     for (const name of ['year', 'month']) {
       await settle();
-      nights[name].push(await night(`s3://bench/${name}`, start, end));
+      const one = await night(`s3://bench/${name}`, start, end);
+      nights[name].push(one);
+      console.log(
+        `  ${start.slice(0, 10)} after ${name === 'year' ? '12 months' : '1 month'}: wall ${(one.ms / 1000).toFixed(2)} s, client CPU ${(one.cpu / 1000).toFixed(2)} s`,
+      );
     }
   }
   const of = (name, key) => median(nights[name].map((n) => n[key]));

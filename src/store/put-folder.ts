@@ -81,6 +81,24 @@ export async function putFolder(
     );
     if ((await onDemand.settle(stats)) > 0) files = localFiles(local);
   }
+  // Placeholders are never put: they go while the put uploads.
+  const discarding = onDemand?.discard();
+  try {
+    return await putListed(store, local, files, previous, passed, listed);
+  } finally {
+    await discarding;
+  }
+}
+
+/** putFolder once the local folder is listed (`files`). */
+async function putListed(
+  store: ObjectStore,
+  local: string,
+  files: Map<string, LocalFile>,
+  previous: Commit | undefined,
+  passed: (phase: 'uploaded' | 'committed') => void,
+  listed: readonly string[] | undefined,
+): Promise<Put> {
   const commit: Commit = {
     version: 1,
     committed_at: new Date().toISOString(),

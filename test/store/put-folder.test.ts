@@ -76,6 +76,29 @@ describe('a folder in an object store, put and fetched again', () => {
     ]);
   });
 
+  it('removes the placeholders left while it puts, and its commit still names their objects', async () => {
+    const store = await committed();
+    const local = join(await testDir(), 'night');
+    const remote = new RemoteFiles(store, local);
+    try {
+      const fetched = await fetchFolder(store, local, remote);
+      expect(remote.waiting).toEqual(['d/day=2026-10-02/data.parquet']);
+      await write(local, { 'd/day=2026-10-03/data.parquet': 'day three' });
+      await putFolder(store, local, fetched.commit, undefined, remote, fetched.listed);
+      // Day two, never read, is gone from the local copy with its partition folder.
+      await expect(stat(join(local, 'd/day=2026-10-02'))).rejects.toThrow(/ENOENT/);
+      expect(await readFile(join(local, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe(
+        'day three',
+      );
+    } finally {
+      remote.close();
+    }
+    const again = join(await testDir(), 'next');
+    await fetchFolder(store, again);
+    expect(await readFile(join(again, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
+    expect(await readFile(join(again, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe('day three');
+  });
+
   it('after a put killed half-way: what it uploaded over the commit is fetched as rewritten, what it added is removed by the next put', async () => {
     const store = await committed();
     const before = await readCommit(store);
