@@ -38,6 +38,16 @@ export class UpstreamChangedError extends InputError {
   override name = 'UpstreamChangedError';
 }
 
+/**
+ * Bad configuration found when a service is first asked: an output bucket or
+ * container that does not exist, credentials a store or the NDW login refuse,
+ * credentials missing. Exit 2 (a scheduler's retry cannot help), nothing
+ * written; the message says what to set.
+ */
+export class ConfigurationError extends InputError {
+  override name = 'ConfigurationError';
+}
+
 /** A command-line mistake (unknown flag, missing argument): exit 2, with a pointer to --help. */
 export class UsageError extends InputError {
   override name = 'UsageError';

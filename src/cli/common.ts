@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
 import { InputError } from '../errors.js';
-import { azureLocation, s3Location } from '../store/open.js';
+import { storeLocation } from '../store/open.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
 import { buildPipeline, type Pipeline } from '../pipeline/build.js';
 import { StateStore } from '../pipeline/state.js';
@@ -70,8 +70,11 @@ function parseParamArgs(values: readonly string[]): Record<string, string> {
   return params;
 }
 
-/** A URL (`s3://bucket/prefix`, `https://...`), not a path: `<scheme>://`. */
-const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\//i;
+/**
+ * A URL (`s3://bucket/prefix`, `https://...`, `s3:/bucket`), not a path: a
+ * scheme of two letters or more and a colon (`C:` stays a drive).
+ */
+const URL_LIKE = /^([a-z][a-z0-9+.-]+):/i;
 
 /**
  * What --output names: a local folder (a path, or file://), or a folder in an
@@ -91,15 +94,11 @@ export function outputTarget(
       throw new InputError(`--output: ${args.output}: ${(error as Error).message}`);
     }
   }
-  if (scheme === 's3' || scheme === 'az') {
-    // A bucket or container name the store would refuse is bad input.
-    if (scheme === 's3') s3Location(args.output);
-    else azureLocation(args.output);
-    return { kind: 'store', url: args.output };
-  }
+  // A store URL not of its form (no bucket, a query string) is bad input.
+  if (storeLocation(args.output)) return { kind: 'store', url: args.output };
   if (scheme !== undefined)
     throw new InputError(
-      `--output: ${args.output} is a ${scheme}:// URL, and road-etl writes a local folder (a path, or file://) or an object store (s3://BUCKET/PREFIX, az://CONTAINER/PREFIX)`,
+      `--output: ${args.output} is a ${scheme}: URL, and road-etl writes a local folder (a path, or file://) or an object store (s3://BUCKET/PREFIX, az://CONTAINER/PREFIX); a local folder whose name has a colon is given as ./${args.output}`,
     );
   return { kind: 'local', folder: resolve(args.output) };
 }

@@ -7,7 +7,7 @@ import { stageAhead, type StagedAhead } from '../pipeline/stage-ahead.js';
 import { openStore } from '../store/open.js';
 import { RemoteFiles } from '../store/remote-files.js';
 import type { HeldLock, ObjectStore } from '../store/store.js';
-import { fetchFolder } from '../store/sync.js';
+import { assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
 import { commaList, loggerFor, pipelineFromArgs } from './common.js';
 import type { CliIo } from './io.js';
@@ -48,6 +48,8 @@ export async function runInStore(
     await onSignals(controller, logger, async () => {
       const first = await pipelineFromArgs(args, local, io);
       named(first.name);
+      // Someone else's objects there: refused before the lock is taken, nothing written.
+      await assertOwnFolder(store);
       const held = await lockWaiting(store, first.name, {
         seconds: args['wait-for-lock'] ?? 0,
         logger,
@@ -121,14 +123,7 @@ async function inStore(
     store: {
       url: taken.url,
       put: async () => {
-        const put = await putFolder(
-          store,
-          local,
-          fetched.commit,
-          undefined,
-          remote,
-          fetched.listed,
-        );
+        const put = await putFolder(store, local, fetched, { onDemand: remote });
         logger.log(
           'info',
           'store.fetched',

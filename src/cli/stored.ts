@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
-import { fetchFolder } from '../store/sync.js';
+import { assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
@@ -31,15 +31,17 @@ export async function withOutputFolder<T>(
   if (target.kind === 'local') return work({ folder: target.folder, shown: (path) => path });
   const store = openStore(target.url, io.env);
   const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
-  const held = writes ? await store.lock(writes.lock) : undefined;
+  let held: Awaited<ReturnType<typeof store.lock>> | undefined;
   try {
-    const { commit } = await fetchFolder(store, local);
+    await assertOwnFolder(store);
+    held = writes ? await store.lock(writes.lock) : undefined;
+    const fetched = await fetchFolder(store, local);
     const result = await work({
       folder: local,
       shown: (path) =>
         `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
     });
-    if (writes) await putFolder(store, local, commit);
+    if (writes) await putFolder(store, local, fetched);
     return result;
   } finally {
     await held?.release();

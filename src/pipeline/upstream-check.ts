@@ -8,7 +8,8 @@
  * trouble (exit 1, nothing written); one that cannot be asked for another reason
  * (no network to it yet, say) is no proof of anything: the run goes on, and meets it.
  */
-import { UpstreamChangedError, UpstreamError } from '../errors.js';
+import { ConfigurationError, UpstreamChangedError, UpstreamError } from '../errors.js';
+import { TokenSource } from '../sources/bicycle/auth.js';
 import type { Logger } from '../log.js';
 import type {
   PlanContext,
@@ -16,7 +17,7 @@ import type {
   Upstream,
   UpstreamCheckContext,
 } from '../steps/step-kind.js';
-import { HttpClients } from '../http/options.js';
+import { HttpClients, type RequestOptions } from '../http/options.js';
 import type { PipelineStep } from './build.js';
 import type { StateStore, StepState } from './state.js';
 
@@ -49,6 +50,7 @@ export async function checkUpstreams(
   const problems: { step: string; reason: string }[] = [];
   const clients = new HttpClients(context.log);
   try {
+    await loginFirst(steps, context, clients);
     for (const step of steps) {
       const reason = await checkStep(step, { ...context, once, http: clients.make });
       if (reason) problems.push({ step: step.id, reason });
@@ -64,6 +66,30 @@ export async function checkUpstreams(
       `A run does not continue from another upstream's data. Start over with --reset ${steps_} (their data is removed first), or write to another --output. ` +
       `If it is the same service all the same (its ids renumbered, a copy you mean to follow), keep the landed data and go on with --accept-upstream ${steps_}.`,
   );
+}
+
+/**
+ * Logs in to the bicycle API once before the run takes the folder, when a
+ * step will ask it: credentials the login refuses are bad configuration
+ * (exit 2, nothing written), not a failed night for a scheduler to retry.
+ * Trouble that passes is left for the step to meet.
+ */
+async function loginFirst(
+  steps: readonly PipelineStep[],
+  context: CheckScope,
+  clients: HttpClients,
+): Promise<void> {
+  const upstream = context.upstream.bicycle;
+  const step = steps.find(
+    (s) => s.kind.source === 'bicycle' && (s.kind.asksUpstream?.(s.options) ?? true),
+  );
+  if (!upstream || !step) return;
+  try {
+    const http = clients.make(step.options as RequestOptions);
+    await new TokenSource(http, upstream).accessToken(context.signal);
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
+  }
 }
 
 /** Why `step`'s upstream no longer serves the folder's data; undefined when it does or cannot say. */
@@ -101,6 +127,8 @@ async function checkStep(
   try {
     return await hooks.check(step.options, checking, record.upstream);
   } catch (error) {
+    // Refused credentials are bad configuration: exit 2, nothing written.
+    if (error instanceof ConfigurationError) throw error;
     // A service that fails the question, or answers it with nothing, is in trouble: exit 1, nothing written.
     if (error instanceof UpstreamError) {
       context.log.log(

@@ -14,7 +14,7 @@ import {
   StorageSharedKeyCredential,
   type ContainerClient,
 } from '@azure/storage-blob';
-import { InputError, RunError } from '../errors.js';
+import { ConfigurationError, InputError, RunError, type RoadEtlError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
@@ -40,7 +40,7 @@ export function azureContainer(env: NodeJS.ProcessEnv, container: string): Conta
   const account = env['AZURE_STORAGE_ACCOUNT'];
   const key = env['AZURE_STORAGE_KEY'];
   if (!account || !key)
-    throw new InputError(
+    throw new ConfigurationError(
       '--output az://...: set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY',
     );
   const endpoint = env['AZURE_STORAGE_BLOB_ENDPOINT'] ?? `https://${account}.blob.core.windows.net`;
@@ -52,6 +52,17 @@ export function azureContainer(env: NodeJS.ProcessEnv, container: string): Conta
 
 function statusOf(error: unknown): number | undefined {
   return error instanceof RestError ? error.statusCode : undefined;
+}
+
+/** What to fix, when an Azure error says the configuration is wrong (not trouble that passes). */
+function configurationFault(error: unknown): string | undefined {
+  const code = error instanceof RestError ? error.code : undefined;
+  if (code === 'ContainerNotFound')
+    return 'the container does not exist: create it, or correct the container in --output';
+  if (code === 'AccountIsDisabled') return 'the storage account is disabled';
+  if (statusOf(error) === 403)
+    return 'the store refuses the credentials (403): check AZURE_STORAGE_CONNECTION_STRING (or AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY) and their rights on the container';
+  return undefined;
 }
 
 export class AzureStore implements ObjectStore {
@@ -71,13 +82,15 @@ export class AzureStore implements ObjectStore {
     return this.#container.getBlockBlobClient(this.#prefix + key);
   }
 
-  #trouble(what: string, key: string, error: unknown): RunError {
+  /** Storage trouble as the run reports it; a fault of configuration as bad configuration (exit 2). */
+  #trouble(what: string, key: string, error: unknown): RoadEtlError {
     const status = statusOf(error);
     const code = error instanceof RestError && error.code ? error.code : (error as Error).name;
-    return new RunError(
-      `${what} ${this.url}${key}: ${code}${status ? ` (status ${status})` : ''}: ${(error as Error).message.split('\n')[0]}`,
-      { cause: error },
-    );
+    const text = `${what} ${this.url}${key}: ${code}${status ? ` (status ${status})` : ''}: ${(error as Error).message.split('\n')[0]}`;
+    const fix = configurationFault(error);
+    if (fix)
+      return new ConfigurationError(`--output ${this.url}: ${fix} (${text})`, { cause: error });
+    return new RunError(text, { cause: error });
   }
 
   async list(prefix = ''): Promise<StoredObject[]> {
@@ -107,7 +120,8 @@ export class AzureStore implements ObjectStore {
         for await (const chunk of got.readableStreamBody ?? []) chunks.push(chunk as Buffer);
         return { data: Buffer.concat(chunks), version: got.etag ?? '' };
       } catch (error) {
-        if (statusOf(error) === 404) return undefined;
+        // No such blob; a missing container (also 404) is bad configuration.
+        if (statusOf(error) === 404 && configurationFault(error) === undefined) return undefined;
         if (statusOf(error) === 412 && attempt < READ_ATTEMPTS) continue;
         throw this.#trouble('Cannot read', key, error);
       }

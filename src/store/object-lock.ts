@@ -35,10 +35,14 @@ export interface ConditionalWrites {
 /** Whether the store refuses a second create of one key: a probe object, written twice, then removed. */
 export async function probeGuarantee(store: ConditionalWrites): Promise<LockGuarantee> {
   const probe = `.state/probe-${randomUUID()}`;
-  await store.putIf(probe, 'probe');
-  const second = await store.putIf(probe, 'probe');
-  await store.remove([probe]);
-  return second === undefined ? 'enforced' : 'advisory';
+  try {
+    await store.putIf(probe, 'probe');
+    const second = await store.putIf(probe, 'probe');
+    return second === undefined ? 'enforced' : 'advisory';
+  } finally {
+    // (one a killed run left is removed by the next put: sync.ts)
+    await store.remove([probe]);
+  }
 }
 
 type LockBody = LockOwner & { expires_at: string };

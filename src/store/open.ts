@@ -11,26 +11,56 @@ import { S3Store } from './s3-store.js';
 import { AzureStore, azureContainer } from './azure-store.js';
 import type { ObjectStore } from './store.js';
 
+/** A store URL's parts: its scheme, its bucket or container, and the prefix (with a trailing `/`, or ''). */
+interface StoreLocation {
+  scheme: 's3' | 'az';
+  name: string;
+  prefix: string;
+}
+
+const STORE_FORMS = 's3://BUCKET/PREFIX or az://CONTAINER/PREFIX';
+
+/**
+ * Reads `s3://BUCKET/PREFIX` or `az://CONTAINER/PREFIX`; undefined for a URL
+ * of another scheme or a path. A URL of a store's scheme that is not of that
+ * form (`s3:///prefix`, `s3:/bucket`, a query string, a name the store would
+ * refuse, a `..` in the prefix) is bad input: never a local folder by mistake.
+ */
+export function storeLocation(url: string): StoreLocation | undefined {
+  const scheme = /^(s3|az):/i.exec(url)?.[1]?.toLowerCase() as 's3' | 'az' | undefined;
+  if (scheme === undefined) return undefined;
+  const refuse = (why: string): never => {
+    throw new InputError(`--output: ${url}: ${why}; give ${STORE_FORMS}`);
+  };
+  const m = /^[a-z0-9]+:\/\/([^/?#]*)\/?([^?#]*)$/i.exec(url);
+  if (!m) {
+    if (/[?#]/.test(url)) refuse('a store URL takes no query string or fragment');
+    refuse(
+      `a ${scheme}: URL starts with ${scheme}:// and the ${scheme === 's3' ? 'bucket' : 'container'}`,
+    );
+  }
+  const name = m![1]!;
+  if (name === '') refuse(`no ${scheme === 's3' ? 'bucket' : 'container'} is named`);
+  if (scheme === 's3' && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name))
+    refuse(`"${name}" is not an S3 bucket name`);
+  if (scheme === 'az' && !/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(name))
+    refuse(`"${name}" is not an Azure container name`);
+  const parts = m![2]!.split('/').filter((part) => part !== '');
+  if (parts.some((part) => part === '.' || part === '..'))
+    refuse('a prefix has no "." or ".." in it');
+  return { scheme, name, prefix: parts.length === 0 ? '' : `${parts.join('/')}/` };
+}
+
 /** The bucket and prefix of an s3:// URL; undefined for anything else. */
 export function s3Location(url: string): { bucket: string; prefix: string } | undefined {
-  const m = /^s3:\/\/([^/]+)\/?(.*)$/i.exec(url);
-  if (!m) return undefined;
-  const bucket = m[1]!;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
-    throw new InputError(`--output: ${url}: "${bucket}" is not an S3 bucket name`);
-  const prefix = m[2]!.replace(/\/+$/, '');
-  return { bucket, prefix: prefix === '' ? '' : `${prefix}/` };
+  const at = storeLocation(url);
+  return at?.scheme === 's3' ? { bucket: at.name, prefix: at.prefix } : undefined;
 }
 
 /** The container and prefix of an az:// URL; undefined for anything else. */
 export function azureLocation(url: string): { container: string; prefix: string } | undefined {
-  const m = /^az:\/\/([^/]+)\/?(.*)$/i.exec(url);
-  if (!m) return undefined;
-  const container = m[1]!;
-  if (!/^[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]$/.test(container))
-    throw new InputError(`--output: ${url}: "${container}" is not an Azure container name`);
-  const prefix = m[2]!.replace(/\/+$/, '');
-  return { container, prefix: prefix === '' ? '' : `${prefix}/` };
+  const at = storeLocation(url);
+  return at?.scheme === 'az' ? { container: at.name, prefix: at.prefix } : undefined;
 }
 
 /**

@@ -9,7 +9,7 @@ import pLimit from 'p-limit';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
-import { COMMIT_KEY, PUT_KEY, TRANSFERS, localOnly, type Commit } from './sync.js';
+import { COMMIT_KEY, PUT_KEY, TRANSFERS, localOnly, type Commit, type Fetched } from './sync.js';
 
 interface LocalFile {
   bytes: number;
@@ -64,11 +64,12 @@ async function putJson(store: ObjectStore, local: string, key: string, value: un
 export async function putFolder(
   store: ObjectStore,
   local: string,
-  previous: Commit | undefined,
-  passed: (phase: 'uploaded' | 'committed') => void = () => undefined,
-  onDemand?: RemoteFiles,
-  /** The objects the folder may hold (Fetched.listed); without it, the folder is listed. */
-  listed?: readonly string[],
+  /** The commit fetched, and the objects of road-etl's own the folder may hold: the only ones removed. */
+  { commit: previous, listed }: Pick<Fetched, 'commit' | 'listed'>,
+  {
+    passed = () => undefined,
+    onDemand,
+  }: { passed?: (phase: 'uploaded' | 'committed') => void; onDemand?: RemoteFiles } = {},
 ): Promise<Put> {
   let files = localFiles(local);
   // No placeholder is ever put as data: one a step moved is fetched where it is.
@@ -97,7 +98,7 @@ async function putListed(
   files: Map<string, LocalFile>,
   previous: Commit | undefined,
   passed: (phase: 'uploaded' | 'committed') => void,
-  listed: readonly string[] | undefined,
+  listed: readonly string[],
 ): Promise<Put> {
   const commit: Commit = {
     version: 1,
@@ -136,10 +137,10 @@ async function putListed(
   );
   if (changed.includes('manifest.json')) await upload('manifest.json');
   passed('uploaded');
-  // What the folder may hold (fetchFolder's, else listed now) that the commit no longer names.
-  const there = listed ?? (await store.list()).map((o) => o.key);
+  // What road-etl's own commits and puts wrote that this commit no longer names: never
+  // an object of someone else's.
   const obsolete = [
-    ...new Set([...there, ...Object.keys(previous?.files ?? {}), ...(previous?.obsolete ?? [])]),
+    ...new Set([...listed, ...Object.keys(previous?.files ?? {}), ...(previous?.obsolete ?? [])]),
   ].filter((key) => !localOnly(key) && !(key in commit.files));
   if (obsolete.length > 0) commit.obsolete = obsolete;
   commit.files = Object.fromEntries(

@@ -32,6 +32,34 @@ export function s3Client(env: NodeJS.ProcessEnv): S3Client {
   });
 }
 
+/** S3's error codes that say the configuration is wrong, with what to fix. */
+const CONFIGURATION: Record<string, string> = {
+  NoSuchBucket: 'the bucket does not exist: create it, or correct the bucket in --output',
+  AccessDenied:
+    'access denied: give the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a role) read, write, list and delete rights on the bucket and prefix',
+  AllAccessDisabled: 'access to the bucket is disabled: use another bucket',
+  InvalidAccessKeyId: 'the access key id is not known to the store: correct AWS_ACCESS_KEY_ID',
+  SignatureDoesNotMatch:
+    'the store refuses the signature: correct AWS_SECRET_ACCESS_KEY (and AWS_REGION)',
+  InvalidToken: 'the session token is not valid: renew AWS_SESSION_TOKEN',
+  ExpiredToken: 'the session token has expired: renew AWS_SESSION_TOKEN',
+  AuthorizationHeaderMalformed: 'the store refuses the request: correct AWS_REGION for the bucket',
+  PermanentRedirect: 'the bucket is in another region: set AWS_REGION to it',
+  CredentialsProviderError:
+    'no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a profile or role the AWS SDK finds)',
+};
+
+/** What to fix, when an S3 error says the configuration is wrong (not trouble that passes). */
+export function configurationFault(error: unknown): string | undefined {
+  const name = error instanceof Error ? error.name : '';
+  const code = error instanceof S3ServiceException ? (error as { Code?: string }).Code : undefined;
+  const found = CONFIGURATION[code ?? ''] ?? CONFIGURATION[name];
+  if (found) return found;
+  if (statusOf(error) === 403)
+    return 'the store refuses the credentials (403): check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and their rights on the bucket';
+  return undefined;
+}
+
 export function statusOf(error: unknown): number | undefined {
   return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
 }

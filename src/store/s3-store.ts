@@ -23,8 +23,8 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { collect, statusOf } from './s3-client.js';
-import { RunError } from '../errors.js';
+import { collect, configurationFault, statusOf } from './s3-client.js';
+import { ConfigurationError, RunError, type RoadEtlError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
@@ -54,13 +54,18 @@ export class S3Store implements ObjectStore {
     return this.#at.prefix + key;
   }
 
-  /** Storage trouble as the run reports it: the object, the status, S3's words. */
-  #trouble(what: string, key: string, error: unknown): RunError {
+  /**
+   * Storage trouble as the run reports it: the object, the status, S3's words;
+   * a fault of configuration (no bucket, refused credentials) as bad
+   * configuration, with what to fix (exit 2).
+   */
+  #trouble(what: string, key: string, error: unknown): RoadEtlError {
     const status = statusOf(error);
-    return new RunError(
-      `${what} s3://${this.#at.bucket}/${this.#key(key)}: ${(error as Error).name}${status ? ` (status ${status})` : ''}: ${(error as Error).message}`,
-      { cause: error },
-    );
+    const text = `${what} s3://${this.#at.bucket}/${this.#key(key)}: ${(error as Error).name}${status ? ` (status ${status})` : ''}: ${(error as Error).message}`;
+    const fix = configurationFault(error);
+    if (fix)
+      return new ConfigurationError(`--output ${this.url}: ${fix} (${text})`, { cause: error });
+    return new RunError(text, { cause: error });
   }
 
   async list(prefix = ''): Promise<StoredObject[]> {
@@ -101,7 +106,8 @@ export class S3Store implements ObjectStore {
         bytes: answer.ContentLength ?? 0,
       };
     } catch (error) {
-      if (statusOf(error) === 404) return undefined;
+      // No such object; a missing bucket (also 404) is bad configuration.
+      if (statusOf(error) === 404 && configurationFault(error) === undefined) return undefined;
       throw this.#trouble('Cannot read', key, error);
     }
   }

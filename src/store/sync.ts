@@ -27,7 +27,7 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { RunError } from '../errors.js';
+import { InputError, StateError } from '../errors.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
 
@@ -71,36 +71,95 @@ const putSchema = z.object({
   keys: z.array(z.string()),
 });
 
+/** A JSON document of the store's own, parsed: damaged, it is named with what to do. */
+function parsedOwn<T>(
+  store: ObjectStore,
+  key: string,
+  text: Buffer,
+  schema: z.ZodType<T>,
+  repair: string,
+): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.toString('utf8'));
+  } catch (error) {
+    throw new StateError(
+      `${store.url}${key} is damaged (${text.length} bytes, not JSON: ${(error as Error).message}): ${repair}`,
+    );
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new StateError(
+      `${store.url}${key} is not road-etl's (${parsed.error.issues[0]?.message ?? ''}): ${repair}`,
+    );
+  return parsed.data;
+}
+
 /** The keys a put that did not end (killed) was uploading; none when the last put ended. */
 async function unfinishedPut(store: ObjectStore): Promise<string[]> {
   const text = await store.read(PUT_KEY);
   if (text === undefined) return [];
-  const parsed = putSchema.safeParse(JSON.parse(text.toString('utf8')));
-  if (!parsed.success)
-    throw new RunError(
-      `${store.url}${PUT_KEY} is not a put of road-etl (${parsed.error.issues[0]?.message ?? ''}): remove it`,
-    );
-  return parsed.data.keys;
+  return parsedOwn(
+    store,
+    PUT_KEY,
+    text,
+    putSchema,
+    'it only names the objects of an upload that did not end; remove it, and remove those objects by hand if the last commit does not name them',
+  ).keys;
 }
 
 /** The folder's last commit; undefined for a folder never written. */
 export async function readCommit(store: ObjectStore): Promise<Commit | undefined> {
   const text = await store.read(COMMIT_KEY);
   if (text === undefined) return undefined;
-  const parsed = commitSchema.safeParse(JSON.parse(text.toString('utf8')));
-  if (!parsed.success)
-    throw new RunError(
-      `${store.url}${COMMIT_KEY} is not a commit of road-etl (${parsed.error.issues[0]?.message ?? ''}): restore it or start the folder over`,
+  return parsedOwn(
+    store,
+    COMMIT_KEY,
+    text,
+    commitSchema,
+    `restore it from the store's versions (or a backup), or start the folder over in an empty prefix`,
+  );
+}
+
+/** Objects under `.state/` that road-etl writes for a moment and a killed run may leave: lock probes. */
+const LEFTOVER = /^\.state\/probe-[0-9a-f-]+$/;
+
+/**
+ * The objects under the folder's prefix that road-etl left without a commit
+ * (a first put or a lock probe that was killed): a folder not yet committed
+ * may hold these and nothing else. Any other object belongs to someone else:
+ * the run refuses (exit 2), for road-etl never removes or overwrites what it
+ * did not write.
+ */
+async function ownedBeforeCommit(store: ObjectStore, unfinished: readonly string[]) {
+  const objects = await store.list();
+  const own = new Set([...unfinished, PUT_KEY, '.state/lock']);
+  const foreign = objects.filter((o) => !own.has(o.key) && !LEFTOVER.test(o.key));
+  if (foreign.length > 0) {
+    const named = foreign.slice(0, 5).map((o) => `${store.url}${o.key}`);
+    throw new InputError(
+      `--output ${store.url} already holds ${foreign.length} object(s) that road-etl did not write (${named.join(', ')}${foreign.length > 5 ? ', ...' : ''}): road-etl starts a folder only in an empty prefix and never touches what it did not write; choose an empty prefix (for example ${store.url}road-etl/)`,
     );
-  return parsed.data;
+  }
+  return objects.map((o) => o.key);
+}
+
+/**
+ * Whether `--output` may be written: a folder road-etl committed, or a prefix
+ * that holds nothing (or only what a killed first run of road-etl left).
+ * Asked before the lock, so that a refused run writes nothing.
+ */
+export async function assertOwnFolder(store: ObjectStore): Promise<void> {
+  if (await readCommit(store)) return;
+  await ownedBeforeCommit(store, await unfinishedPut(store));
 }
 
 export interface Fetched {
   commit: Commit | undefined;
   /**
-   * The objects the folder may hold now (those the commit names, those a
-   * killed put may have left, those the last put was to remove): a run that
-   * holds the lock is the only one to change them.
+   * The objects of road-etl's own the folder may hold now (those the commit
+   * names, those a killed put may have left, those the last put was to
+   * remove, lock probes left): the only objects a put may remove.
    */
   listed: string[];
   /** The files of the commit, and those of them fetched now (the rest on demand). */
@@ -149,15 +208,16 @@ export async function fetchFolder(
   onDemand?: RemoteFiles,
 ): Promise<Fetched> {
   const [commit, unfinished] = await Promise.all([readCommit(store), unfinishedPut(store)]);
-  // A folder never committed holds at most what a first put killed left: few objects.
+  // A folder never committed holds at most what a first put killed left (or is refused).
   if (!commit)
     return {
       commit,
-      listed: (await store.list()).map((o) => o.key),
+      listed: await ownedBeforeCommit(store, unfinished),
       files: 0,
       fetched: 0,
       bytes: 0,
     };
+  const probes = (await store.list('.state/probe-')).filter((o) => LEFTOVER.test(o.key));
   for (const [key, text] of Object.entries(commit.state)) {
     const file = join(local, ...key.split('/'));
     await mkdir(dirname(file), { recursive: true });
@@ -196,7 +256,12 @@ export async function fetchFolder(
   );
   for (const [key, recorded] of placed) onDemand!.place(key, path(key), recorded);
   await fetching;
-  const listed = new Set([...Object.keys(commit.files), ...unfinished, ...(commit.obsolete ?? [])]);
+  const listed = new Set([
+    ...Object.keys(commit.files),
+    ...unfinished,
+    ...(commit.obsolete ?? []),
+    ...probes.map((o) => o.key),
+  ]);
   return {
     commit,
     listed: [...listed],

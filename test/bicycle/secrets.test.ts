@@ -59,7 +59,7 @@ describe('bicycle credentials and tokens', () => {
     const refused = await runCli([...args, ...params, '--param', 'prefixes=GAL'], {
       env: { ...env, ROAD_ETL_PASSWORD: 'wrong-SECRET-9876' },
     });
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/Login to the bicycle API refused/);
     expect(
       await leaks(

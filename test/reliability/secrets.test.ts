@@ -186,8 +186,10 @@ describe('secrets appear nowhere', () => {
       ['run', join(ROOT, 'pipelines', 'bicycle.yaml'), '--output', output, ...BICYCLE_PARAMS],
       { env: { ...env, ROAD_ETL_PASSWORD: wrong } },
     );
-    expect(result.code).toBe(1);
+    // Bad configuration: exit 2, which a scheduler does not retry; asked before anything is written.
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Login to the bicycle API refused: POST \S+ answered 401/);
+    expect(await readdir(output).catch(() => [])).toEqual([]);
     expect(
       await leaks(output, [result.stdout, result.stderr], [USERNAME, PASSWORD, wrong, JWT]),
     ).toEqual([]);

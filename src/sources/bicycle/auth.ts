@@ -5,7 +5,7 @@
  * Concurrent callers share one token request: never a stampede of logins.
  * The password and every token are registered with the log redactor.
  */
-import { UpstreamRefusalError } from '../../errors.js';
+import { ConfigurationError, UpstreamRefusalError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
 import { redactor } from '../../log.js';
 
@@ -119,7 +119,8 @@ export class TokenSource {
       const reason = [answer['error'], answer['error_description']]
         .filter((part) => typeof part === 'string')
         .join(': ');
-      throw new UpstreamRefusalError(
+      // Credentials the login refuses are bad configuration: a retry by the scheduler cannot help.
+      throw new ConfigurationError(
         `Login to the bicycle API refused: POST ${this.#credentials.authUrl} answered ${status}${reason ? ` (${reason})` : ''}. Check ROAD_ETL_USERNAME, ROAD_ETL_PASSWORD and ROAD_ETL_CLIENT_ID`,
       );
     }
