@@ -3,7 +3,7 @@ import { StatementType, type DuckDBResult } from '@duckdb/node-api';
 import { quotedString, type Database } from '../duckdb/database.js';
 import type { Argv, CommandModule } from 'yargs';
 import { openOutputFolder } from '../duckdb/folder.js';
-import { InputError } from '../errors.js';
+import { InputError, RunError } from '../errors.js';
 import { writeOut, type CliIo } from './io.js';
 import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
@@ -20,14 +20,55 @@ interface QueryArgs extends CommonArgs {
 /** DuckDB's statement types, by name and by number (duckdb_statement_type). */
 const STATEMENT_TYPES = StatementType as unknown as Record<string, number> & Record<number, string>;
 
-/** What a query may be: it reads, and writes nothing. */
-const READING = new Set([STATEMENT_TYPES['SELECT'], STATEMENT_TYPES['EXPLAIN']]);
+/** Whitespace and comments at the start of SQL text. */
+const SPACE = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
+
+/** Whether DuckDB's own parser reads `sql` as exactly one SELECT (json_serialize_sql takes SELECTs alone). */
+async function isOneSelect(db: Database, sql: string): Promise<boolean> {
+  const [row] = await db.all(`SELECT json_serialize_sql(${quotedString(sql)}) AS tree`);
+  const tree = JSON.parse(String(row?.['tree'])) as { error: boolean; statements?: unknown[] };
+  return !tree.error && tree.statements?.length === 1;
+}
 
 /**
- * The query as one statement that only reads, its result streamed; DuckDB
- * told first that it may open no file outside the output folder and change no
- * setting. `query` is for reading the datasets: a COPY over a landed file,
- * an ATTACH, an INSTALL or a read of /etc/passwd is refused (exit 2).
+ * What `sql` reads, when it only reads: the statement itself when DuckDB's
+ * parser takes it as one SELECT (a CTE, FROM-first, SUMMARIZE, DESCRIBE and
+ * SHOW among them), or the SELECT an EXPLAIN (without ANALYZE, which runs
+ * it) shows. Anything else (COPY, a second statement, EXPLAIN ANALYZE, a
+ * write in any disguise) is refused.
+ */
+async function readingStatement(db: Database, sql: string): Promise<string> {
+  const statements = await db.connection.extractStatements(sql);
+  if (statements.count !== 1)
+    throw new InputError(
+      `query: give one statement (there are ${statements.count}); a query reads, with one SELECT`,
+    );
+  if (await isOneSelect(db, sql)) return sql;
+  const type = (await statements.prepare(0)).statementType as number;
+  const refuse = (what: string): never => {
+    throw new InputError(
+      `query: only reads (SELECT, or EXPLAIN of one): ${what}. ` +
+        'To write a file, redirect --format csv or jsonl, or add an export step to a pipeline',
+    );
+  };
+  if (type !== STATEMENT_TYPES['EXPLAIN'])
+    refuse(`this statement would change something (${STATEMENT_TYPES[type] ?? type})`);
+  const explained = sql.replace(SPACE, '');
+  const rest = explained.replace(/^EXPLAIN\b/i, '').replace(SPACE, '');
+  if (rest === explained || /^(ANALY[SZ]E\b|\()/i.test(rest))
+    refuse(
+      'EXPLAIN ANALYZE runs the statement it explains; EXPLAIN shows a plan without running it',
+    );
+  if (!(await isOneSelect(db, rest))) refuse('EXPLAIN shows the plan of a SELECT only');
+  return sql;
+}
+
+/**
+ * The query as one statement that only reads, its result streamed. What it
+ * is, DuckDB's own parser says (readingStatement); DuckDB is told first that
+ * it may open no file outside the output folder and change no setting. A
+ * COPY over a landed file, an ATTACH, an INSTALL or a read of /etc/passwd is
+ * refused (exit 2), and the folder is left as it was.
  */
 async function readOnly(db: Database, output: string, sql: string): Promise<DuckDBResult> {
   const folder = output.endsWith('/') ? output : `${output}/`;
@@ -35,22 +76,18 @@ async function readOnly(db: Database, output: string, sql: string): Promise<Duck
   await db.run(`SET enable_external_access = false`);
   await db.run(`SET lock_configuration = true`);
   try {
-    const statements = await db.connection.extractStatements(sql);
-    if (statements.count !== 1)
-      throw new InputError(
-        `query: give one statement (there are ${statements.count}); a query reads, with one SELECT`,
-      );
-    const prepared = await statements.prepare(0);
-    const type = prepared.statementType as number;
-    if (!READING.has(type))
-      throw new InputError(
-        `query: only reads (SELECT, or EXPLAIN of one): this statement would change something (${STATEMENT_TYPES[type] ?? type}). ` +
-          'To write a file, redirect --format csv or jsonl, or add an export step to a pipeline',
-      );
-    return await prepared.stream();
+    const statements = await db.connection.extractStatements(await readingStatement(db, sql));
+    return await (await statements.prepare(0)).stream();
   } catch (error) {
     if (error instanceof InputError) throw error;
-    throw new InputError(`query: ${(error as Error).message}`, { cause: error });
+    const message = (error as Error).message;
+    // DuckDB's own faults on a read: said as such, not as a fault of the query or the data.
+    if (/^INTERNAL Error/i.test(message))
+      throw new RunError(
+        `query: DuckDB failed inside itself on this query (${message.split('\n')[0]!}); the folder is unchanged. Try the query in another form, or report it with the query`,
+        { cause: error },
+      );
+    throw new InputError(`query: ${message}`, { cause: error });
   }
 }
 

@@ -113,27 +113,56 @@ describe('road-etl query', () => {
     expect(result.stdout).toContain('5 rows (3 not shown');
   });
 
-  it('reads only: a statement that would write, attach, install or set is refused with exit 2, and nothing changes', async () => {
+  it('reads only: a write in any disguise is refused with exit 2, and the folder is byte-identical after each', async () => {
     const dir = await outputWithData();
     const before = await outputHashes(dir);
     const landed = join(dir, 'signs', 'events', 'publication_date=2024-01-01', 'a.parquet');
     const outside = join(dir, '..', `outside-${Date.now()}.db`);
+    const copy = `COPY (SELECT 1 AS id) TO '${landed}' (FORMAT parquet)`;
     const refused: [string, RegExp][] = [
-      [`COPY (SELECT 1 AS id) TO '${landed}' (FORMAT parquet)`, /only reads .*\(COPY\)/],
+      [copy, /only reads .*\(COPY\)/],
+      [`EXPLAIN ANALYZE ${copy}`, /EXPLAIN ANALYZE runs the statement/],
+      [`explain analyse ${copy}`, /EXPLAIN ANALYZE runs the statement/],
+      [`/* a plan */ EXPLAIN -- only\n /* x */ ANALYZE ${copy}`, /EXPLAIN ANALYZE runs/],
+      [`EXPLAIN ${copy}`, /EXPLAIN shows the plan of a SELECT only/],
+      [`EXPLAIN ANALYZE SELECT * FROM signs_events`, /EXPLAIN ANALYZE runs the statement/],
+      [
+        `COPY (WITH t AS (SELECT 1 AS id) SELECT * FROM t) TO '${landed}' (FORMAT parquet)`,
+        /only reads .*\(COPY\)/,
+      ],
+      [`SELECT 1; ${copy}`, /one statement \(there are 2\)/],
+      [`\n-- SELECT 1\n${copy}`, /only reads .*\(COPY\)/],
+      [`/* SELECT 1 */ ${copy}`, /only reads .*\(COPY\)/],
+      [`EXPORT DATABASE '${join(dir, 'exported')}'`, /only reads .*\(EXPORT\)/],
       [`ATTACH '${outside}'`, /only reads .*\(ATTACH\)/],
       ['INSTALL spatial', /only reads .*\(LOAD\)/],
       ['SET threads = 1', /only reads .*\(SET\)/],
+      ['PRAGMA threads = 1', /only reads/],
       ['CREATE TABLE t AS SELECT 1', /only reads .*\(CREATE\)/],
+      ['CREATE OR REPLACE VIEW signs_events AS SELECT 1', /only reads .*\(CREATE\)/],
       ['SELECT 1; SELECT 2', /one statement \(there are 2\)/],
     ];
     for (const [sql, message] of refused) {
       const result = await runCli(['query', sql, '--output', dir]);
       expect(result.code, sql).toBe(2);
       expect(result.stderr, sql).toMatch(message);
-      expect(result.stdout, sql).toBe('');
+      expect(result.stdout.trim(), sql).toBe('');
+      expect(await outputHashes(dir), sql).toEqual(before);
+    }
+    await expect(stat(outside)).rejects.toThrow();
+    // What reads goes through, in its usual forms.
+    for (const sql of [
+      'EXPLAIN SELECT * FROM signs_events',
+      '/* count */ SELECT count(*) FROM signs_events -- all',
+      'WITH t AS (SELECT * FROM signs_events) SELECT count(*) FROM t',
+      'FROM signs_events SELECT count(*)',
+      'SUMMARIZE signs_events',
+      'DESCRIBE signs_events',
+    ]) {
+      const result = await runCli(['query', sql, '--output', dir, '--format', 'csv']);
+      expect(result.code, `${sql}: ${result.stderr}`).toBe(0);
     }
     expect(await outputHashes(dir)).toEqual(before);
-    await expect(stat(outside)).rejects.toThrow();
   });
 
   it('reads no file outside the output folder, and any inside it', async () => {
