@@ -98,6 +98,20 @@ export class StateError extends RunError {
   override name = 'StateError';
 }
 
+/**
+ * An object the folder's commit names that the store no longer has (removed
+ * by something other than road-etl). Exit 1; the message names it.
+ */
+export class MissingObjectError extends StateError {
+  override name = 'MissingObjectError';
+  constructor(url: string, key: string, options?: ErrorOptions) {
+    super(
+      `${url}${key}: the folder's last commit names this object, and the store no longer has it (something other than road-etl removed it). Restore it from the store's versions or a backup; the folder is left as it was`,
+      options,
+    );
+  }
+}
+
 /** The output folder is held by another live run. Exit 1. */
 export class FolderInUseError extends StateError {
   override name = 'FolderInUseError';

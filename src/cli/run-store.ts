@@ -1,7 +1,6 @@
 /** `road-etl run --output s3://...` or `az://...`: the run on a local copy of a folder in an object store. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { makeScratchCopy } from './scratch.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { stageAhead, type StagedAhead } from '../pipeline/stage-ahead.js';
 import { openStore } from '../store/open.js';
@@ -39,7 +38,7 @@ export async function runInStore(
   { named, runHere }: { named: (pipeline: string) => void; runHere: RunHere },
 ): Promise<void> {
   const store = openStore(url, io.env);
-  const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
+  const local = await makeScratchCopy();
   const remote = new RemoteFiles(store, local);
   const controller = new AbortController();
   const logger = loggerFor(args, io);

@@ -4,9 +4,9 @@
  * and removed after. A command that writes (report) holds the store's lock and
  * puts back what changed; one that reads (query, validate) reads the commit.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { makeScratchCopy } from './scratch.js';
+import { relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
 import { assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
@@ -30,7 +30,7 @@ export async function withOutputFolder<T>(
   const target = outputTarget(args);
   if (target.kind === 'local') return work({ folder: target.folder, shown: (path) => path });
   const store = openStore(target.url, io.env);
-  const local = await mkdtemp(join(tmpdir(), 'road-etl-output-'));
+  const local = await makeScratchCopy();
   let held: Awaited<ReturnType<typeof store.lock>> | undefined;
   try {
     await assertOwnFolder(store);

@@ -14,7 +14,13 @@ import {
   StorageSharedKeyCredential,
   type ContainerClient,
 } from '@azure/storage-blob';
-import { ConfigurationError, InputError, RunError, type RoadEtlError } from '../errors.js';
+import {
+  ConfigurationError,
+  InputError,
+  MissingObjectError,
+  RunError,
+  type RoadEtlError,
+} from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
@@ -140,6 +146,8 @@ export class AzureStore implements ObjectStore {
       return { key, bytes: got.contentLength ?? 0, version: got.etag ?? '' };
     } catch (error) {
       await rm(partial, { force: true });
+      if (statusOf(error) === 404 && configurationFault(error) === undefined)
+        throw new MissingObjectError(this.url, key, { cause: error });
       throw this.#trouble('Cannot read', key, error);
     }
   }

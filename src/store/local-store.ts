@@ -5,6 +5,7 @@
  */
 import { copyFile, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { MissingObjectError } from '../errors.js';
 import { acquireLock } from '../pipeline/state.js';
 import { scratchFolder } from '../layout.js';
 import { writeThrough } from '../util/fs.js';
@@ -48,7 +49,11 @@ export class LocalStore implements ObjectStore {
   }
 
   async download(key: string, file: string): Promise<StoredObject> {
-    const object = await this.#object(key);
+    const object = await this.#object(key).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new MissingObjectError(`${this.url}/`, key, { cause: error });
+      throw error;
+    });
     const partial = `${file}.download-${process.pid}`;
     await copyFile(this.#path(key), partial);
     await rename(partial, file);

@@ -5,11 +5,10 @@
 import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import pLimit from 'p-limit';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
-import { COMMIT_KEY, PUT_KEY, TRANSFERS, localOnly, type Commit, type Fetched } from './sync.js';
+import { COMMIT_KEY, PUT_KEY, localOnly, transferAll, type Commit, type Fetched } from './sync.js';
 
 interface LocalFile {
   bytes: number;
@@ -131,9 +130,9 @@ async function putListed(
     commit.files[key] = { bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
     bytes += file.bytes;
   };
-  const limit = pLimit(TRANSFERS);
-  await Promise.all(
-    changed.filter((k) => k !== 'manifest.json').map((k) => limit(() => upload(k))),
+  await transferAll(
+    changed.filter((k) => k !== 'manifest.json'),
+    upload,
   );
   if (changed.includes('manifest.json')) await upload('manifest.json');
   passed('uploaded');

@@ -17,10 +17,9 @@ import { rm, utimes } from 'node:fs/promises';
 import { once } from 'node:events';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import pLimit from 'p-limit';
 import { RunError } from '../errors.js';
 import type { ObjectStore } from './store.js';
-import { TRANSFERS } from './sync.js';
+import { transferAll } from './sync.js';
 
 interface Waiting {
   key: string;
@@ -173,15 +172,10 @@ export class RemoteFiles {
   /** Fetches those of `files` that are placeholders (TRANSFERS at a time), each with the time it had. */
   async fetch(files: Iterable<string>): Promise<number> {
     const wanted = [...new Set(files)].filter((file) => this.has(file));
-    const limit = pLimit(TRANSFERS);
-    await Promise.all(
-      wanted.map((file) =>
-        limit(async () => {
-          await this.#download(this.#waiting.get(file)!, file);
-          this.#waiting.delete(file);
-        }),
-      ),
-    );
+    await transferAll(wanted, async (file) => {
+      await this.#download(this.#waiting.get(file)!, file);
+      this.#waiting.delete(file);
+    });
     return wanted.length;
   }
 

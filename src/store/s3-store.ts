@@ -24,7 +24,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { collect, configurationFault, statusOf } from './s3-client.js';
-import { ConfigurationError, RunError, type RoadEtlError } from '../errors.js';
+import { ConfigurationError, MissingObjectError, RunError, type RoadEtlError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
 
@@ -130,7 +130,7 @@ export class S3Store implements ObjectStore {
 
   async download(key: string, file: string): Promise<StoredObject> {
     const got = await this.#get(key);
-    if (!got) throw this.#trouble('Cannot read', key, new Error('no such object'));
+    if (!got) throw new MissingObjectError(this.url, key);
     const partial = `${file}.download-${process.pid}`;
     try {
       await streamPipeline(got.body, createWriteStream(partial));

@@ -38,6 +38,21 @@ export const PUT_KEY = '.state/put.json';
 /** Objects fetched or put at once. */
 export const TRANSFERS = 8;
 
+/**
+ * Runs `transfer` for each item, TRANSFERS at once, and waits for every one
+ * to end before it fails with the first failure: nothing is still writing
+ * into the local folder when the caller cleans it up.
+ */
+export async function transferAll<T>(
+  items: readonly T[],
+  transfer: (item: T) => Promise<void>,
+): Promise<void> {
+  const limit = pLimit(TRANSFERS);
+  const ended = await Promise.allSettled(items.map((item) => limit(() => transfer(item))));
+  const failed = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
 /** What of the local folder is never put: the lock, temporary and staged files, the put's own. */
 export function localOnly(key: string): boolean {
   return (
@@ -237,22 +252,18 @@ export async function fetchFolder(
     ? entries.filter(([key]) => !atOnce!.has(key) && !maybeRewritten.has(key))
     : [];
   const placedKeys = new Set(placed.map(([key]) => key));
-  const downloads = pLimit(TRANSFERS);
-  const fetching = Promise.all(
-    entries
-      .filter(([key]) => !placedKeys.has(key))
-      .map(([key, recorded]) =>
-        downloads(async () => {
-          const got = await store.download(key, path(key));
-          bytes += got.bytes;
-          fetched++;
-          // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
-          if (got.version === recorded.version) {
-            const time = new Date(recorded.mtime_ms);
-            await utimes(path(key), time, time);
-          }
-        }),
-      ),
+  const fetching = transferAll(
+    entries.filter(([key]) => !placedKeys.has(key)),
+    async ([key, recorded]) => {
+      const got = await store.download(key, path(key));
+      bytes += got.bytes;
+      fetched++;
+      // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
+      if (got.version === recorded.version) {
+        const time = new Date(recorded.mtime_ms);
+        await utimes(path(key), time, time);
+      }
+    },
   );
   for (const [key, recorded] of placed) onDemand!.place(key, path(key), recorded);
   await fetching;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { testDir } from '../helpers/tmp.js';
@@ -117,6 +117,28 @@ describe.each([
     expect(Object.keys(after).filter((k) => /\.state\/(lock|probe-|put)/.test(k))).toEqual([]);
   }, 240_000);
 
+  it('the local copy a killed run left in TMPDIR is removed by the next run', async () => {
+    const url = `${scheme}://shared/killed`;
+    const worker = await testDir();
+    const env_ = { ...simulator.env, ...env, HOME: worker, TMPDIR: worker };
+    const child = startCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
+      env: env_,
+    });
+    const ended = collect(child);
+    // Killed once its local copy is there.
+    while ((await readdir(worker)).length === 0 && child.exitCode === null)
+      await new Promise((resolve) => setImmediate(resolve));
+    child.kill('SIGKILL');
+    await ended;
+    expect((await readdir(worker)).filter((n) => n.startsWith('road-etl-output-'))).toHaveLength(1);
+    const next = await runCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
+      env: env_,
+      cwd: worker,
+    });
+    expect(next.code, next.stderr).toBe(0);
+    expect(await readdir(worker)).toEqual([]);
+  }, 120_000);
+
   it('a run at the root of an empty bucket is a folder like any other', async () => {
     const ran = await run([
       'run',
@@ -148,6 +170,46 @@ describe.each([
     expect(refused.left).toEqual([]);
     expect(await contents(other)).toEqual(before);
   });
+});
+
+describe.each([
+  ['S3 (s3rver)', 's3'],
+  ['Azure Blob (Azurite)', 'az'],
+])('a folder in %s that lost an object or its commit', (_name, scheme) => {
+  it('says which, exits 1, leaves the bucket and no scratch copy behind, and says so again the next time', async () => {
+    const url = `${scheme}://shared/damaged`;
+    for (const day of ['2026-10-01', '2026-10-02']) {
+      const ran = await run(['run', BICYCLE, '--output', url, ...night(day)]);
+      expect(ran.code, ran.stderr).toBe(0);
+    }
+    const store = openStore(url, env);
+    const lost = 'bicycle/measurements/date=2026-10-01/data.parquet';
+    expect((await store.list()).map((o) => o.key)).toContain(lost);
+    await store.remove([lost]);
+    const before = await contents(store);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const failed = await run(['run', BICYCLE, '--output', url, ...night('2026-10-03')]);
+      expect(failed.code, failed.stderr).toBe(1);
+      expect(failed.stderr).toContain(`${url}/${lost}`);
+      expect(failed.stderr).toMatch(/no longer has it/);
+      expect(failed.stderr).not.toMatch(/a bug|ENOTEMPTY/);
+      // It did not start: nothing was written.
+      expect(failed.summary['status']).toBe('refused');
+      // Its scratch copy is gone with it (the worker's TMPDIR is the run's folder).
+      expect(await readdir(failed.cwd)).toEqual([]);
+      expect(await contents(store)).toEqual(before);
+    }
+
+    // A commit cut short: named, with what to do.
+    const commit = (await store.read('.state/commit.json'))!;
+    const dir = await testDir();
+    await writeFile(join(dir, 'cut'), commit.subarray(0, Math.floor(commit.length / 2)));
+    await store.upload(join(dir, 'cut'), '.state/commit.json');
+    const cut = await run(['run', BICYCLE, '--output', url, ...night('2026-10-03')]);
+    expect(cut.code, cut.stderr).toBe(1);
+    expect(cut.stderr).toMatch(/\.state\/commit\.json is damaged .*not JSON.*restore it/);
+    expect(cut.stderr).not.toMatch(/a bug/);
+  }, 240_000);
 });
 
 describe('credentials a store refuses', () => {
