@@ -18,6 +18,7 @@ import {
   type CommonArgs,
 } from './common.js';
 import { writeOut, type CliIo } from './io.js';
+import { checkFolderFormat } from '../pipeline/folder-format.js';
 
 export interface RunArgs extends CommonArgs {
   pipeline: string;
@@ -164,6 +165,8 @@ async function runCommandFor(
   const { controller, store } = how;
   const logger = loggerFor(args, io);
   const select = commaList(args.select);
+  // A folder of another layout is refused before anything is planned or written.
+  await checkFolderFormat(output, store?.url ?? output);
   if (args['dry-run']) {
     const plan = await planRun(
       pipeline,

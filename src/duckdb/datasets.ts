@@ -222,8 +222,7 @@ export async function createDatasetViews(
       const latest = latestSnapshotView(dataset);
       if (latest) {
         const all = quotedIdentifier(dataset.name);
-        // The moment is a column of each file (its date the partition); a folder an
-        // earlier version wrote, not yet upgraded, has it as the partition.
+        // The moment is a column of each file, its date the partition.
         const columns = new Set(
           (await db.all(`DESCRIBE ${all}`)).map((c) => String(c['column_name'])),
         );

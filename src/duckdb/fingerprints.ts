@@ -21,9 +21,6 @@ export interface FileStat {
 /** A fingerprint longer than this (a partition of many files) is kept as its SHA-1. */
 const LONGEST_PRINT = 240;
 
-/** A fingerprint kept as a SHA-1 (as every one was in the checkpoints of earlier versions). */
-const HASHED = /^[0-9a-f]{40}$/;
-
 function sha1(text: string): string {
   return createHash('sha1').update(text).digest('hex');
 }
@@ -44,16 +41,4 @@ export function fingerprint(
   }
   if (text === '') return undefined;
   return text.length > LONGEST_PRINT ? sha1(text) : text;
-}
-
-/** A fingerprint as a SHA-1 (what a checkpoint of an earlier version holds). */
-export function hashedPrint(print: string): string {
-  return HASHED.test(print) ? print : sha1(print);
-}
-
-/** Whether a fingerprint recorded (perhaps hashed, by an earlier version) is `print`. */
-export function samePrint(recorded: string | undefined, print: string | undefined): boolean {
-  if (recorded === print) return true;
-  if (recorded === undefined || print === undefined || !HASHED.test(recorded)) return false;
-  return !HASHED.test(print) && sha1(print) === recorded;
 }

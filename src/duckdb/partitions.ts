@@ -7,7 +7,7 @@
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { dirname, sep } from 'node:path';
-import { fingerprint, samePrint, type FileStat } from './fingerprints.js';
+import { fingerprint, type FileStat } from './fingerprints.js';
 import { EMPTY_PARTITION } from './portable.js';
 import { quotedString } from '@duckdb/node-api';
 
@@ -145,11 +145,11 @@ export class PartitionIndex {
    */
   filesChangedSince(folder: string, known: Readonly<Record<string, string>>): string[] {
     const own = this.#folder(folder);
-    const files = own && !samePrint(known[''], this.#print(own)) ? [...own.files] : [];
+    const files = own && known[''] !== this.#print(own) ? [...own.files] : [];
     for (const [name, found] of this.#partitionFolders(folder)) {
       if (!found) continue;
       const value = unescapePartitionValue(name.slice(name.indexOf('=') + 1));
-      if (!samePrint(known[value], this.#print(found))) files.push(...found.files);
+      if (known[value] !== this.#print(found)) files.push(...found.files);
     }
     return files;
   }

@@ -10,7 +10,6 @@
  */
 import type { DuckDBValue } from '@duckdb/node-api';
 import { PARQUET_FORMAT, quotedIdentifier, quotedString, type Database } from './database.js';
-import { GEOMETRY_COLUMN } from './geometry.js';
 import { geoMetadata, geoParquetRows, pointColumns } from './geoparquet.js';
 
 /** The key of the file metadata that names the columns holding JSON text. */
@@ -168,33 +167,4 @@ export async function fileNotes(db: Database, file: string): Promise<FileNotes> 
     // Unreadable: the view over it names the file.
   }
   return notes;
-}
-
-/**
- * Whether a Parquet file is as an earlier version wrote it: a column in a type
- * road-etl no longer writes (UUID, JSON annotated bytes), or a point geometry
- * without its covering box (GeoParquet 1.0). Undefined when it cannot be read
- * as Parquet.
- */
-export async function writtenByEarlierVersion(
-  db: Database,
-  file: string,
-): Promise<boolean | undefined> {
-  try {
-    const [row] = await db.all(
-      `SELECT count(*) FILTER (WHERE logical_type LIKE 'UUIDType%' OR logical_type LIKE 'JsonType%' OR converted_type = 'JSON') AS legacy,
-              list(name) AS names
-       FROM parquet_schema(${quotedString(file)})`,
-    );
-    if (Number(row?.['legacy']) > 0) return true;
-    const names = (row?.['names'] as string[] | null) ?? [];
-    const columns = names.map((name) => ({
-      name,
-      type: name === GEOMETRY_COLUMN ? 'GEOMETRY' : 'OTHER',
-    }));
-    const points = pointColumns(columns);
-    return points !== undefined && !points.box;
-  } catch {
-    return undefined;
-  }
 }

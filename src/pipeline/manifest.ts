@@ -70,26 +70,6 @@ async function readState<T>(
   }
 }
 
-/**
- * The runs of the manifest of an earlier version (one run, at the top level),
- * so that a folder written before keeps naming the pipeline that wrote it.
- */
-async function runsOfOlderManifest(output: string): Promise<Record<string, PipelineRun>> {
-  const text = await readFile(join(output, MANIFEST_FILE), 'utf8').catch(() => undefined);
-  if (text === undefined) return {};
-  try {
-    const old = JSON.parse(text) as Record<string, unknown>;
-    if (old['manifest_version'] !== 1) return {};
-    const parsed = pipelineRunSchema.safeParse({
-      ...old,
-      exports: Array.isArray(old['exports']) ? old['exports'] : [],
-    });
-    return parsed.success ? { [parsed.data.pipeline]: parsed.data } : {};
-  } catch {
-    return {};
-  }
-}
-
 function formatOfFile(path: string): string {
   // A CSV's metadata beside it (CSVW, GDAL's CSVT), the folder's DCAT description.
   if (path.endsWith('.csv-metadata.json')) return 'csvw';
@@ -178,8 +158,7 @@ export class ManifestWriter {
 
   /** Reads the folder's state; `written` are the extracts the run wrote. */
   static async open(output: string, written: readonly ExportRecord[]): Promise<ManifestWriter> {
-    const runs =
-      (await readState(output, RUNS_FILE, runsSchema)) ?? (await runsOfOlderManifest(output));
+    const runs = (await readState(output, RUNS_FILE, runsSchema)) ?? {};
     const known = (await readState(output, EXPORTS_FILE, knownExportsSchema)) ?? {};
     for (const record of written) {
       const info = await stat(join(output, record.path)).catch(() => undefined);

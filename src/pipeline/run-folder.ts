@@ -1,11 +1,9 @@
-/** The run's DuckDB over the output folder, and the upgrade of what earlier versions wrote there. */
+/** The run's DuckDB over the output folder. */
 import { join } from 'node:path';
-import type { Database, DatabaseOptions } from '../duckdb/database.js';
-import { discoverDatasets } from '../duckdb/datasets.js';
+import type { DatabaseOptions } from '../duckdb/database.js';
 import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
-import { portableTypes } from '../duckdb/upgrade.js';
-import { STATE_FOLDER, scratchFolder } from '../layout.js';
+import { STATE_FOLDER } from '../layout.js';
 import type { Logger } from '../log.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 import { STEP_KINDS } from '../steps/registry.js';
@@ -48,36 +46,4 @@ export async function openRunFolder(
     { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
   );
   return folder;
-}
-
-/**
- * Brings the datasets an earlier version wrote to today's layout, for every
- * kind of the definition (selected or not: a later step may read them), before
- * any view is made over them.
- */
-export async function upgradeDatasets(
-  pipeline: Pipeline,
-  output: string,
-  logger: Logger,
-  open: () => Promise<Database>,
-): Promise<void> {
-  const kinds = [...new Set(pipeline.steps.map((s) => s.kind))].filter(
-    (k) => k.upgrade !== undefined,
-  );
-  const datasets = await discoverDatasets(output);
-  if (kinds.length === 0 && datasets.length === 0) return;
-  // The run's own DuckDB, before it has any view: the files change under it here.
-  const db = await open();
-  const scratch = scratchFolder(output);
-  for (const dataset of datasets) {
-    const rewritten = await portableTypes(db, dataset.folder, scratch);
-    if (rewritten > 0)
-      logger.log(
-        'info',
-        'upgrade.types',
-        `${dataset.relative}: ${rewritten} file(s) of an earlier version rewritten as this one writes them (ids and JSON as text, GeoParquet 1.1)`,
-        { dataset: dataset.relative, files: rewritten },
-      );
-  }
-  for (const kind of kinds) await kind.upgrade?.({ output, scratch, db, log: logger });
 }

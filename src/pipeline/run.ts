@@ -17,6 +17,7 @@ import { VERSION } from '../version.js';
 import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeFolder } from './folder-description.js';
+import { writeFolderFormat } from './folder-format.js';
 import { ManifestWriter, type PipelineRun } from './manifest.js';
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
@@ -138,6 +139,7 @@ async function takeFolder(
     const release = await acquireLock(output, pipeline.name).catch((error: unknown) => {
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });
+    await writeFolderFormat(output);
     const runner = new StepRunner({
       pipeline,
       output,
@@ -178,7 +180,6 @@ async function runSteps(
         { files: leftovers.length },
       );
     }
-    await runner.upgrade();
     for (const [i, step] of selected.entries()) {
       if (signal?.aborted) break;
       const failure = await runner.run(step, reports[i]!);

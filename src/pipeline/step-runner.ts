@@ -26,7 +26,7 @@ import { planStep } from './plan.js';
 import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
 import { letGoKept } from '../sinks/shared-rows.js';
-import { openRunFolder, upgradeDatasets } from './run-folder.js';
+import { openRunFolder } from './run-folder.js';
 import type { StateStore, StepState } from './state.js';
 
 /** What every step of a run shares. */
@@ -78,12 +78,6 @@ export class StepRunner {
     const db = await this.#instance();
     await this.#folder!.refresh(await this.#datasets());
     return db;
-  }
-
-  /** Brings what earlier versions wrote to today's layout, before any view reads it. */
-  async upgrade(): Promise<void> {
-    const { pipeline, output, logger } = this.#scope;
-    await upgradeDatasets(pipeline, output, logger, () => this.#instance());
   }
 
   /** Runs one step, filling its report; resolves to why it failed (undefined: it succeeded). */

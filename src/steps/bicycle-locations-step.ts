@@ -19,8 +19,6 @@ import {
 } from '../sources/bicycle/catalog.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { makeFolder } from '../util/fs.js';
-import { geometryUpgrade } from './geometry-upgrade.js';
-import { LOCATION_GEOMETRY } from '../sources/bicycle/catalog.js';
 
 const bicycleLocationsOptions = z.strictObject({
   ...requestOptions(120_000),
@@ -33,7 +31,6 @@ export const bicycleLocationsStep = defineStepKind<
   { download: string; into: string }
 >({
   kind: 'bicycle.locations',
-  upgrade: geometryUpgrade(LOCATIONS_DATASET, LOCATION_GEOMETRY),
   description: 'Download the bicycle location catalog into bicycle/locations',
   options: bicycleLocationsOptions,
   source: 'bicycle',

@@ -10,7 +10,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
-import { hashedPrint, samePrint } from '../duckdb/fingerprints.js';
 import { PartitionIndex, type PartitionScan } from '../duckdb/partitions.js';
 import { readCheckpoint } from '../sources/context.js';
 import type { PlanContext } from './step-kind.js';
@@ -88,11 +87,7 @@ export function definitionHash(parts: readonly unknown[]): string {
 function wholeFingerprint(dataset: { folder: string } | undefined, index: PartitionIndex): string {
   if (!dataset) return '';
   const { partitions } = index.scan(dataset.folder);
-  // Of the partitions' hashed fingerprints, as earlier versions kept it.
-  const prints = [...partitions].map(([value, print]): [string, string] => [
-    value,
-    hashedPrint(print),
-  ]);
+  const prints = [...partitions];
   return createHash('sha1')
     .update(JSON.stringify(prints.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
     .digest('hex');
@@ -148,7 +143,7 @@ export async function inputChanges(
   if (otherChanged !== undefined) return full(`${otherChanged} changed`);
   const changed = new Set<string>();
   for (const [value, print] of scan.partitions)
-    if (!samePrint(previous.inputs[value], print)) changed.add(value);
+    if (previous.inputs[value] !== print) changed.add(value);
   for (const value of Object.keys(previous.inputs))
     if (!scan.partitions.has(value)) changed.add(value);
   if (changed.size === 0) return { mode: 'unchanged', checkpoint, whole: previous.outputs };

@@ -17,11 +17,8 @@ import {
   type EventsPlan,
 } from '../sources/signs/events.js';
 import { signsEventsOptions, type SignsEventsOptions } from '../sources/signs/events-options.js';
-import { EVENTS_DATASET, EVENTS_PARTITION } from '../sources/signs/landing.js';
-import { monthlyEventPartitions } from '../sources/signs/events-layout.js';
-import { EVENTS_VIEW_COLUMNS, SIGN_GEOMETRY } from '../sources/signs/schema.js';
+import { EVENTS_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { feedIdentityHooks } from './feed-identity.js';
-import { geometryUpgrade } from './geometry-upgrade.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export { signsEventsOptions, type SignsEventsOptions };
@@ -29,17 +26,6 @@ export type { Gap } from '../sources/signs/checkpoint.js';
 
 export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   kind: 'signs.events',
-  async upgrade(context) {
-    await geometryUpgrade(EVENTS_DATASET, SIGN_GEOMETRY)(context);
-    const moved = await monthlyEventPartitions(context.db, context.output, context.scratch);
-    if (moved > 0)
-      context.log.log(
-        'info',
-        'upgrade.events',
-        `${EVENTS_DATASET}: ${moved} day partition(s) of an earlier version moved into partitions by month (${EVENTS_PARTITION}=), the day a column`,
-        { dataset: EVENTS_DATASET, partitions: moved },
-      );
-  },
   description: 'Read the traffic-sign event feed into signs/events (exactly once, resumable)',
   options: signsEventsOptions,
   source: 'signs',

@@ -13,9 +13,6 @@ import {
   FINGERPRINT_COLUMN,
   LIVE_COLUMNS,
   LIVE_DATASET,
-  LIVE_FINGERPRINT,
-  LIVE_GEOMETRY,
-  moveOldSnapshots,
   SNAPSHOT_DATE,
 } from '../sources/signs/live.js';
 import { judgeSnapshot } from '../sources/signs/live-judge.js';
@@ -30,28 +27,12 @@ import {
   type SignsLiveOptions,
 } from '../sources/signs/live-options.js';
 import { describeDownload, planDownload, runDownload, type DownloadPlan } from './download.js';
-import { columnUpgrade, geometryUpgrade } from './geometry-upgrade.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export type { SignsLiveOptions };
 
 export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
   kind: 'signs.live',
-  async upgrade(context) {
-    await geometryUpgrade(LIVE_DATASET, LIVE_GEOMETRY)(context);
-    const moved = await moveOldSnapshots(context.db, context.output, context.scratch);
-    if (moved > 0)
-      context.log.log(
-        'info',
-        'upgrade.snapshots',
-        `${LIVE_DATASET}: ${moved} snapshot(s) of an earlier version moved to the partition of their date (${SNAPSHOT_DATE}=), the moment in the column snapshot`,
-        { dataset: LIVE_DATASET, snapshots: moved },
-      );
-    await columnUpgrade(LIVE_DATASET, FINGERPRINT_COLUMN, LIVE_FINGERPRINT, {
-      event: 'upgrade.fingerprints',
-      what: `each sign's ${FINGERPRINT_COLUMN}`,
-    })(context);
-  },
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
   options: signsLiveOptions,

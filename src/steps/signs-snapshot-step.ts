@@ -11,7 +11,7 @@ import {
   snapshotRequestKey,
   type SignsSnapshotOptions,
 } from '../sources/signs/snapshot-options.js';
-import { SIGN_GEOMETRY, SNAPSHOT_VIEW_COLUMNS } from '../sources/signs/schema.js';
+import { SNAPSHOT_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { SNAPSHOT_DATASET, landSnapshot } from '../sources/signs/snapshot-landing.js';
 import { exists } from '../util/fs.js';
 import {
@@ -22,14 +22,12 @@ import {
   type DownloadPlan,
 } from './download.js';
 import { feedIdentityHooks } from './feed-identity.js';
-import { geometryUpgrade } from './geometry-upgrade.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export type { SignsSnapshotOptions };
 
 export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPlan>({
   kind: 'signs.snapshot',
-  upgrade: geometryUpgrade(SNAPSHOT_DATASET, SIGN_GEOMETRY),
   description: 'Download the traffic-sign current state into signs/snapshot',
   options: signsSnapshotOptions,
   source: 'signs',

@@ -8,7 +8,6 @@ import type { z } from 'zod';
 import { RunError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { RequestOptions } from '../http/options.js';
-import type { Database } from '../duckdb/database.js';
 import type { Logger } from '../log.js';
 import type { PlanContext, RunContext, RunOutcome, Upstream } from '../sources/context.js';
 import type { FileRecord } from '../util/fs.js';
@@ -20,15 +19,6 @@ export type {
   StepCheckpoint,
   Upstream,
 } from '../sources/context.js';
-
-/** What an upgrade of an output folder's datasets may use. */
-export interface UpgradeContext {
-  output: string;
-  scratch: string;
-  /** The run's DuckDB, before it has any view: the files change under it. */
-  db: Database;
-  log: Logger;
-}
 
 /** A step's context: what its source's run uses, and the upstreams configured. */
 export interface StepContext extends RunContext {
@@ -133,12 +123,6 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
   run(options: Options, context: StepContext, plan: Plan): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */
   upstreamIdentity?: UpstreamIdentityHooks<Options>;
-  /**
-   * Brings what an earlier version of this kind wrote to today's layout (columns
-   * added since); run before any step, once per run, and cheap when there is
-   * nothing to do.
-   */
-  upgrade?(context: UpgradeContext): Promise<void>;
   /** Forgets the step's work (--reset): its checkpoint is removed by the engine, its data here. */
   reset?(options: Options, context: StepContext): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { readFile, readdir, rename } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
@@ -212,12 +212,6 @@ async function checkFlatGeobuf(
   return rows.length;
 }
 
-/** The rows of every snapshot, all columns but the geometry, in order. */
-const snapshots = (output: string) =>
-  duck(
-    `SELECT COLUMNS(c -> c <> 'geometry') FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet', hive_partitioning = true, union_by_name = true) ORDER BY snapshot, sign_id`,
-  );
-
 describe('GeoParquet', () => {
   it('every dataset with a position carries its WGS 84 points as GeoParquet, equal to longitude and latitude', async () => {
     const dir = await testDir();
@@ -294,48 +288,5 @@ describe('GeoParquet', () => {
     };
     expect(features.signs).toBe(checked['derived/signs_current_state']);
     expect(features.locations).toBe(30);
-  }, 180_000);
-
-  it('an output folder of an earlier version (no geometry columns) is brought up to date by the next run, its data otherwise unchanged', async () => {
-    const dir = await testDir();
-    const start = simulator.world.now;
-    let output = '';
-    let before: Record<string, unknown>[] | undefined;
-    try {
-      for (let day = 0; day < 2; day++) {
-        simulator.world.setNow(new Date(start + day * DAY).toISOString());
-        output = await run(dir, await shipped('traffic-signs-live.yaml'), LIVE_SQL);
-      }
-      // As an earlier version left them: the same files without their geometry column.
-      const folders = ['signs/live_snapshots', 'derived/signs_live_changes'];
-      for (const folder of folders)
-        for (const file of await parquetFiles(join(output, folder))) {
-          await duck(
-            `COPY (SELECT * EXCLUDE (geometry) FROM read_parquet('${file}', hive_partitioning = false)) TO '${file}.old' (FORMAT parquet)`,
-          );
-          await rename(`${file}.old`, file);
-        }
-      before = await snapshots(output);
-      const [old] = await duck(
-        `SELECT count(*) AS n FROM parquet_schema('${output}/signs/live_snapshots/*/*.parquet') WHERE name = 'geometry'`,
-      );
-      expect(Number(old?.['n'])).toBe(0);
-
-      simulator.world.setNow(new Date(start + 2 * DAY).toISOString());
-      await run(dir, await shipped('traffic-signs-live.yaml'), LIVE_SQL);
-    } finally {
-      simulator.world.setNow(new Date(start).toISOString());
-    }
-    // The snapshots landed before are what they were, with their geometry beside.
-    const after = await snapshots(output);
-    const earlier = new Set(before!.map((r) => String(r['snapshot'])));
-    expect(after.filter((r) => earlier.has(String(r['snapshot'])))).toEqual(before);
-    expect(after.length).toBeGreaterThan(before!.length);
-    expect(
-      await checkGeoParquet(join(output, 'signs/live_snapshots'), 'longitude', 'latitude', false),
-    ).toBeGreaterThan(0);
-    expect(
-      await checkGeoParquet(join(output, 'derived/signs_live_changes'), 'longitude', 'latitude'),
-    ).toBeGreaterThan(0);
   }, 180_000);
 });

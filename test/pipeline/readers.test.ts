@@ -4,18 +4,18 @@
  * folder's views.sql, the CSV extracts.
  */
 import { createHash } from 'node:crypto';
-import { cp, readFile, readdir, rename } from 'node:fs/promises';
+import { cp, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeDataset } from '../../src/pipeline/dataset-description.js';
 import { arrowSchema, arrowTable } from '../helpers/arrow.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { copyOfDemo, sharedDemo } from '../helpers/demo.js';
+import { sharedDemo } from '../helpers/demo.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { testDir } from '../helpers/tmp.js';
 
 const live = await useSimulator({ seed: 37, signs: { signs: 300 }, bicycle: { locations: 5 } });
 
@@ -236,52 +236,6 @@ describe('views.sql', () => {
     expect(plain.map((l) => ({ ...l, n: String(l['n']) }))).toEqual(expected);
     expect(expected.filter((l) => Number(l['n']) > 0).length).toBeGreaterThan(10);
   }, 60_000);
-});
-
-describe('a folder of an earlier version', () => {
-  it('(ids as UUID, JSON as annotated bytes) is rewritten by the next run with them as text, its rows unchanged', async () => {
-    const { output } = await copyOfDemo();
-    // As an earlier version wrote them: sign_id a Parquet UUID, JSON columns annotated JSON.
-    const legacy: Record<string, string> = {
-      'signs/live_snapshots': 'sign_id::UUID AS sign_id, properties::JSON AS properties',
-      'derived/bicycle_location_summary': 'totals::JSON AS totals',
-    };
-    for (const [folder, replace] of Object.entries(legacy))
-      for (const file of await parquetFiles(join(output, folder))) {
-        await duck(
-          `COPY (SELECT * REPLACE (${replace}) FROM read_parquet('${file}', hive_partitioning = false)) TO '${file}.old' (FORMAT parquet)`,
-        );
-        await rename(`${file}.old`, file);
-      }
-    const [uuid] = await parquetFiles(join(output, 'signs/live_snapshots'));
-    expect((await arrowSchema(uuid!)).fields.get('sign_id')).toBe('FixedSizeBinary[16]');
-    const rows = (folder: string) =>
-      duck(
-        `SELECT * EXCLUDE (geometry) FROM read_parquet('${join(output, folder)}/**/*.parquet', hive_partitioning = false) ORDER BY ALL`,
-      );
-    const before = await rows('signs/live_snapshots');
-
-    const rerun = await runCli(['run', join(ROOT, 'pipelines', 'demo.yaml'), '--output', output], {
-      env: {},
-    });
-    expect(rerun.code, rerun.stderr).toBe(0);
-    expect(rerun.stderr).toMatch(/upgrade\.types/);
-    for (const folder of Object.keys(legacy))
-      for (const file of await parquetFiles(join(output, folder))) {
-        const { fields } = await arrowSchema(file);
-        const bytes = [...fields].filter(
-          ([name, type]) => name !== 'geometry' && /Binary/.test(type),
-        );
-        expect(bytes, file).toEqual([]);
-      }
-    // The extracts the rerun wrote again are described as they are now.
-    await expectDescribesExtracts(output);
-    // The rows are what they were: the ids the same text, the JSON the same documents.
-    const after = await rows('signs/live_snapshots');
-    const earlier = new Set(before.map((r) => String(r['downloaded_at'])));
-    expect(after.filter((r) => earlier.has(String(r['downloaded_at'])))).toEqual(before);
-    expect(before.length).toBeGreaterThan(1000);
-  }, 120_000);
 });
 
 /**

@@ -12,6 +12,7 @@ import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { writeFiles } from '../helpers/tmp.js';
+import { FOLDER_FORMAT } from '../../src/pipeline/folder-format.js';
 
 // The cases run concurrently: their folders are removed after all of them.
 const folders: string[] = [];
@@ -419,6 +420,7 @@ describe('bad input: exit 2, what and where, nothing written', () => {
       await writeFiles(output, {
         'bicycle/measurements/date=2026-01-01/data.parquet': 'PAR1 earlier data',
         '.state/bicycle_measurements.json': '{"version":1}',
+        '.state/format.json': `{"format":${FOLDER_FORMAT}}`,
         'manifest.json': '{}',
       });
       const before = await fingerprint(output);
@@ -445,6 +447,34 @@ describe('bad input: exit 2, what and where, nothing written', () => {
   );
 
   it.concurrent.each([
+    ['written before layouts were named', undefined],
+    ['of an older layout', '{"format":1}'],
+    ['of a layout it does not know', '{"format":"x"}'],
+  ])(
+    'refuses a folder %s with the way to rebuild it, and leaves it as it was',
+    async (_name, format) => {
+      const output = join(await caseDir(), 'out');
+      await writeFiles(output, {
+        'bicycle/measurements/date=2026-01-01/data.parquet': 'PAR1 earlier data',
+        '.state/bicycle_measurements.json': '{"version":1}',
+        'manifest.json': '{}',
+        ...(format === undefined ? {} : { '.state/format.json': format }),
+      });
+      const before = await fingerprint(output);
+      const result = await runCli([...bicycle(START, END, 'prefixes=GAL'), '--output', output], {
+        env: ENV,
+      });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `folder format \\d+; this version writes format ${FOLDER_FORMAT}.*Rebuild it: run the pipelines into a new, empty --output`,
+        ),
+      );
+      expect(await fingerprint(output)).toEqual(before);
+    },
+  );
+
+  it.concurrent.each([
     ['run', (out: string) => [...bicycle(START, END, 'prefixes=GAL'), '--output', out]],
     ['query', (out: string) => ['query', 'SELECT 1', '--output', out]],
     ['report', (out: string) => ['report', '--output', out]],
@@ -456,7 +486,7 @@ describe('bad input: exit 2, what and where, nothing written', () => {
       for (const url of ['gs://b/p', 'https://example.org/x', 'ftp://host/p']) {
         const result = await runCli(argv(url), { env: ENV, cwd: dir });
         expect(result.code, result.stderr).toBe(2);
-        expect(result.stderr).toContain(`--output: ${url} is a ${url.split(':')[0]}:// URL`);
+        expect(result.stderr).toContain(`--output: ${url} is a ${url.split(':')[0]}: URL`);
       }
       // S3 and Azure are stores it works in; a name the store would refuse is bad input.
       const s3 = await runCli(argv('s3://Not_A_Bucket/x'), { env: ENV, cwd: dir });

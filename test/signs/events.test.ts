@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -13,7 +13,7 @@ import {
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { monthCut } from '../../src/sources/signs/range-reader.js';
-import { duck, outputHashes, testDir } from '../helpers/tmp.js';
+import { outputHashes, testDir } from '../helpers/tmp.js';
 
 const sorted = (values: string[]) => [...values].sort();
 
@@ -208,62 +208,6 @@ describe('signs.events against the simulator', () => {
     expect(second.summary.steps[0]!.rows_out).toBe(truth.length - early.length);
     const third = await runAgainst(growing, { concurrency: 3 }, dir);
     expect(third.summary.steps[0]!.rows_out).toBe(0);
-  });
-
-  it('moves the day partitions of an earlier version into months at the next run, which goes on from its checkpoint', async () => {
-    const growing = await useSimulator({
-      seed: 11,
-      signs: { signs: 500 },
-      now: '2026-10-01T00:00:00.000Z',
-    });
-    const dir = await testDir();
-    const first = await runAgainst(growing, { concurrency: 3 }, dir);
-    expect(first.failure).toBeUndefined();
-    const root = join(first.output, 'signs', 'events');
-    // As an earlier version laid them out: a folder per day, each file named after its unit.
-    let files = 0;
-    for (const month of await readdir(root)) {
-      for (const name of await readdir(join(root, month))) {
-        const file = join(root, month, name);
-        const unit = /^(signs_events-\d+-\d+)/.exec(name)![1]!;
-        const dates = await duck(
-          `SELECT DISTINCT publication_date::VARCHAR AS d FROM read_parquet('${file}')`,
-        );
-        for (const { d } of dates) {
-          const day = join(root, `publication_date=${String(d)}`);
-          await mkdir(day, { recursive: true });
-          await duck(
-            `COPY (SELECT * EXCLUDE (publication_date) FROM read_parquet('${file}', hive_partitioning = false) WHERE publication_date = '${String(d)}') TO '${join(day, `${unit}.parquet`)}'`,
-          );
-          files++;
-        }
-      }
-      await rm(join(root, month), { recursive: true });
-    }
-    expect(files).toBeGreaterThan(40);
-    const early = truthEventHashes(growing);
-    expect(await landedEventHashes(first.output)).toEqual(early);
-
-    growing.world.setNow('2026-11-15T00:00:00.000Z');
-    const second = await runAgainst(growing, { concurrency: 3 }, dir);
-    expect(second.failure).toBeUndefined();
-    expect(second.logger.events.find((e) => e.event === 'upgrade.events')).toBeDefined();
-    const folders = await readdir(root);
-    expect(folders.every((f) => /^publication_month=\d{4}-\d\d-01$/.test(f))).toBe(true);
-    expect(await landedEventHashes(second.output)).toEqual(truth);
-    expect(second.summary.steps[0]!.rows_out).toBe(truth.length - early.length);
-    // The day is the column it was the folder of; each month's small files merged into one.
-    const [wrong] = await duck(
-      `SELECT count(*)::INTEGER AS n FROM read_parquet('${root}/*/*.parquet', hive_partitioning = true)
-       WHERE publication_date <> CAST(publication_timestamp AS DATE)
-          OR publication_month <> CAST(date_trunc('month', publication_timestamp) AS DATE)`,
-    );
-    expect(wrong!['n']).toBe(0);
-    for (const folder of folders) expect(await readdir(join(root, folder))).toHaveLength(1);
-    // The next night has nothing to add, nothing to move.
-    const third = await runAgainst(growing, { concurrency: 3 }, dir);
-    expect(third.summary.steps[0]!.rows_out).toBe(0);
-    expect(await landedEventHashes(third.output)).toEqual(truth);
   });
 
   it('quarantines records that cannot be typed, with the reason, and loses none', async () => {

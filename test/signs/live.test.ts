@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/errors.js';
@@ -561,85 +561,6 @@ describe('a download that is not a FeatureCollection', () => {
       /after 3 attempts \(signs.live: the v5 answer is not a FeatureCollection.*GET http.*v5\/current-state with status 200: .*Probeer het later opnieuw/,
     );
     expect(await outputHashes(landed.output, ['manifest.json'])).toEqual(before);
-  });
-});
-
-describe('a folder of an earlier version', () => {
-  it('has its snapshots (a folder per moment, compact or ISO 8601) moved to the partition of their date, rows unchanged', async () => {
-    const dir = await testDir();
-    const start = simulator.world.now;
-    const folder = join(dir, 'output', 'signs/live_snapshots');
-    const rows = (moment: string) =>
-      duck(
-        `SELECT * EXCLUDE (snapshot, snapshot_date, geometry) FROM read_parquet('${folder}/*/*.parquet', hive_partitioning = true)
-         WHERE snapshot = '${moment}'::TIMESTAMPTZ ORDER BY sign_id`,
-      );
-    try {
-      simulator.world.setNow(new Date(start - 40 * DAY).toISOString());
-      expect(
-        (await runDefinition(dir, pipeline({ api: 'v5' }), await sqlFiles(), { env })).failure,
-      ).toBeUndefined();
-      simulator.world.setNow(new Date(start - 20 * DAY).toISOString());
-      const second = await runDefinition(
-        dir,
-        pipeline({ api: 'v5', max_gone: 0.5 }),
-        await sqlFiles(),
-        { env },
-      );
-      expect(second.failure).toBeUndefined();
-      const moments = (
-        await duck(
-          `SELECT DISTINCT strftime(snapshot AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%gZ') AS m FROM read_parquet('${folder}/*/*.parquet') ORDER BY m`,
-        )
-      ).map((r) => String(r['m']));
-      expect(moments).toHaveLength(2);
-      const before = [await rows(moments[0]!), await rows(moments[1]!)];
-      expect(before[0]!.length).toBeGreaterThan(0);
-      // Both as an earlier version wrote them: one folder per moment, compact and ISO 8601,
-      // without each sign's fingerprint.
-      for (const [i, moment] of moments.entries()) {
-        const date = `snapshot_date=${moment.slice(0, 10)}`;
-        const [file] = (await readdir(join(folder, date))).filter((f) =>
-          f.includes(moment.replace(/[-:.]/g, '')),
-        );
-        const old =
-          i === 0
-            ? `snapshot=${moment.replace(/[-:.]/g, '')}`
-            : `snapshot=${moment.replaceAll(':', '%3A')}`;
-        await mkdir(join(folder, old));
-        await duck(
-          `COPY (SELECT * EXCLUDE (snapshot, fingerprint) FROM read_parquet('${join(folder, date, file!)}', hive_partitioning = false)) TO '${join(folder, old, 'signs_live.parquet')}'`,
-        );
-        await rm(join(folder, date, file!));
-      }
-      for (const name of await readdir(folder))
-        if (name.startsWith('snapshot_date=') && (await readdir(join(folder, name))).length === 0)
-          await rm(join(folder, name), { recursive: true });
-
-      simulator.world.setNow(new Date(start - 9 * DAY).toISOString());
-      const third = await runDefinition(
-        dir,
-        pipeline({ api: 'v5', max_gone: 0.5 }),
-        await sqlFiles(),
-        { env },
-      );
-      expect(third.failure).toBeUndefined();
-      const names = await readdir(folder);
-      expect(names.every((n) => /^snapshot_date=\d{4}-\d\d-\d\d$/.test(n))).toBe(true);
-      // The earlier snapshots hold the rows they held, now with their moment as a column,
-      // and each sign the fingerprint its landing gave it.
-      expect([await rows(moments[0]!), await rows(moments[1]!)]).toEqual(before);
-      // signs_live is the third day's state, and the changes compare the three days.
-      const latest = (await signsLive(third.output)).map(({ properties: _, ...row }) => row);
-      expect(latest).toEqual(expected(truth('v5'), 'v5'));
-      const [pairs] = await duck(
-        `SELECT count(DISTINCT to_moment) AS n FROM read_parquet('${third.output}/derived/signs_live_changes/**/*.parquet')`,
-      );
-      expect(Number(pairs?.['n'])).toBe(2);
-      expect(third.logger.events.map((e) => e.event)).toContain('upgrade.fingerprints');
-    } finally {
-      simulator.world.setNow(new Date(start).toISOString());
-    }
   });
 });
 

@@ -140,9 +140,6 @@ export type LiveIdentity = {
    * taken until there are SAMPLE_SIGNS (each municipality is one small request).
    */
   sample?: { county: string; signs: string[] }[];
-  /** As an earlier version kept it: the smallest municipality alone. */
-  county?: string | null;
-  signs?: string[];
 };
 
 /** Signs a sample should hold to decide; fewer (a small selection) decide nothing. */
@@ -182,10 +179,9 @@ export async function landedLiveIdentity(
   };
 }
 
-/** The sample of an identity, as this version or an earlier one kept it. */
+/** The sample of an identity. */
 function sampleOf(stored: LiveIdentity): { county: string; signs: string[] }[] {
-  if (stored.sample) return stored.sample;
-  return stored.county ? [{ county: stored.county, signs: stored.signs ?? [] }] : [];
+  return stored.sample ?? [];
 }
 
 /** The signs of one municipality the service serves now, for the same request; an empty answer is trouble. */

@@ -9,11 +9,9 @@
  * them all (live-members.ts). A feature without a UUID, a position or an RVV
  * code cannot be a row: it goes to the quarantine with the reason.
  */
-import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { partitionFolder, unescapePartitionValue } from '../../duckdb/partitions.js';
-import { quotedIdentifier, quotedString, type Database } from '../../duckdb/database.js';
-import { copyWithColumn } from '../../duckdb/upgrade.js';
+import { partitionFolder } from '../../duckdb/partitions.js';
+import { quotedIdentifier } from '../../duckdb/database.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
 
 /**
@@ -39,57 +37,6 @@ export function snapshotFile(stepId: string, moment: string): string {
   );
 }
 
-/** A snapshot folder as earlier versions named it: snapshot=<moment>, as ISO 8601 (escaped) or compact. */
-const OLD_SNAPSHOT = /^snapshot=(.+)$/;
-const COMPACT = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z$/;
-
-/** The moment (ISO 8601 UTC) of an earlier version's snapshot folder; undefined for another folder. */
-function oldSnapshotMoment(name: string): string | undefined {
-  const m = OLD_SNAPSHOT.exec(name);
-  if (!m) return undefined;
-  const value = unescapePartitionValue(m[1]!);
-  const c = COMPACT.exec(value);
-  const moment = c ? `${c[1]}-${c[2]}-${c[3]}T${c[4]}:${c[5]}:${c[6]}.${c[7]}Z` : value;
-  const time = Date.parse(moment);
-  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
-}
-
-/**
- * Moves the snapshots of an earlier version (a folder `snapshot=<moment>` per
- * download, the moment only in the folder's name) to today's layout: each
- * file rewritten, with its moment as the column `snapshot`, into the partition
- * of its date, then the old folder removed. Each file is put in place whole
- * before its old folder goes; a run cut short leaves the rest to the next,
- * which writes the same file again. Resolves to how many snapshots moved.
- */
-export async function moveOldSnapshots(
-  db: Database,
-  output: string,
-  scratch: string,
-): Promise<number> {
-  const folder = join(output, LIVE_DATASET);
-  let moved = 0;
-  for (const name of (await readdir(folder).catch(() => [])).sort()) {
-    const moment = oldSnapshotMoment(name);
-    if (moment === undefined) continue;
-    const files = (await readdir(join(folder, name)))
-      .filter((f) => f.endsWith('.parquet') && !f.startsWith('.'))
-      .sort();
-    for (const file of files) {
-      const target = join(folder, snapshotFile(file.slice(0, -'.parquet'.length), moment));
-      await copyWithColumn(
-        db,
-        { source: join(folder, name, file), target, scratch },
-        'snapshot',
-        `CAST(${quotedString(moment)} AS TIMESTAMPTZ)`,
-        { spatialOrder: false },
-      );
-    }
-    await rm(join(folder, name), { recursive: true, force: true });
-    moved++;
-  }
-  return moved;
-}
 export const LIVE_QUARANTINE_DATASET = join('signs', 'live_quarantine');
 
 type Scalar = 'VARCHAR' | 'DATE' | 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR[]';
