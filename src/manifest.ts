@@ -34,6 +34,20 @@ export const exportRecordSchema = fileRecordSchema.extend({
 const STEP_STATUSES = ['succeeded', 'failed', 'skipped', 'reused', 'interrupted'] as const;
 const RUN_STATUSES = ['succeeded', 'failed', 'interrupted'] as const;
 
+const partitionSetSchema = z.object({
+  dataset: z.string(),
+  partitions: z.union([z.array(z.string()), z.literal('all')]),
+});
+
+/** A step's decision against the folder (StepDecision), as the step carried it out. */
+const stepDecisionSchema = z.object({
+  decision: z.enum(['skip', 'partial', 'whole']),
+  why: z.string(),
+  builds: z.array(partitionSetSchema),
+  reads: z.array(partitionSetSchema),
+  files: z.array(z.string()).optional(),
+});
+
 const stepReportSchema = z.object({
   id: z.string(),
   kind: z.string(),
@@ -50,6 +64,8 @@ const stepReportSchema = z.object({
   /** Files the step wrote (and still there at the end of its run). */
   files: z.array(fileRecordSchema),
   notes: z.record(z.string(), z.unknown()).optional(),
+  /** What the step decided to do to the folder before it wrote (road-etl plan prints the same). */
+  plan: stepDecisionSchema.optional(),
   error: z.string().optional(),
 });
 

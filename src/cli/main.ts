@@ -11,6 +11,7 @@ import {
 import { redactor } from '../log.js';
 import { VERSION } from '../version.js';
 import { processIo, writeOut, type CliIo } from './io.js';
+import { planCommand } from './plan.js';
 import { queryCommand } from './query.js';
 import { reportCommand } from './report.js';
 import { printRefusedRun, runCommand } from './run.js';
@@ -33,6 +34,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .command(runCommand(io))
     .command(validateCommand(io))
     .command(simulateCommand(io))
+    .command(planCommand(io))
     .command(queryCommand(io))
     .command(reportCommand(io))
     .command(schemaCommand(io))

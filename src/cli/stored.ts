@@ -10,6 +10,7 @@ import { relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
 import { assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
+import { RemoteFiles } from '../store/remote-files.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
 
@@ -26,6 +27,8 @@ export async function withOutputFolder<T>(
   work: (output: OutputFolder) => Promise<T>,
   /** Puts what the command wrote back to the store, under its lock (named so). */
   writes?: { lock: string },
+  /** A command that reads the folder's partitions, not its data (plan): files fetched when read. */
+  { onDemand = false }: { onDemand?: boolean } = {},
 ): Promise<T> {
   const target = outputTarget(args);
   if (target.kind === 'local') return work({ folder: target.folder, shown: (path) => path });
@@ -35,14 +38,19 @@ export async function withOutputFolder<T>(
   try {
     await assertOwnFolder(store);
     held = writes ? await store.lock(writes.lock) : undefined;
-    const fetched = await fetchFolder(store, local);
-    const result = await work({
-      folder: local,
-      shown: (path) =>
-        `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
-    });
-    if (writes) await putFolder(store, local, fetched);
-    return result;
+    const remote = onDemand ? new RemoteFiles(store, local) : undefined;
+    try {
+      const fetched = await fetchFolder(store, local, remote);
+      const result = await work({
+        folder: local,
+        shown: (path) =>
+          `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
+      });
+      if (writes) await putFolder(store, local, fetched, remote ? { onDemand: remote } : {});
+      return result;
+    } finally {
+      remote?.close();
+    }
   } finally {
     await held?.release();
     await rm(local, { recursive: true, force: true });

@@ -5,8 +5,11 @@
  * CI and schedulers), --dry-run too, and a run carries out the same object.
  * Nothing is touched.
  */
+import type { Database } from '../duckdb/database.js';
+import type { Dataset } from '../duckdb/datasets.js';
+import type { PartitionIndex } from '../duckdb/partitions.js';
 import { InputError } from '../errors.js';
-import type { KindPlan, PlanContext } from '../steps/step-kind.js';
+import type { KindPlan, PartitionSet, PlanContext, StepDecision } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
@@ -27,6 +30,36 @@ export interface StepPlan {
   reset: boolean;
   plan: KindPlan;
   description: string[];
+  /** What the step will do to the folder (`road-etl plan`); absent where not asked (validate). */
+  decision?: StepDecision;
+}
+
+/** The folder as the decisions of a plan see it: its DuckDB, datasets and partitions. */
+export interface FolderView {
+  database(): Promise<Database>;
+  datasets(): Promise<readonly Dataset[]>;
+  partitions: PartitionIndex;
+}
+
+/**
+ * Adds what a step builds to what the steps before build tonight: a later
+ * step counts those partitions as changed, in a plan and in the run alike
+ * (whether or not the build left rows in them), so that the run does what
+ * the plan printed.
+ */
+export function addPending(
+  pending: Map<string, readonly string[] | 'all'>,
+  builds: readonly PartitionSet[],
+): void {
+  for (const { dataset, partitions } of builds) {
+    const known = pending.get(dataset);
+    pending.set(
+      dataset,
+      known === 'all' || partitions === 'all'
+        ? 'all'
+        : [...new Set([...(known ?? []), ...partitions])].sort(),
+    );
+  }
 }
 
 export interface Plan {
@@ -100,21 +133,30 @@ export async function planRun(
   output: string,
   { selected, reused }: Selection,
   resets: ReadonlySet<string> = new Set(),
+  /** With the folder: each step's decision too, each seeing what the steps before build. */
+  folder?: FolderView,
 ): Promise<Plan> {
   const store = new StateStore(output);
   const steps: StepPlan[] = [];
+  const pending = new Map<string, readonly string[] | 'all'>();
   for (const step of selected) {
     const reset = resets.has(step.id);
     const checkpoint = reset
       ? undefined
       : (await store.read(step.id).catch(() => undefined))?.checkpoint;
-    const planned = await planStep(step, {
-      stepId: step.id,
-      output,
-      sqlDir: pipeline.sqlDir,
-      checkpoint,
-    });
-    steps.push({ ...planned, reset });
+    const context: PlanContext = { stepId: step.id, output, sqlDir: pipeline.sqlDir, checkpoint };
+    const planned = await planStep(step, context);
+    if (!folder) {
+      steps.push({ ...planned, reset });
+      continue;
+    }
+    const decision = await step.kind.decide(
+      step.options,
+      { ...context, ...folder, pending: new Map(pending) },
+      planned.plan,
+    );
+    addPending(pending, decision.builds);
+    steps.push({ ...planned, reset, decision });
   }
   return {
     pipeline: pipeline.name,
@@ -167,9 +209,30 @@ export function planLines(plan: Plan): string[] {
     if (step.reset)
       lines.push('       starts over (--reset): its checkpoint and data are forgotten');
     for (const line of step.description) lines.push(`       ${line}`);
+    if (step.decision) lines.push(...decisionLines(step.decision).map((l) => `       ${l}`));
   }
   for (const { step, need } of plan.reuses)
     lines.push(`Reuses the output of ${need} from an earlier run (needed by ${step}).`);
   if (plan.report) lines.push(plan.report);
+  return lines;
+}
+
+/** Partition values in words: how many, and the first and last. */
+function partitionsInWords({ dataset, partitions }: PartitionSet): string {
+  if (partitions === 'all') return `${dataset}: all`;
+  if (partitions.length === 0) return `${dataset}: none`;
+  const span =
+    partitions.length === 1 ? partitions[0]! : `${partitions[0]!} ... ${partitions.at(-1)!}`;
+  return `${dataset}: ${partitions.length} partition(s) (${span})`;
+}
+
+/** A step's decision in words. */
+export function decisionLines(decision: StepDecision): string[] {
+  const lines = [`tonight: ${decision.decision} (${decision.why})`];
+  if (decision.builds.length > 0)
+    lines.push(`  builds ${decision.builds.map(partitionsInWords).join('; ')}`);
+  if (decision.files?.length) lines.push(`  writes ${decision.files.join(', ')}`);
+  if (decision.reads.length > 0)
+    lines.push(`  reads ${decision.reads.map(partitionsInWords).join('; ')}`);
   return lines;
 }

@@ -1,6 +1,8 @@
 /** The run's DuckDB over the output folder. */
 import { join } from 'node:path';
 import type { DatabaseOptions } from '../duckdb/database.js';
+import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
+import { PartitionIndex } from '../duckdb/partitions.js';
 import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
 import { STATE_FOLDER } from '../layout.js';
@@ -9,6 +11,7 @@ import { DATASET_VIEWS } from '../sources/views.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import { makeFolder } from '../util/fs.js';
 import type { Pipeline } from './build.js';
+import type { FolderView } from './plan.js';
 
 /** The DuckDB of a run (and its report): the definition's budget and threads, spilling under .state/. */
 export function runDatabaseOptions(pipeline: Pipeline, output: string): DatabaseOptions {
@@ -46,4 +49,30 @@ export async function openRunFolder(
     { budget, memory_limit: memoryLimit, threads, threads_wanted: wanted },
   );
   return folder;
+}
+
+/**
+ * The folder as a plan's decisions see it (FolderView): a DuckDB of its own
+ * over the folder's datasets, in memory (nothing is written in the folder).
+ */
+export async function openPlanFolder(output: string): Promise<FolderView & { close(): void }> {
+  const placeholders: PlaceholderViews = Object.fromEntries(
+    [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
+  );
+  const folder = await openOutputFolder(output, {
+    derived: DATASET_VIEWS,
+    placeholders,
+    views: false,
+  });
+  let discovered: Promise<readonly Dataset[]> | undefined;
+  const datasets = () => (discovered ??= discoverDatasets(output));
+  return {
+    datasets,
+    database: async () => {
+      await folder.refresh(await datasets());
+      return folder.db;
+    },
+    partitions: new PartitionIndex(),
+    close: () => folder.close(),
+  };
 }

@@ -22,7 +22,7 @@ import type { AheadWork, StepContext, StepOutcome, Upstream } from '../steps/ste
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
-import { planStep } from './plan.js';
+import { addPending, planStep } from './plan.js';
 import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
 import { letGoKept } from '../sinks/shared-rows.js';
@@ -55,6 +55,8 @@ export class StepRunner {
   readonly exports: ExportRecord[] = [];
   /** The datasets' partitions as the steps found them, kept while sql steps write what they record. */
   readonly #partitions = new PartitionIndex();
+  /** What the steps run so far built, by dataset: a later step counts it as changed (plan.ts). */
+  readonly #pending = new Map<string, readonly string[] | 'all'>();
 
   constructor(scope: RunScope) {
     this.#scope = scope;
@@ -105,6 +107,7 @@ export class StepRunner {
       await identifyUpstream(step, context, state, logger, this.#scope.accepted.has(step.id));
       await state.finish('succeeded');
       this.#succeeded(step, outcome, report);
+      if (outcome.decision) addPending(this.#pending, outcome.decision.builds);
     } catch (error) {
       progress.finish();
       failure = this.#failure(error, step);
@@ -144,9 +147,16 @@ export class StepRunner {
         logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
           step: step.id,
         });
+        // What the step will do to the folder, as the folder is now (a sql step or an
+        // export decides so as it runs, with the same function).
+        const decided = step.kind.decidesAsItRuns
+          ? undefined
+          : await step.kind.decide(step.options, context, planned.plan);
         progress.start(step.id);
         try {
-          return await step.kind.run(step.options, context, planned.plan);
+          const outcome = await step.kind.run(step.options, context, planned.plan);
+          const decision = outcome.decision ?? decided;
+          return decision ? { ...outcome, decision } : outcome;
         } finally {
           progress.finish();
         }
@@ -186,6 +196,7 @@ export class StepRunner {
       datasets: () => this.#datasets(),
       database: () => this.#database(),
       partitions: this.#partitions,
+      pending: new Map(this.#pending),
       recordFile: async (path, sha256) => {
         this.#discovered = undefined;
         this.#partitions.forget(path);
@@ -218,6 +229,7 @@ export class StepRunner {
       rows_in: outcome.rowsIn,
       rows_out: outcome.rowsOut,
       ...(outcome.notes ? { notes: outcome.notes } : {}),
+      ...(outcome.decision ? { plan: outcome.decision } : {}),
     });
     const writtenAt = new Date().toISOString();
     for (const e of outcome.exports ?? [])

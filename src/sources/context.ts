@@ -46,6 +46,33 @@ export interface PlanContext {
   database?(): Promise<Database>;
   /** What the run knows of its datasets' partitions (a run gives it; without it, look). */
   partitions?: PartitionIndex;
+  /**
+   * What the steps before this one write tonight, by dataset (view name): a
+   * plan made before anything runs counts those partitions as changed.
+   */
+  pending?: ReadonlyMap<string, readonly string[] | 'all'>;
+}
+
+/** Partitions of a dataset (its view name): their values, or all of them. */
+export interface PartitionSet {
+  dataset: string;
+  partitions: readonly string[] | 'all';
+}
+
+/**
+ * What a step will do to the folder, decided against it before the step runs:
+ * skip, build in part or whole, and why; the partitions it writes; of every
+ * dataset of the folder it reads, the partitions it reads (all, where the
+ * pipeline does not narrow them). Data: `road-etl plan` prints it, the
+ * manifest records it for each step.
+ */
+export interface StepDecision {
+  decision: 'skip' | 'partial' | 'whole';
+  why: string;
+  builds: PartitionSet[];
+  reads: PartitionSet[];
+  /** Extracts it writes (paths in the folder); none for a step that writes none. */
+  files?: string[];
 }
 
 /** The step's checkpoint, as the step sees it. */
@@ -91,6 +118,8 @@ export interface RunOutcome {
   rowsOut: number;
   /** Anything else worth keeping in the manifest (gaps passed, limits learned, ...). */
   notes?: Record<string, unknown>;
+  /** The decision the step carried out, where it decided it as it ran (sql steps). */
+  decision?: StepDecision;
 }
 
 /**

@@ -41,6 +41,14 @@ export const bicycleLocationsStep = defineStepKind<
   describe(plan) {
     return [`downloads ${plan.download} into ${plan.into}`];
   },
+  decide() {
+    return {
+      decision: 'whole',
+      why: 'the catalog is downloaded whole at every run',
+      builds: [{ dataset: 'bicycle_locations', partitions: 'all' }],
+      reads: [],
+    };
+  },
   async reset(_options, context) {
     await rm(join(context.output, LOCATIONS_DATASET), { recursive: true, force: true });
   },

@@ -35,6 +35,7 @@ import {
   type MeasurementsStepPlan,
 } from '../sources/bicycle/measurements-plan.js';
 import { readPolygon } from '../sources/bicycle/selection.js';
+import { datesOf, readOf } from './decisions.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export { bicycleMeasurementsOptions, type BicycleMeasurementsOptions };
@@ -55,6 +56,26 @@ export const bicycleMeasurementsStep = defineStepKind<
     return 'problems' in read ? read.problems.map((p): [string[], string] => [['polygon'], p]) : [];
   },
   plan: planMeasurementsStep,
+  decide(options, context, plan) {
+    const dates = datesOf(plan.start, plan.end);
+    return {
+      decision: 'partial',
+      why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection}): ${dates.length} date partition(s) rewritten with them`,
+      builds: [
+        { dataset: 'bicycle_measurements', partitions: dates },
+        // A file of the rows that could not be kept, when there are any.
+        { dataset: 'bicycle_quarantine', partitions: 'all' },
+      ],
+      reads: [
+        // A date's rows of other locations and hours stay: its partition is read.
+        readOf(context, 'bicycle_measurements', MEASUREMENTS_DATASET, dates),
+        // Prefixes and a polygon are resolved against the catalog.
+        ...(options.locations
+          ? []
+          : [{ dataset: 'bicycle_locations', partitions: 'all' as const }]),
+      ],
+    };
+  },
   stagesAhead: true,
   describe: describeMeasurementsPlan,
   upstreamIdentity: {

@@ -115,7 +115,17 @@ export async function runDownload(
     const { headers, notModified } = await step.fetch(http, file, since);
     context.progress.add({ requests: http.requests - counted });
     counted = http.requests;
-    if (notModified) return step.unchanged(since);
+    // Nothing newer: what the decision said it would build is not built.
+    if (notModified)
+      return {
+        ...step.unchanged(since),
+        decision: {
+          decision: 'skip',
+          why: `the service has nothing newer than ${since ?? 'the last download'} (304)`,
+          builds: [],
+          reads: [],
+        },
+      };
     const outcome = await step.land(file, headers);
     await saveDownload(context, plan.request, headers);
     return outcome;

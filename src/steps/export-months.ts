@@ -15,7 +15,14 @@ import { exportFile } from './export-file.js';
 import { MONTH, formatOf, type ExportStepOptions } from './export-options.js';
 import { definitionHash, inputChanges } from './input-changes.js';
 import { insideFolder } from './paths.js';
-import type { ExportRecord, StepContext, StepOutcome } from './step-kind.js';
+import type {
+  ExportRecord,
+  PlanContext,
+  StepContext,
+  StepDecision,
+  StepOutcome,
+} from './step-kind.js';
+import { discoverDatasets, namedIn } from '../duckdb/datasets.js';
 import { csvSidecars } from '../sinks/csv-metadata.js';
 import { fetchForMonths } from '../store/fetch-ahead.js';
 import { readOnly } from './sql-reads.js';
@@ -38,6 +45,99 @@ async function monthsOnDisk(pattern: string): Promise<string[]> {
     .sort();
 }
 
+type Changes = Awaited<ReturnType<typeof inputChanges>>;
+
+/** What an export reads: the datasets its table or query names (view names). */
+async function exportInputs(options: ExportStepOptions, context: PlanContext): Promise<string[]> {
+  const text = options.table ?? options.query ?? '';
+  const there = (await context.datasets?.()) ?? (await discoverDatasets(context.output));
+  const names = new Set([...there.map((d) => d.name), ...(context.pending?.keys() ?? [])]);
+  return namedIn(
+    text,
+    [...names].map((name) => ({ name })),
+  ).map((d) => d.name);
+}
+
+/** The changes to an export by month's input since its last run (none without one). */
+function monthChanges(
+  options: ExportStepOptions,
+  context: PlanContext,
+): Promise<Changes | undefined> {
+  const from = options.from ?? options.table;
+  if (!from) return Promise.resolve(undefined);
+  const pattern = insideFolder(context.output, options.path)!;
+  return inputChanges(
+    context,
+    from,
+    definitionHash([options]),
+    async () => (await monthsOnDisk(pattern)).length > 0,
+  );
+}
+
+/** An export's decision (StepDecision): its files, and what it reads of the folder. */
+export async function exportDecision(
+  options: ExportStepOptions,
+  context: PlanContext,
+  changes?: Changes,
+): Promise<StepDecision> {
+  const inputs = await exportInputs(options, context);
+  const all = inputs.map((dataset) => ({ dataset, partitions: 'all' as const }));
+  if (options.per_month === undefined)
+    return {
+      decision: 'whole',
+      why: 'an extract is written whole at every run',
+      builds: [],
+      reads: all,
+      files: [options.path],
+    };
+  const column = options.per_month;
+  const from = options.from ?? options.table;
+  if (changes?.mode === 'unchanged')
+    return {
+      decision: 'skip',
+      why: `${from ?? ''} has not changed since the last export`,
+      builds: [],
+      reads: [],
+    };
+  const narrowed = narrowedInput(changes, column);
+  if (changes?.mode === 'partial' && narrowed) {
+    const months = [...new Set(changes.changed.map((value) => monthOf(value)!))].sort();
+    return {
+      decision: 'partial',
+      why: `${changes.changed.length} partition(s) of ${from ?? ''} changed: ${months.length} month(s) written again`,
+      builds: [],
+      reads: inputs.map((dataset) => ({
+        dataset,
+        partitions:
+          dataset === narrowed.source.name
+            ? narrowed.current.filter((value) => months.includes(monthOf(value) ?? ''))
+            : 'all',
+      })),
+      files: months.map((month) => options.path.replace(MONTH, month)),
+    };
+  }
+  return {
+    decision: 'whole',
+    why:
+      changes?.mode === 'full'
+        ? changes.reason
+        : `its months come from ${from ?? 'a query'}, not from partitions by ${column}`,
+    builds: [],
+    reads: all,
+    files: [options.path],
+  };
+}
+
+/** An export's decision made before the night runs (`road-etl plan`). */
+export async function decideExport(
+  options: ExportStepOptions,
+  context: PlanContext,
+): Promise<StepDecision> {
+  const changes =
+    options.per_month === undefined ? undefined : await monthChanges(options, context);
+  return exportDecision(options, context, changes);
+}
+
 export async function exportMonths(
   options: ExportStepOptions,
   column: string,
@@ -47,10 +147,8 @@ export async function exportMonths(
   const pattern = insideFolder(context.output, options.path)!;
   const db = await context.database();
   const from = options.from ?? options.table;
-  const hash = definitionHash([options]);
-  const changes = from
-    ? await inputChanges(context, from, hash, async () => (await monthsOnDisk(pattern)).length > 0)
-    : undefined;
+  const changes = await monthChanges(options, context);
+  const decision = await exportDecision(options, context, changes);
   if (changes?.mode === 'unchanged') {
     context.log.log(
       'info',
@@ -59,7 +157,7 @@ export async function exportMonths(
       { step: context.stepId },
     );
     await context.state.save(changes.checkpoint);
-    return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+    return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true }, decision };
   }
 
   const months = await monthsToWrite(db, column, source, pattern, changes);
@@ -70,13 +168,14 @@ export async function exportMonths(
   // partition of a view at each statement otherwise, a year's 365 for each.
   const reader = narrowedInput(changes, column) ? await db.fork() : db;
   try {
-    return await writeMonths(options, pattern, column, source, context, reader, months, changes);
+    return {
+      ...(await writeMonths(options, pattern, column, source, context, reader, months, changes)),
+      decision,
+    };
   } finally {
     if (reader !== db) reader.close();
   }
 }
-
-type Changes = Awaited<ReturnType<typeof inputChanges>>;
 
 /**
  * The input whose partitions of a month give that month's rows, when the

@@ -7,7 +7,7 @@ import { extname } from 'node:path';
 import { quotedIdentifier } from '../duckdb/database.js';
 import type { ExportSource } from '../sinks/exports.js';
 import { exportFile } from './export-file.js';
-import { exportMonths } from './export-months.js';
+import { decideExport, exportDecision, exportMonths } from './export-months.js';
 import {
   EXTENSIONS,
   MONTH,
@@ -82,6 +82,8 @@ export const exportStep = defineStepKind<ExportStepOptions>({
       );
     return lines;
   },
+  decide: decideExport,
+  decidesAsItRuns: true,
   async run(options, context) {
     const source: ExportSource = options.table
       ? { sql: quotedIdentifier(options.table), params: {} }
@@ -99,6 +101,7 @@ export const exportStep = defineStepKind<ExportStepOptions>({
       rowsOut: result.rows,
       exports: [{ ...record, format: formatOf(options)!, rows: result.rows }],
       ...(Object.keys(notes).length > 0 ? { notes } : {}),
+      decision: await exportDecision(options, context),
     };
   },
 });

@@ -139,22 +139,29 @@ export async function inputChanges(
   if (previous.definition !== definition) return full('the definition changed');
   if (!previous.inputs) return full('no record of the input');
   if (!(await outputsPresent())) return full('an output is missing');
-  const otherChanged = whole.find((name) => previous.whole?.[name] !== others[name]);
+  // What the steps before write tonight (a plan made up front) counts as changed.
+  const pending = context.pending;
+  const otherChanged = whole.find(
+    (name) => previous.whole?.[name] !== others[name] || pending?.has(name),
+  );
   if (otherChanged !== undefined) return full(`${otherChanged} changed`);
-  const changed = new Set<string>();
+  const written = pending?.get(from);
+  if (written === 'all') return full(`${from} is written whole`);
+  const changed = new Set<string>(written ?? []);
   for (const [value, print] of scan.partitions)
     if (previous.inputs[value] !== print) changed.add(value);
   for (const value of Object.keys(previous.inputs))
     if (!scan.partitions.has(value)) changed.add(value);
   if (changed.size === 0) return { mode: 'unchanged', checkpoint, whole: previous.outputs };
   if (!input || changed.has('')) return full(`${from} is not partitioned`);
+  const current = [...new Set([...input.current, ...(written ?? [])])].sort();
   return {
     mode: 'partial',
     changed: [...changed].sort(),
-    known: [...new Set([...input.current, ...Object.keys(previous.inputs)])].sort(),
+    known: [...new Set([...current, ...Object.keys(previous.inputs)])].sort(),
     previous: Object.keys(previous.inputs).sort(),
     whole: previous.outputs,
-    input,
+    input: { ...input, current },
     checkpoint,
   };
 }

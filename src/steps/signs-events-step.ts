@@ -19,6 +19,9 @@ import {
 import { signsEventsOptions, type SignsEventsOptions } from '../sources/signs/events-options.js';
 import { EVENTS_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { feedIdentityHooks } from './feed-identity.js';
+import { EVENTS_DATASET } from '../sources/signs/landing.js';
+import { formatIsoDate } from '../util/time.js';
+import { partitionsThere } from './decisions.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export { signsEventsOptions, type SignsEventsOptions };
@@ -32,6 +35,23 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   views: { signs_events: EVENTS_VIEW_COLUMNS },
   plan: planEvents,
   describe: describeEvents,
+  decide(_options, context, plan) {
+    // New events land in the months from the last one landed (or the feed's start) to now.
+    const there = [...partitionsThere(context, EVENTS_DATASET)].sort();
+    const first = (there.at(-1) ?? plan.first_run?.start ?? formatIsoDate(Date.now())).slice(0, 7);
+    const months: string[] = [];
+    for (let at = Date.parse(`${first}-01T00:00:00Z`); at <= Date.now();) {
+      const day = new Date(at);
+      months.push(formatIsoDate(at));
+      at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1);
+    }
+    return {
+      decision: 'partial',
+      why: `reads the feed from its cursor: new events land in the months from ${first}`,
+      builds: [{ dataset: 'signs_events', partitions: months }],
+      reads: [{ dataset: 'signs_events', partitions: months.filter((m) => there.includes(m)) }],
+    };
+  },
   upstreamIdentity: feedIdentityHooks(true),
   async reset(_options, context) {
     await rm(compactionPaths(context).journal, { force: true });

@@ -27,6 +27,8 @@ import {
   type SignsLiveOptions,
 } from '../sources/signs/live-options.js';
 import { describeDownload, planDownload, runDownload, type DownloadPlan } from './download.js';
+import { partitionsThere } from './decisions.js';
+import { formatIsoDate } from '../util/time.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 
 export type { SignsLiveOptions };
@@ -57,6 +59,17 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
       `downloads ${liveRequest(options)} as ${options.format} into ${LIVE_DATASET} (a snapshot per download; signs_live is the latest)`,
       describeDownload(plan),
     ];
+  },
+  decide(_options, context, plan) {
+    const latest = [...partitionsThere(context, LIVE_DATASET)].sort().at(-1);
+    return {
+      decision: 'partial',
+      why: `downloads the current state${plan.if_modified_since ? ` if the service has one newer than ${plan.if_modified_since}` : ''}: a snapshot in the partition of today's date`,
+      builds: [{ dataset: 'signs_live_snapshots', partitions: [formatIsoDate(Date.now())] }],
+      // The last snapshot, which the new one is judged against.
+      reads:
+        latest === undefined ? [] : [{ dataset: 'signs_live_snapshots', partitions: [latest] }],
+    };
   },
   upstreamIdentity: {
     async identify(options, context) {

@@ -51,6 +51,14 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
       describeDownload(plan),
     ];
   },
+  decide(_options, _context, plan) {
+    return {
+      decision: 'whole',
+      why: `downloads the current state whole${plan.if_modified_since ? ` if the service has one newer than ${plan.if_modified_since}` : ''}`,
+      builds: [{ dataset: 'signs_snapshot', partitions: 'all' }],
+      reads: [],
+    };
+  },
   upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
     await rm(join(context.output, SNAPSHOT_DATASET), { recursive: true, force: true });

@@ -111,7 +111,10 @@ export async function partialReads(
   return reads;
 }
 
-/** The partitions of dataset `name` as they are now; undefined when it is not there. */
+/**
+ * The partitions of dataset `name` as they are now, with those the steps
+ * before write tonight (a plan made up front); undefined when it is not there.
+ */
 async function partitionsOf(
   name: string,
   context: PlanContext,
@@ -124,7 +127,9 @@ async function partitionsOf(
     throw new RunError(
       `incremental.reads names ${name}, which is not kept in partitions: it can only be read whole`,
     );
-  return input;
+  const pending = context.pending?.get(name);
+  if (pending === undefined || pending === 'all') return input;
+  return { ...input, current: [...new Set([...input.current, ...pending])].sort() };
 }
 
 /**

@@ -2,15 +2,14 @@
  * The run of a `sql` step: which build (sql-build.ts), the file run over the
  * datasets' views, its outputs written whole or by partition and recorded.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER, datasetLayout, datasetQuery, namedIn } from '../duckdb/datasets.js';
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
-import { insideFolder } from './paths.js';
 import { outputPrints, planBuild, type SqlBuild } from './sql-build.js';
+import { namedDatasets, sqlDecision, sqlTexts } from './sql-decision.js';
 import { readOnly } from './sql-reads.js';
 import { fetchForBuild } from '../store/fetch-ahead.js';
 import { createdOutputs, putViewBack, putViewsBack, setViewsAside } from './sql-views.js';
@@ -22,13 +21,8 @@ export async function runSqlStep(
   options: SqlStepOptions,
   context: StepContext,
 ): Promise<StepOutcome> {
-  const file = insideFolder(context.sqlDir, options.file)!;
-  const text = await readFile(file, 'utf8');
+  const { text, foldText } = await sqlTexts(options, context.sqlDir);
   const foldFile = options.incremental?.fold;
-  const foldText =
-    foldFile === undefined
-      ? undefined
-      : await readFile(insideFolder(context.sqlDir, foldFile)!, 'utf8');
   // A connection of its own: the file's temporary tables go with it when the step ends.
   const db = await (await context.database()).fork();
   try {
@@ -43,6 +37,11 @@ export async function runSqlStep(
         incremental: options.incremental,
       },
       context,
+    );
+    const decision = sqlDecision(
+      build,
+      options,
+      await namedDatasets(build.mode === 'fold' ? foldText! : text, context),
     );
     if (build.mode === 'unchanged') {
       context.log.log(
@@ -62,6 +61,7 @@ export async function runSqlStep(
         rowsIn: 0,
         rowsOut: 0,
         notes: { unchanged: true, ...(Object.keys(none).length > 0 ? { counts: none } : {}) },
+        decision,
       };
     }
     logBuild(build, options, context);
@@ -89,7 +89,7 @@ export async function runSqlStep(
         : {}),
       ...(outcome.notes ?? {}),
     };
-    return { ...outcome, ...(Object.keys(notes).length > 0 ? { notes } : {}) };
+    return { ...outcome, ...(Object.keys(notes).length > 0 ? { notes } : {}), decision };
   } finally {
     db.close();
   }

@@ -11,6 +11,7 @@ import { stat } from 'node:fs/promises';
 import { insideFolder } from './paths.js';
 import { sqlStepOptions, type SqlStepOptions } from './sql-options.js';
 import { readsOf } from './sql-reads.js';
+import { decideSql } from './sql-decision.js';
 import { runSqlStep } from './sql-run.js';
 import { defineStepKind } from './step-kind.js';
 
@@ -67,5 +68,7 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
       lines.push(`builds everything again when ${incremental.rebuild_on.join(' or ')} changed`);
     return lines;
   },
+  decide: decideSql,
+  decidesAsItRuns: true,
   run: runSqlStep,
 });

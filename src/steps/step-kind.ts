@@ -9,16 +9,30 @@ import { RunError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { RequestOptions } from '../http/options.js';
 import type { Logger } from '../log.js';
-import type { PlanContext, RunContext, RunOutcome, Upstream } from '../sources/context.js';
+import type { Database } from '../duckdb/database.js';
+import type {
+  PlanContext,
+  RunContext,
+  RunOutcome,
+  StepDecision,
+  Upstream,
+} from '../sources/context.js';
 import type { FileRecord } from '../util/fs.js';
 
 export type {
   AheadWork,
   BicycleUpstream,
+  PartitionSet,
   PlanContext,
   StepCheckpoint,
+  StepDecision,
   Upstream,
 } from '../sources/context.js';
+
+/** What a step's decision may look at: the folder (through DuckDB), and what runs before it tonight. */
+export interface DecideContext extends PlanContext {
+  database(): Promise<Database>;
+}
 
 /** A step's context: what its source's run uses, and the upstreams configured. */
 export interface StepContext extends RunContext {
@@ -119,6 +133,20 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
    * follows takes that work up.
    */
   stagesAhead?: boolean;
+  /**
+   * What the step will do to the folder (StepDecision), against the folder as
+   * it is and what the steps before it write tonight (`context.pending`).
+   */
+  decide(
+    options: Options,
+    context: DecideContext,
+    plan: Plan,
+  ): Promise<StepDecision> | StepDecision;
+  /**
+   * Whether the kind decides as it runs (the same function as `decide`, its
+   * decision in the outcome); otherwise the engine asks `decide` just before.
+   */
+  decidesAsItRuns?: boolean;
   /** Carries out the plan. */
   run(options: Options, context: StepContext, plan: Plan): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */

@@ -181,7 +181,7 @@ describe('nightly runs of the sign pipelines', () => {
       reset: ['signs_live_changes'],
     });
     expect(await landedChanges(nightly)).toEqual(want);
-  });
+  }, 180_000);
 
   it('fold the new events into the current state taken from the snapshot as one run builds it', async () => {
     const start = simulator.world.now;

@@ -190,7 +190,9 @@ describe('nightly runs', () => {
     const onCopy = await builds(copy);
     expect(onCopy).toEqual(await builds(original));
     expect(onCopy['bicycle_hourly']).toEqual({ build: 'partial', partitions: 2 });
-    expect(onCopy['bicycle_monthly']).toEqual({ build: 'partial', partitions: 1 });
+    // The months of the quality partitions the night built: October, and November, which the
+    // quality rules name (they look 37 days ahead) though it holds no rows yet.
+    expect(onCopy['bicycle_monthly']).toEqual({ build: 'partial', partitions: 2 });
     expect(onCopy['export_bicycle_hourly']).toMatchObject({ months_written: ['2026-10.csv'] });
     for (const dataset of ['derived/bicycle_hourly', 'derived/bicycle_daily'])
       expect(await datasetDifference(join(original, 'output'), join(copy, 'output'), dataset)).toBe(

@@ -1,0 +1,66 @@
+/**
+ * `road-etl plan PIPELINE.yaml`: what the next run does, decided against the
+ * folder as it is before anything runs: each step's decision (skip, partial
+ * or whole, and why), the partitions it builds and those it reads of every
+ * dataset, as text or as one line of JSON. Changes nothing.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import { checkFolderFormat } from '../pipeline/folder-format.js';
+import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
+import { openPlanFolder } from '../pipeline/run-folder.js';
+import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
+import { writeOut, type CliIo } from './io.js';
+import { withOutputFolder } from './stored.js';
+
+interface PlanArgs extends CommonArgs {
+  pipeline: string;
+  param: string[];
+  select: string[] | undefined;
+  reset: string[] | undefined;
+  format: 'text' | 'json';
+}
+
+export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
+  command: 'plan <pipeline>',
+  describe: 'Print what the next run builds and reads of the output folder (changes nothing)',
+  builder: (yargs: Argv) =>
+    withPipelineArguments(yargs)
+      .option('select', { type: 'string', array: true, describe: 'Plan only these steps' })
+      .option('reset', {
+        type: 'string',
+        array: true,
+        describe: 'Plan these steps as started over',
+      })
+      .option('format', {
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe:
+          'text: the plan in words; json: one line of JSON, each step with its decision (decision, why, builds, reads, files)',
+      }) as unknown as Argv<PlanArgs>,
+  handler: (args) =>
+    withOutputFolder(
+      args,
+      io,
+      async ({ folder: output, shown }) => {
+        await checkFolderFormat(output, shown(output));
+        const pipeline = await pipelineFromArgs(args, output, io);
+        const folder = await openPlanFolder(output);
+        try {
+          const plan = await planRun(
+            pipeline,
+            output,
+            selectSteps(pipeline, commaList(args.select)),
+            new Set(commaList(args.reset)),
+            folder,
+          );
+          const named = { ...plan, output: shown(output) };
+          if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
+          else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);
+        } finally {
+          folder.close();
+        }
+      },
+      undefined,
+      { onDemand: true },
+    ),
+});

@@ -1,0 +1,139 @@
+/**
+ * `road-etl plan`: what the next night builds and reads of a folder with a
+ * year of data, decided before anything runs; then that night, whose
+ * manifest records the decision each step carried out: the same, and the
+ * files each step wrote lie in what its decision says it builds.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../../src/pipeline/plan.js';
+import type { StepDecision } from '../../src/steps/step-kind.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { readManifest } from '../helpers/pipeline.js';
+import { useSimulator } from '../helpers/simulator.js';
+import { testDir } from '../helpers/tmp.js';
+
+const simulator = await useSimulator({
+  seed: 3,
+  now: '2026-11-15T00:00:00Z',
+  bicycle: { locations: 40 },
+});
+
+const BICYCLE = join(ROOT, 'pipelines', 'bicycle.yaml');
+const period = (start: string, end: string) => [
+  '--param', `start=${start}`, '--param', `end=${end}`, '--param', 'prefixes=UTR',
+]; // prettier-ignore
+
+/** Every file of the folder (its state aside) with its size and time. */
+async function listing(output: string): Promise<string[]> {
+  const entries = await readdir(output, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile());
+  return Promise.all(
+    files.map(async (e) => {
+      const path = join(e.parentPath, e.name);
+      const info = await stat(path);
+      return `${relative(output, path)} ${info.size} ${info.mtimeMs}`;
+    }),
+  );
+}
+
+/** The dataset (view name) and partition value of a data file of the folder. */
+function datasetOf(path: string): { dataset: string; partition: string | undefined } {
+  const parts = path.split(sep).slice(0, -1);
+  const partition = parts.find((p) => p.includes('='))?.split('=')[1];
+  const folders = parts.filter((p) => !p.includes('='));
+  return {
+    dataset: folders[0] === 'derived' ? folders[1]! : folders.join('_'),
+    partition,
+  };
+}
+
+/** Whether a file a step wrote lies in what its decision builds (an extract, with its metadata). */
+function within(decision: StepDecision, path: string): boolean {
+  if (path.startsWith('exports/'))
+    return decision.files?.includes(path.replace(/\.csv-metadata\.json$|\.csvt$/, '.csv')) ?? false;
+  const { dataset, partition } = datasetOf(path);
+  const built = decision.builds.find((b) => b.dataset === dataset);
+  if (!built) return false;
+  return built.partitions === 'all' || built.partitions.includes(partition ?? '');
+}
+
+describe('road-etl plan', () => {
+  it('prints what the next night builds and reads of a year of data, and the night does what it printed', async () => {
+    const output = join(await testDir(), 'output');
+    const env = { ...simulator.env };
+    const year = await runCli(
+      [
+        'run',
+        BICYCLE,
+        '--output',
+        output,
+        ...period('2025-10-01T00:00:00Z', '2026-10-01T00:00:00Z'),
+      ],
+      { env },
+    );
+    expect(year.code, year.stderr).toBe(0);
+
+    const night = period('2026-10-01T00:00:00Z', '2026-10-02T00:00:00Z');
+    const before = await listing(output);
+    const printed = await runCli(
+      ['plan', BICYCLE, '--output', output, ...night, '--format', 'json'],
+      {
+        env,
+      },
+    );
+    expect(printed.code, printed.stderr).toBe(0);
+    // The plan changes nothing, the folder's state included.
+    expect(await listing(output)).toEqual(before);
+    const plan = JSON.parse(printed.stdout) as Plan;
+    const decisions = new Map(plan.steps.map((s) => [s.id, s.decision!]));
+
+    // What a hand would say of this night: the measurements of its UTC date; the hourly
+    // table of the local dates its hours fall on (and the next, for the night's last hours);
+    // the summary, which is not incremental, whole.
+    expect(decisions.get('bicycle_measurements')).toMatchObject({
+      decision: 'partial',
+      builds: [
+        { dataset: 'bicycle_measurements', partitions: ['2026-10-01'] },
+        { dataset: 'bicycle_quarantine', partitions: 'all' },
+      ],
+      reads: [
+        { dataset: 'bicycle_measurements', partitions: [] },
+        { dataset: 'bicycle_locations', partitions: 'all' },
+      ],
+    });
+    expect(decisions.get('bicycle_hourly')).toMatchObject({
+      decision: 'partial',
+      builds: [{ dataset: 'bicycle_hourly', partitions: ['2026-10-01', '2026-10-02'] }],
+    });
+    expect(decisions.get('bicycle_summary')).toMatchObject({ decision: 'whole' });
+    expect(decisions.get('export_bicycle_hourly')).toMatchObject({
+      decision: 'partial',
+      files: ['exports/bicycle_hourly/2026-10.csv'],
+    });
+
+    const ran = await runCli(['run', BICYCLE, '--output', output, ...night], { env });
+    expect(ran.code, ran.stderr).toBe(0);
+    const { run } = await readManifest(output);
+    const outside: string[] = [];
+    for (const step of run.steps) {
+      // The decision the step carried out is the one printed before the night.
+      expect(step.plan, step.id).toEqual(decisions.get(step.id));
+      // What it wrote lies in what it said it builds.
+      for (const file of step.files)
+        if (!within(step.plan as StepDecision, file.path)) outside.push(`${step.id}: ${file.path}`);
+    }
+    expect(outside).toEqual([]);
+  }, 240_000);
+
+  it('on a folder of another layout, or with a param missing, exits 2 and changes nothing', async () => {
+    const output = join(await testDir(), 'output');
+    const missing = await runCli(['plan', BICYCLE, '--output', output, '--param', 'prefixes=UTR'], {
+      env: { ...simulator.env },
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/start/);
+    await expect(stat(output)).rejects.toThrow();
+  });
+});
