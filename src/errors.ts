@@ -104,9 +104,13 @@ export class StateError extends RunError {
  */
 export class MissingObjectError extends StateError {
   override name = 'MissingObjectError';
-  constructor(url: string, key: string, options?: ErrorOptions) {
+  constructor(
+    readonly url: string,
+    readonly key: string,
+    options?: ErrorOptions & { repair?: string },
+  ) {
     super(
-      `${url}${key}: the folder's last commit names this object, and the store no longer has it (something other than road-etl removed it). Restore it from the store's versions or a backup; the folder is left as it was`,
+      `${url}${key}: the folder's last commit names this object, and the store no longer has it (something other than road-etl removed it); the folder is left as it was. Restore it from the store's versions or a backup${options?.repair ? `; or, to repair the folder, run: ${options.repair}` : ''}`,
       options,
     );
   }

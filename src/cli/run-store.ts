@@ -7,6 +7,10 @@ import { openStore } from '../store/open.js';
 import { RemoteFiles } from '../store/remote-files.js';
 import type { HeldLock, ObjectStore } from '../store/store.js';
 import { assertOwnFolder, fetchFolder } from '../store/sync.js';
+import { join } from 'node:path';
+import { datasetOfFile } from '../duckdb/damaged.js';
+import { MissingObjectError } from '../errors.js';
+import { REPAIR_DOES, repairCommand, repairPath } from '../pipeline/repair.js';
 import { putFolder } from '../store/put-folder.js';
 import { commaList, loggerFor, pipelineFromArgs } from './common.js';
 import type { CliIo } from './io.js';
@@ -107,7 +111,17 @@ async function inStore(
       { guarantee },
     );
   // The data stays in the store until something reads it (remote-files.ts).
-  const fetched = await fetchFolder(store, local, remote);
+  const repair = new Set((commaList(args.repair) ?? []).map(repairPath));
+  const fetched = await fetchFolder(store, local, remote, repair).catch(async (error: unknown) => {
+    // The lost object's repair, as a command that runs as printed.
+    if (!(error instanceof MissingObjectError)) throw error;
+    const pipeline = await pipelineFromArgs(args, local, io);
+    const dataset = datasetOfFile(local, join(local, ...error.key.split('/')));
+    throw new MissingObjectError(error.url, error.key, {
+      cause: error,
+      repair: `${repairCommand(pipeline, taken.url, error.key, dataset)} (${REPAIR_DOES})`,
+    });
+  });
   logger.log(
     'info',
     'store.fetch',

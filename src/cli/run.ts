@@ -28,6 +28,7 @@ export interface RunArgs extends CommonArgs {
   'accept-upstream': string[] | undefined;
   'dry-run': boolean;
   'wait-for-lock': number | undefined;
+  repair: string[] | undefined;
 }
 
 export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
@@ -44,6 +45,12 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
         type: 'string',
         array: true,
         describe: 'Start these steps over: forget their checkpoints and data',
+      })
+      .option('repair', {
+        type: 'string',
+        array: true,
+        describe:
+          'Remove these damaged or lost data files (paths in the output folder) before the run, which fetches or builds again what they held; every other file is kept',
       })
       .option('accept-upstream', {
         type: 'string',
@@ -195,6 +202,8 @@ async function runCommandFor(
         progress: createProgress(logger, io.stderr),
         signal: controller.signal,
         ahead: ahead.work,
+        repair: commaList(args.repair),
+        shown: store?.url,
       }),
   });
   let { summary, failure } = result;

@@ -59,19 +59,17 @@ export function datasetOfFile(output: string, file: string): string | undefined 
 export function explainDamagedFile(
   error: unknown,
   output: string,
-  writer: (dataset: string) => { pipeline: string; step: string } | undefined,
+  /** The repair of a file (relative, with `/`) of a dataset, in words: a command that runs as printed. */
+  repair: (file: string, dataset: string | undefined) => string,
 ): DamagedFileError | undefined {
   if (error instanceof DamagedFileError) return error;
   const damaged = damagedFileOf(error);
   if (damaged === undefined || relative(output, damaged.file).startsWith('..')) return undefined;
   const { file, words } = damaged;
   const dataset = datasetOfFile(output, file);
-  const by = dataset === undefined ? undefined : writer(dataset);
-  const repair = by
-    ? `start the step that writes it over (its data is fetched or built again): road-etl run ${by.pipeline} --output ${output} --reset ${by.step}`
-    : 'remove the file, or start the step that writes it over with --reset';
+  const key = relative(output, file).split(sep).join('/');
   return new DamagedFileError(
-    `The file ${relative(output, file)}${dataset ? ` of dataset ${dataset}` : ''} cannot be read: it is damaged or not Parquet (DuckDB: ${words}). To repair the folder, ${repair}`,
+    `The file ${key}${dataset ? ` of dataset ${dataset}` : ''} cannot be read: it is damaged or not Parquet (DuckDB: ${words}). To repair the folder, ${repair(key, dataset)}`,
     file,
     { cause: error },
   );

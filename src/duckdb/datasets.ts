@@ -252,7 +252,7 @@ export async function createDatasetViews(
       }
       throw new RunError(
         `Cannot read dataset ${dataset.name} (${dataset.folder}): ${firstLineOf(error)}. ` +
-          'A file in it is damaged or not Parquet: remove that file, or start the step that writes it over with --reset',
+          'A file in it is damaged or not Parquet: run the pipeline that writes it again with --repair <that file> (it removes that file alone and builds or fetches again what it held)',
         { cause: error },
       );
     }

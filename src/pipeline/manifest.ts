@@ -21,7 +21,10 @@ import {
   type ExportRecord,
   type Manifest,
   type PipelineRun,
+  type StepReport,
 } from '../manifest.js';
+import { InterruptedError } from '../errors.js';
+import type { Pipeline } from './build.js';
 import { REPORT_PATH } from '../report/index.js';
 import { remoteFilesOf } from '../store/remote-files.js';
 import { isTemporaryName, sha256File, writeFileAtomic } from '../util/fs.js';
@@ -223,4 +226,35 @@ export class ManifestWriter {
     await writeFileAtomic(path, JSON.stringify(manifest, null, 2) + '\n', scratch);
     return { path, manifest };
   }
+}
+
+/** What a run did, as the manifest's record of it is made from. */
+export interface RunRecord {
+  started: Date;
+  reports: StepReport[];
+  exports: ExportRecord[];
+  failure: Error | undefined;
+}
+
+/** The run as the manifest records it, as of now. */
+export function pipelineRun(
+  pipeline: Pipeline,
+  { started, reports, exports, failure }: RunRecord,
+  report: string | undefined,
+): PipelineRun {
+  const finished = new Date();
+  return {
+    pipeline: pipeline.name,
+    definition: pipeline.file,
+    params: pipeline.params,
+    road_etl_version: VERSION,
+    status: !failure ? 'succeeded' : failure instanceof InterruptedError ? 'interrupted' : 'failed',
+    started_at: started.toISOString(),
+    finished_at: finished.toISOString(),
+    duration_ms: finished.getTime() - started.getTime(),
+    steps: reports,
+    exports,
+    ...(report ? { report } : {}),
+    ...(failure ? { error: failure.message } : {}),
+  };
 }

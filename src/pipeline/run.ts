@@ -7,18 +7,18 @@
  */
 import { InputError, InterruptedError, explainIoError } from '../errors.js';
 import { redactor, type Logger } from '../log.js';
-import type { ExportRecord, StepReport } from '../manifest.js';
+import type { StepReport } from '../manifest.js';
 import type { Progress } from '../progress.js';
 import { REPORT_PATH } from '../report/index.js';
 import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
 import { isFetchedOnDemand } from '../store/remote-files.js';
 import { removeTemporaryFiles } from '../util/fs.js';
-import { VERSION } from '../version.js';
 import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeFolder } from './folder-description.js';
+import { removeRepaired, repairPath } from './repair.js';
 import { writeFolderFormat } from './folder-format.js';
-import { ManifestWriter, type PipelineRun } from './manifest.js';
+import { ManifestWriter, pipelineRun, type PipelineRun, type RunRecord } from './manifest.js';
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore, acquireLock } from './state.js';
@@ -41,6 +41,10 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
   /** Work fetched ahead while the run waited for the folder (stage-ahead.ts), by step id. */
   ahead?: ReadonlyMap<string, AheadWork> | undefined;
+  /** Data files to remove before the steps run (--repair), relative; checked as bad input first. */
+  repair?: readonly string[] | undefined;
+  /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
+  shown?: string | undefined;
 }
 
 export interface RunResult {
@@ -110,6 +114,8 @@ async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepare
       need,
     });
   }
+  // Each --repair names a data file of the folder: anything else is bad input.
+  for (const path of options.repair ?? []) repairPath(path);
   return { selected, resets, accepted, store };
 }
 
@@ -140,6 +146,7 @@ async function takeFolder(
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });
     await writeFolderFormat(output);
+    await removeRepaired(output, options.repair ?? [], logger);
     const runner = new StepRunner({
       pipeline,
       output,
@@ -151,6 +158,7 @@ async function takeFolder(
       progress: options.progress,
       signal,
       ahead: options.ahead,
+      shown: options.shown,
     });
     return { runner, simulator, release };
   } catch (error) {
@@ -195,11 +203,7 @@ async function runSteps(
   }
 }
 
-interface Ended {
-  started: Date;
-  reports: StepReport[];
-  exports: ExportRecord[];
-  failure: Error | undefined;
+interface Ended extends RunRecord {
   release: () => Promise<void>;
 }
 
@@ -272,27 +276,4 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     exit_code: failure ? exitCodeOf(failure) : 0,
   };
   return { summary, failure };
-}
-
-/** The run as the manifest records it, as of now. */
-function pipelineRun(
-  pipeline: Pipeline,
-  { started, reports, exports, failure }: Omit<Ended, 'release'>,
-  report: string | undefined,
-): PipelineRun {
-  const finished = new Date();
-  return {
-    pipeline: pipeline.name,
-    definition: pipeline.file,
-    params: pipeline.params,
-    road_etl_version: VERSION,
-    status: !failure ? 'succeeded' : failure instanceof InterruptedError ? 'interrupted' : 'failed',
-    started_at: started.toISOString(),
-    finished_at: finished.toISOString(),
-    duration_ms: finished.getTime() - started.getTime(),
-    steps: reports,
-    exports,
-    ...(report ? { report } : {}),
-    ...(failure ? { error: failure.message } : {}),
-  };
 }

@@ -58,7 +58,7 @@ export class StateStore {
       return record as StepRecord;
     } catch (error) {
       throw new StateError(
-        `The state file ${file} is damaged (${(error as Error).message}); restore it, or start the step over with --reset ${stepId}`,
+        `The state file ${file} is damaged (${(error as Error).message}); restore it from a copy of the folder; or start the step over with --reset ${stepId}, which first removes the data the step landed`,
         { cause: error },
       );
     }

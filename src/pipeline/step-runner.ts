@@ -6,7 +6,7 @@
  */
 import { explainDamagedFile } from '../duckdb/damaged.js';
 import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { OutputFolder } from '../duckdb/folder.js';
@@ -23,6 +23,7 @@ import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
 import { addPending, planStep } from './plan.js';
+import { REPAIR_DOES, repairCommand } from './repair.js';
 import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
 import { letGoKept } from '../sinks/shared-rows.js';
@@ -44,6 +45,8 @@ export interface RunScope {
   signal: AbortSignal;
   /** Work fetched ahead for steps (stage-ahead.ts), by step id. */
   ahead?: ReadonlyMap<string, AheadWork> | undefined;
+  /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
+  shown?: string | undefined;
 }
 
 export class StepRunner {
@@ -247,23 +250,14 @@ export class StepRunner {
     if (signal.aborted) return new InterruptedError(String(signal.reason ?? 'a signal'));
     return (
       explainOutOfMemory(error, `step ${step.id}`, this.#folder?.db.memory) ??
-      explainDamagedFile(error, this.#scope.output, (dataset) => this.#writerOf(dataset)) ??
+      explainDamagedFile(
+        error,
+        this.#scope.output,
+        (file, dataset) =>
+          `run: ${repairCommand(this.#scope.pipeline, this.#scope.shown ?? this.#scope.output, file, dataset)} (${REPAIR_DOES})`,
+      ) ??
       explainIoError(afterStart(error), `step ${step.id}`)
     );
-  }
-
-  /** The step of this pipeline that writes a dataset (its view's name), if one does. */
-  #writerOf(dataset: string): { pipeline: string; step: string } | undefined {
-    const { pipeline } = this.#scope;
-    const step = pipeline.steps.find((s) => {
-      const outputs = (s.options as { outputs?: unknown }).outputs;
-      return (
-        Object.keys(s.kind.views ?? {}).includes(dataset) ||
-        (Array.isArray(outputs) && outputs.includes(dataset))
-      );
-    });
-    const near = relative(process.cwd(), pipeline.file);
-    return step && { pipeline: near.startsWith('..') ? pipeline.file : near, step: step.id };
   }
 
   close(): void {

@@ -135,7 +135,7 @@ export function readCheckpoint<T>(context: PlanContext, schema: z.ZodType<T>, em
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
     throw new StateError(
-      `The checkpoint of ${context.stepId} is damaged (${issue?.message ?? 'unreadable'}${where}); start the step over with --reset ${context.stepId}`,
+      `The checkpoint of ${context.stepId} is damaged (${issue?.message ?? 'unreadable'}${where}); restore .state/${context.stepId}.json from a copy of the folder, or start the step over with --reset ${context.stepId}, which first removes the data the step landed`,
       { cause: parsed.error },
     );
   }

@@ -76,6 +76,12 @@ export const bicycleMeasurementsStep = defineStepKind<
       ],
     };
   },
+  repairPeriod(partition) {
+    const day = Date.parse(`${partition}T00:00:00Z`);
+    if (Number.isNaN(day)) return undefined;
+    const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+    return { start: iso(day), end: iso(day + 86_400_000) };
+  },
   stagesAhead: true,
   describe: describeMeasurementsPlan,
   upstreamIdentity: {

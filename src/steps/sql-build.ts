@@ -8,19 +8,15 @@
  * partition and later ones changed (an append). Anything else rebuilds
  * everything, as does any change to a dataset of `incremental.rebuild_on`.
  */
-import { readdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { damagedFiles } from '../duckdb/damaged.js';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
-import { DERIVED_FOLDER } from '../duckdb/datasets.js';
-import { PartitionIndex, partitionKeySql, partitionListSql } from '../duckdb/partitions.js';
+import { partitionKeySql, partitionListSql } from '../duckdb/partitions.js';
+import { damagedOutputs, goneOutput, outputsPresent } from './sql-outputs.js';
 import { RunError } from '../errors.js';
 import {
   definitionHash,
   inputChanges,
   type InputChanges,
   type BuildCheckpoint,
-  type OutputPrints,
 } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
 import {
@@ -78,53 +74,6 @@ export type SqlBuild =
       reads?: readonly InputRead[];
     };
 
-/** Whether every output has been written (its folder holds a file or a partition). */
-async function outputsPresent(output: string, outputs: readonly string[]): Promise<boolean> {
-  for (const name of outputs) {
-    const entries = await readdir(join(output, DERIVED_FOLDER, name)).catch(() => []);
-    if (!entries.some((e) => e.endsWith('.parquet') || e.includes('='))) return false;
-  }
-  return true;
-}
-
-/**
- * The first file of the outputs whose footer cannot be read (relative to the
- * folder), if any; `whole`: the partitions last known whole, not opened again.
- */
-async function damagedOutputs(
-  db: Database,
-  context: PlanContext,
-  outputs: readonly string[],
-  whole: OutputPrints | undefined,
-): Promise<string | undefined> {
-  const { output } = context;
-  for (const name of outputs) {
-    const [damaged] = await damagedFiles(
-      db,
-      join(output, DERIVED_FOLDER, name),
-      context.partitions,
-      whole?.[name],
-    );
-    if (damaged !== undefined) return relative(output, damaged);
-  }
-  return undefined;
-}
-
-/**
- * The fingerprints of the outputs' partitions as they are now, for the
- * checkpoint (BuildCheckpoint.outputs): taken once they are known whole
- * (checked by planBuild, or written by the step).
- */
-export function outputPrints(context: PlanContext, outputs: readonly string[]): OutputPrints {
-  const index = context.partitions ?? new PartitionIndex();
-  return Object.fromEntries(
-    outputs.map((name) => [
-      name,
-      Object.fromEntries(index.scan(join(context.output, DERIVED_FOLDER, name)).partitions),
-    ]),
-  );
-}
-
 /**
  * Decides what to build and, for a partial build, sets the DuckDB variable
  * `partitions` on `db` to the list of output partitions (typed as `touches`
@@ -166,7 +115,18 @@ export async function planBuild(
       reason: changes.reason,
     };
   }
-  // A partition that cannot be read would stay as it is: the table is built anew from its sources.
+  // A partition that cannot be read, or is gone, would stay so: the table is built anew.
+  const gone = goneOutput(context, definition.outputs, changes.whole);
+  if (gone !== undefined) {
+    if (changes.mode === 'partial') await setInputs(db, changes.input);
+    return {
+      mode: 'full',
+      keys: undefined,
+      changed: [],
+      checkpoint: changes.checkpoint,
+      reason: `the partition ${gone} is gone: the table is built anew from its sources`,
+    };
+  }
   const damaged = await damagedOutputs(db, context, definition.outputs, changes.whole);
   if (damaged !== undefined) {
     if (changes.mode === 'partial') await setInputs(db, changes.input);

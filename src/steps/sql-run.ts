@@ -8,7 +8,8 @@ import { DERIVED_FOLDER, datasetLayout, datasetQuery, namedIn } from '../duckdb/
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
-import { outputPrints, planBuild, type SqlBuild } from './sql-build.js';
+import { planBuild, type SqlBuild } from './sql-build.js';
+import { outputPrints } from './sql-outputs.js';
 import { namedDatasets, sqlDecision, sqlTexts } from './sql-decision.js';
 import { readOnly } from './sql-reads.js';
 import { fetchForBuild } from '../store/fetch-ahead.js';

@@ -151,6 +151,11 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
   run(options: Options, context: StepContext, plan: Plan): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */
   upstreamIdentity?: UpstreamIdentityHooks<Options>;
+  /**
+   * The period (the pipeline's `start` and `end`) that fetches a partition
+   * of the step's dataset again, by its value: what a printed repair gives.
+   */
+  repairPeriod?(partition: string): { start: string; end: string } | undefined;
   /** Forgets the step's work (--reset): its checkpoint is removed by the engine, its data here. */
   reset?(options: Options, context: StepContext): Promise<void>;
 }

@@ -160,7 +160,7 @@ export class RemoteFiles {
     if (got.version !== waiting.version) {
       await rm(file, { force: true });
       throw new RunError(
-        `${this.#store.url}${waiting.key} is not the object the folder's last commit names (it was written since by something other than road-etl): restore it, or start the step that wrote it over with --reset`,
+        `${this.#store.url}${waiting.key} is not the object the folder's last commit names (it was written since by something other than road-etl): restore it from the store's versions or a backup`,
       );
     }
     const time = new Date(waiting.mtimeMs);

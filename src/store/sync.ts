@@ -221,6 +221,8 @@ export async function fetchFolder(
   store: ObjectStore,
   local: string,
   onDemand?: RemoteFiles,
+  /** Files the run is to remove (--repair): neither fetched nor placed, so gone from the next commit. */
+  skip: ReadonlySet<string> = new Set(),
 ): Promise<Fetched> {
   const [commit, unfinished] = await Promise.all([readCommit(store), unfinishedPut(store)]);
   // A folder never committed holds at most what a first put killed left (or is refused).
@@ -242,7 +244,7 @@ export async function fetchFolder(
   const atOnce = onDemand ? fetchedAtOnce(Object.keys(commit.files)) : undefined;
   let bytes = 0;
   let fetched = 0;
-  const entries = Object.entries(commit.files);
+  const entries = Object.entries(commit.files).filter(([key]) => !skip.has(key));
   const path = (key: string): string => join(local, ...key.split('/'));
   // Folders and placeholders are made one after the other, synchronously: thousands of
   // them in a row cost least so (at once, they contend for the same folders).

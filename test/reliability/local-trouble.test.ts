@@ -110,9 +110,11 @@ describe('local trouble', () => {
     expect(run.stderr).toContain(
       `The file ${relative(output, damaged)} of dataset signs_events cannot be read: it is damaged or not Parquet`,
     );
+    // A repair that removes that file alone, never a --reset that removes the whole feed.
     expect(run.stderr).toMatch(
-      /To repair the folder, .*road-etl run \S+ --output \S+ --reset signs_events/,
+      /To repair the folder, run: road-etl run \S+ --output \S+ .*--repair signs\/events\/\S+\.parquet/,
     );
+    expect(run.stderr).not.toContain('--reset');
     expect(run.stderr).not.toMatch(/unexpected error/);
     expect(await contents(output)).toEqual(before);
   });

@@ -137,7 +137,7 @@ async function startingCheckpoint(
   const checkpoint = read && { ...read, ranges: plan.ranges ?? read.ranges };
   if (checkpoint && checkpoint.town_code !== (options.town_code ?? null)) {
     throw new RunError(
-      `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; use --reset ${context.stepId} to start over`,
+      `signs.events: the checkpoint of ${context.stepId} was made with town_code ${checkpoint.town_code ?? '(none)'}, the step now has ${options.town_code ?? '(none)'}; give the step its earlier town_code, write to another --output, or start over with --reset ${context.stepId}, which first removes the events the step landed`,
     );
   }
   if (!checkpoint) {

@@ -1,0 +1,107 @@
+/**
+ * Repairing a folder that holds a damaged file, or whose bucket lost one:
+ * `road-etl run ... --repair FILE` removes that file alone (saying so) before
+ * the run, which fetches or builds again what it held where its steps can:
+ * a sql table's partitions are built anew, the bicycle counts of the period
+ * given are fetched again. The repair road-etl prints is a command that runs
+ * as printed: this run's pipeline and params (the period of the file's
+ * partition, for the bicycle counts), never a --reset.
+ */
+import { rm } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Logger } from '../log.js';
+import type { ParamValue } from '../config/params.js';
+import { InputError } from '../errors.js';
+import type { Pipeline } from './build.js';
+
+/** A data file of the folder, as --repair names it: relative, under a dataset folder, Parquet. */
+export function repairPath(path: string): string {
+  const key = path.replaceAll('\\', '/').replace(/^\.\//, '');
+  const parts = key.split('/');
+  if (
+    key.startsWith('/') ||
+    parts.some((p) => p === '..' || p === '' || p.startsWith('.')) ||
+    !key.endsWith('.parquet') ||
+    parts[0] === 'exports' ||
+    parts.length < 3
+  )
+    throw new InputError(
+      `--repair ${path}: names a Parquet file of a dataset, relative to the output folder (for example bicycle/measurements/date=2026-10-02/data.parquet)`,
+    );
+  return key;
+}
+
+/** A value as a shell word: quoted where it holds anything but plain characters. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function paramText(value: ParamValue): string {
+  return Array.isArray(value) ? value.join(',') : String(value);
+}
+
+/** The step of the pipeline that writes a dataset (its view's name), if one does. */
+export function writerOf(pipeline: Pipeline, dataset: string) {
+  return pipeline.steps.find((s) => {
+    const outputs = (s.options as { outputs?: unknown }).outputs;
+    return (
+      Object.keys(s.kind.views ?? {}).includes(dataset) ||
+      (Array.isArray(outputs) && outputs.includes(dataset))
+    );
+  });
+}
+
+/**
+ * The command that repairs the folder `output` (as the user names it) of the
+ * file `file` (relative) of `dataset`: this run again, with --repair.
+ */
+export function repairCommand(
+  pipeline: Pipeline,
+  output: string,
+  file: string,
+  dataset: string | undefined,
+): string {
+  const step = dataset === undefined ? undefined : writerOf(pipeline, dataset);
+  const params: Record<string, ParamValue> = { ...pipeline.params };
+  const value = /\/[^/=]+=([^/]+)\/[^/]+$/.exec(file)?.[1];
+  const period = value === undefined ? undefined : step?.kind.repairPeriod?.(value);
+  if (period && 'start' in params && 'end' in params) Object.assign(params, period);
+  const near = relative(process.cwd(), pipeline.file);
+  const words = [
+    'road-etl run',
+    shellWord(near.startsWith('..') ? pipeline.file : near),
+    '--output',
+    shellWord(output),
+    ...Object.entries(params)
+      .filter(([, v]) => v !== null && v !== '')
+      .map(([k, v]) => `--param ${shellWord(`${k}=${paramText(v)}`)}`),
+    '--repair',
+    shellWord(file),
+  ];
+  return words.join(' ');
+}
+
+/**
+ * --repair: the data files named are removed, said first, once the run holds
+ * the folder; its steps then fetch or build again what they held.
+ */
+export async function removeRepaired(
+  output: string,
+  paths: readonly string[],
+  logger: Logger,
+): Promise<void> {
+  for (const path of paths) {
+    const key = repairPath(path);
+    await rm(join(output, ...key.split('/')), { force: true });
+    logger.log(
+      'warn',
+      'run.repair',
+      `--repair: removed ${key} (and no other file); the steps fetch or build again what it held where they can`,
+      { file: key },
+    );
+  }
+}
+
+/** What a repair does, in words, after its command. */
+export const REPAIR_DOES =
+  'it removes that file alone, keeps every other partition and night, and fetches or builds again what the file held where the steps can (a sql table is built anew; the bicycle counts of the period given are fetched again; a past snapshot of the current state or events of the v1 feed cannot be fetched again)';

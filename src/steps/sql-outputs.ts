@@ -1,0 +1,78 @@
+/**
+ * What a sql step's outputs are now: whether they are there, whether a file
+ * of theirs cannot be read or a partition is gone (each asks for a whole
+ * build), and their partitions' fingerprints for the checkpoint.
+ */
+import { readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { damagedFiles } from '../duckdb/damaged.js';
+import type { Database } from '../duckdb/database.js';
+import { DERIVED_FOLDER } from '../duckdb/datasets.js';
+import { PartitionIndex } from '../duckdb/partitions.js';
+import type { OutputPrints } from './input-changes.js';
+import type { PlanContext } from './step-kind.js';
+
+/** Whether every output has been written (its folder holds a file or a partition). */
+export async function outputsPresent(output: string, outputs: readonly string[]): Promise<boolean> {
+  for (const name of outputs) {
+    const entries = await readdir(join(output, DERIVED_FOLDER, name)).catch(() => []);
+    if (!entries.some((e) => e.endsWith('.parquet') || e.includes('='))) return false;
+  }
+  return true;
+}
+
+/**
+ * The first file of the outputs whose footer cannot be read (relative to the
+ * folder), if any; `whole`: the partitions last known whole, not opened again.
+ */
+export async function damagedOutputs(
+  db: Database,
+  context: PlanContext,
+  outputs: readonly string[],
+  whole: OutputPrints | undefined,
+): Promise<string | undefined> {
+  const { output } = context;
+  for (const name of outputs) {
+    const [damaged] = await damagedFiles(
+      db,
+      join(output, DERIVED_FOLDER, name),
+      context.partitions,
+      whole?.[name],
+    );
+    if (damaged !== undefined) return relative(output, damaged);
+  }
+  return undefined;
+}
+
+/**
+ * A partition of the outputs that was there when last known whole and is
+ * gone now (removed by --repair, or by hand), as `output/column=value`.
+ */
+export function goneOutput(
+  context: PlanContext,
+  outputs: readonly string[],
+  whole: OutputPrints | undefined,
+): string | undefined {
+  const index = context.partitions ?? new PartitionIndex();
+  for (const name of outputs) {
+    const scan = index.scan(join(context.output, DERIVED_FOLDER, name));
+    const gone = Object.keys(whole?.[name] ?? {}).find((value) => !scan.partitions.has(value));
+    if (gone !== undefined) return `${name}/${scan.column ?? ''}=${gone}`;
+  }
+  return undefined;
+}
+
+/**
+ * The fingerprints of the outputs' partitions as they are now, for the
+ * checkpoint (BuildCheckpoint.outputs): taken once they are known whole
+ * (checked by planBuild, or written by the step).
+ */
+export function outputPrints(context: PlanContext, outputs: readonly string[]): OutputPrints {
+  const index = context.partitions ?? new PartitionIndex();
+  return Object.fromEntries(
+    outputs.map((name) => [
+      name,
+      Object.fromEntries(index.scan(join(context.output, DERIVED_FOLDER, name)).partitions),
+    ]),
+  );
+}
