@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { FolderInUseError, InterruptedError } from '../errors.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { NOTHING_AHEAD, type StagedAhead } from '../pipeline/stage-ahead.js';
-import { waitForFolder } from '../pipeline/state.js';
+import { waitForFolder } from '../store/folder-lock.js';
 import type { RunSummary } from '../pipeline/summary.js';
 import type { HeldLock, ObjectStore } from '../store/store.js';
 import type { loggerFor } from './common.js';

@@ -6,7 +6,7 @@
 import { copyFile, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { MissingObjectError } from '../errors.js';
-import { acquireLock } from '../pipeline/state.js';
+import { acquireLock } from './folder-lock.js';
 import { scratchFolder } from '../layout.js';
 import { writeThrough } from '../util/fs.js';
 import type { HeldLock, ObjectStore, StoredObject } from './store.js';

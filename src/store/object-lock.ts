@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FolderInUseError } from '../errors.js';
-import { holderAlive, LOCK_STALE_MS } from '../pipeline/state.js';
+import { holderAlive, LOCK_STALE_MS } from './folder-lock.js';
 import { lockOwner, type HeldLock, type LockGuarantee, type LockOwner } from './store.js';
 
 /** A lock (of another host) whose lease has not been renewed for this long belongs to a run that is gone. */

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { LockInfo } from '../pipeline/state.js';
+import type { LockInfo } from './folder-lock.js';
 import { processIdentity } from '../util/process.js';
 
 export interface StoredObject {

@@ -6,12 +6,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { RunError } from '../../src/errors.js';
-import {
-  LOCK_HEARTBEAT_MS,
-  LOCK_STALE_MS,
-  StateStore,
-  acquireLock,
-} from '../../src/pipeline/state.js';
+import { StateStore } from '../../src/pipeline/state.js';
+import { LOCK_HEARTBEAT_MS, LOCK_STALE_MS, acquireLock } from '../../src/store/folder-lock.js';
 import { processIdentity } from '../../src/util/process.js';
 import { removeTemporaryFiles } from '../../src/util/fs.js';
 import { ROOT } from '../helpers/cli.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
 import { collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
-import { acquireLock } from '../../src/pipeline/state.js';
+import { acquireLock } from '../../src/store/folder-lock.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 import { expectSignsAndBicycleTruth } from '../helpers/truth.js';
