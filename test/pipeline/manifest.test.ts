@@ -104,9 +104,7 @@ describe('one folder, several pipelines', () => {
     expect(after.get('exports/bicycle_hourly/2026-11.csv')).not.toEqual(
       before.get('exports/bicycle_hourly/2026-11.csv'),
     );
-    expect(after.get('exports/signs_live.geojson')).toEqual(
-      before.get('exports/signs_live.geojson'),
-    );
+    expect(after.get('exports/signs_live.fgb')).toEqual(before.get('exports/signs_live.fgb'));
     await expectEveryExportListed(output);
     const latest = await readManifest(output);
     expect(Object.keys(latest.manifest.pipelines).sort()).toEqual([

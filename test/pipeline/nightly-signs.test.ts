@@ -82,7 +82,7 @@ async function landedChanges(output: string): Promise<string[]> {
 /** The live pipeline's extracts (SHA-256), the CSV's records, and the records each step copied. */
 async function liveExtracts(output: string) {
   const exports = join(output, 'exports');
-  const names = ['signs_live.csv', 'signs_live.geojson', 'signs_live.fgb'];
+  const names = ['signs_live.csv', 'signs_live.fgb'];
   const files = Object.fromEntries(
     await Promise.all(
       names.map(async (n) => [
@@ -105,7 +105,6 @@ async function liveExtracts(output: string) {
     rows: csv.length,
     reused: {
       csv: reused('export_live_csv'),
-      geojson: reused('export_live_geojson'),
       fgb: reused('export_live_flatgeobuf'),
     } as Record<string, unknown>,
   };
@@ -134,7 +133,7 @@ describe('nightly runs of the sign pipelines', () => {
       const last = extracts.at(-1)!;
       const whole = await liveExtracts(onceLive);
       expect(last.files).toEqual(whole.files);
-      expect(whole.reused).toEqual({ csv: 0, geojson: 0, fgb: 0 });
+      expect(whole.reused).toEqual({ csv: 0, fgb: 0 });
       // ... and each night made the records of the rows that were not in the last night's file.
       for (let day = 1; day < extracts.length; day++) {
         const [before, now] = [extracts[day - 1]!, extracts[day]!];
@@ -147,7 +146,7 @@ describe('nightly runs of the sign pipelines', () => {
           else made++;
         }
         expect(made).toBeGreaterThan(0);
-        for (const format of ['csv', 'geojson', 'fgb'])
+        for (const format of ['csv', 'fgb'])
           expect(now.rows - Number(now.reused[format]), `night ${day}: ${format}`).toBe(made);
       }
       // One run at the last night's clock, on a folder of its own.
