@@ -373,29 +373,40 @@ describe('a file of the folder that cannot be read', () => {
     await writeFile(path, bytes.subarray(0, bytes.length >> 1));
   };
 
-  it('a landed snapshot: exit 1 naming the file and the command that repairs the folder; that command gives the truth', async () => {
+  it('a landed snapshot: exit 1 naming the file and the command that repairs the folder; that command gives the truth and keeps the other snapshots', async () => {
     const { file, output } = await project();
     await twoNights(file, output);
     const snapshots = join(output, 'signs/live_snapshots');
-    const [first] = (await readdir(snapshots)).sort();
-    const [name] = (await readdir(join(snapshots, first!))).sort();
-    const damaged = join(snapshots, first!, name!);
+    const files = (await readdir(snapshots, { recursive: true }))
+      .filter((f) => f.endsWith('.parquet'))
+      .sort();
+    expect(files.length).toBe(2);
+    const damaged = join(snapshots, files[0]!);
     await cutInHalf(damaged);
+    const other = join(snapshots, files[1]!);
+    const kept = await readFile(other);
     const before = await outputHashes(output, ['manifest.json']);
 
     const failed = await night(file, output);
     expect(failed.code).toBe(1);
     expect(failed.stderr).not.toMatch(/a bug/);
-    const advice = `road-etl run ${relative(process.cwd(), file).startsWith('..') ? file : relative(process.cwd(), file)} --output ${output} --reset signs_live`;
-    expect(String(failed.summary['error'])).toContain(
+    const error = String(failed.summary['error']);
+    expect(error).toContain(
       `The file ${relative(output, damaged)} of dataset signs_live_snapshots cannot be read`,
     );
-    expect(String(failed.summary['error'])).toContain(advice);
+    // The repair removes that file alone, never the whole history (--reset).
+    const command = /repair the folder, run: road-etl (run .*?) \(it removes that file alone/.exec(
+      error,
+    )?.[1];
+    expect(command, error).toContain(`--output ${output}`);
+    expect(command).toContain(`--repair ${relative(output, damaged)}`);
+    expect(command).not.toContain('--reset');
     expect(await outputHashes(output, ['manifest.json'])).toEqual(before);
 
-    const repaired = await runCli(advice.split(' ').slice(1), { env });
+    const repaired = await runCli(command!.split(' '), { env });
     expect(repaired.code, repaired.stderr).toBe(0);
     expect(await landedLive(output)).toEqual(truthLive(state()));
+    expect(await readFile(other)).toEqual(kept);
   });
 
   it('a derived partition: built anew from its sources, equal to one build over every night', async () => {
