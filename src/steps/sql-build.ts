@@ -117,25 +117,18 @@ export async function planBuild(
   }
   // A partition that cannot be read, or is gone, would stay so: the table is built anew.
   const gone = goneOutput(context, definition.outputs, changes.whole);
-  if (gone !== undefined) {
+  const damaged =
+    gone === undefined
+      ? await damagedOutputs(db, context, definition.outputs, changes.whole)
+      : undefined;
+  if (gone !== undefined || damaged !== undefined) {
     if (changes.mode === 'partial') await setInputs(db, changes.input);
     return {
       mode: 'full',
       keys: undefined,
       changed: [],
       checkpoint: changes.checkpoint,
-      reason: `the partition ${gone} is gone: the table is built anew from its sources`,
-    };
-  }
-  const damaged = await damagedOutputs(db, context, definition.outputs, changes.whole);
-  if (damaged !== undefined) {
-    if (changes.mode === 'partial') await setInputs(db, changes.input);
-    return {
-      mode: 'full',
-      keys: undefined,
-      changed: [],
-      checkpoint: changes.checkpoint,
-      reason: `the file ${damaged} cannot be read (damaged or not Parquet): the table is built anew from its sources`,
+      reason: `${gone !== undefined ? `the partition ${gone} is gone` : `the file ${damaged!} cannot be read (damaged or not Parquet)`}: the table is built anew from its sources`,
     };
   }
   if (changes.mode === 'unchanged') return changes;

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { namedIn } from '../duckdb/datasets.js';
 import { insideFolder } from './paths.js';
-import { planBuild, type SqlBuild } from './sql-build.js';
+import { planBuild, type BuildDefinition, type SqlBuild } from './sql-build.js';
 import type { SqlStepOptions } from './sql-options.js';
 import type { DecideContext, PartitionSet, StepDecision } from './step-kind.js';
 
@@ -67,6 +67,22 @@ export function sqlDecision(
   };
 }
 
+/** What defines a sql step's build (sql-build.ts), from its options and files. */
+export function buildDefinition(
+  options: SqlStepOptions,
+  text: string,
+  foldText: string | undefined,
+): BuildDefinition {
+  return {
+    text,
+    foldText,
+    params: options.params,
+    outputs: options.outputs,
+    partitionBy: options.partition_by,
+    incremental: options.incremental,
+  };
+}
+
 /** The text of the step's SQL file, and of its fold file. */
 export async function sqlTexts(
   options: SqlStepOptions,
@@ -97,18 +113,7 @@ export async function decideSql(
   const { text, foldText } = await sqlTexts(options, context.sqlDir);
   const db = await (await context.database()).fork();
   try {
-    const build = await planBuild(
-      db,
-      {
-        text,
-        foldText,
-        params: options.params,
-        outputs: options.outputs,
-        partitionBy: options.partition_by,
-        incremental: options.incremental,
-      },
-      context,
-    );
+    const build = await planBuild(db, buildDefinition(options, text, foldText), context);
     const source = build.mode === 'fold' ? foldText! : text;
     return sqlDecision(build, options, await namedDatasets(source, context));
   } finally {

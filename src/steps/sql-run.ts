@@ -10,7 +10,7 @@ import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { planBuild, type SqlBuild } from './sql-build.js';
 import { outputPrints } from './sql-outputs.js';
-import { namedDatasets, sqlDecision, sqlTexts } from './sql-decision.js';
+import { buildDefinition, namedDatasets, sqlDecision, sqlTexts } from './sql-decision.js';
 import { readOnly } from './sql-reads.js';
 import { fetchForBuild } from '../store/fetch-ahead.js';
 import { createdOutputs, putViewBack, putViewsBack, setViewsAside } from './sql-views.js';
@@ -27,18 +27,7 @@ export async function runSqlStep(
   // A connection of its own: the file's temporary tables go with it when the step ends.
   const db = await (await context.database()).fork();
   try {
-    const build = await planBuild(
-      db,
-      {
-        text,
-        foldText,
-        params: options.params,
-        outputs: options.outputs,
-        partitionBy: options.partition_by,
-        incremental: options.incremental,
-      },
-      context,
-    );
+    const build = await planBuild(db, buildDefinition(options, text, foldText), context);
     const decision = sqlDecision(
       build,
       options,

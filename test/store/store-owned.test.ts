@@ -146,19 +146,23 @@ describe.each([
     120_000,
   );
 
-  it('a run at the root of an empty bucket is a folder like any other', async () => {
-    const ran = await run([
-      'run',
-      BICYCLE,
-      '--output',
-      `${scheme}://empty`,
-      ...night('2026-10-01'),
-    ]);
-    expect(ran.code, ran.stderr).toBe(0);
-    const keys = Object.keys(await contents(openStore(`${scheme}://empty`, env)));
-    expect(keys).toContain('.state/commit.json');
-    expect(keys).toContain('manifest.json');
-  }, 120_000);
+  it.runIf(scheme === 's3')(
+    'a run at the root of an empty bucket is a folder like any other',
+    async () => {
+      const ran = await run([
+        'run',
+        BICYCLE,
+        '--output',
+        `${scheme}://empty`,
+        ...night('2026-10-01'),
+      ]);
+      expect(ran.code, ran.stderr).toBe(0);
+      const keys = Object.keys(await contents(openStore(`${scheme}://empty`, env)));
+      expect(keys).toContain('.state/commit.json');
+      expect(keys).toContain('manifest.json');
+    },
+    120_000,
+  );
 
   it.each([
     [`${scheme}:///re`, /no (bucket|container) is named/],
