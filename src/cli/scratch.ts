@@ -17,17 +17,14 @@ export async function makeScratchCopy(): Promise<string> {
   return mkdtemp(join(tmpdir(), `${PREFIX}${me.pid}-${me.start ?? 0}-`));
 }
 
-/** Removes the local copies of commands whose process is gone; resolves to how many. */
-export async function removeLeftCopies(): Promise<number> {
-  const names = await readdir(tmpdir()).catch(() => []);
-  let removed = 0;
-  for (const name of names) {
-    const m = new RegExp(`^${PREFIX}(\\d+)-(\\d+)-\\w+$`).exec(name);
+const COPY = new RegExp(`^${PREFIX}(\\d+)-(\\d+)-\\w+$`);
+
+/** Removes the local copies of commands whose process is gone. */
+async function removeLeftCopies(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [])) {
+    const m = COPY.exec(name);
     if (!m) continue;
     const who = { pid: Number(m[1]), start: m[2] === '0' ? undefined : m[2], boot: undefined };
-    if (await isRunning(who)) continue;
-    await rm(join(tmpdir(), name), { recursive: true, force: true });
-    removed++;
+    if (!(await isRunning(who))) await rm(join(tmpdir(), name), { recursive: true, force: true });
   }
-  return removed;
 }

@@ -41,7 +41,7 @@ function paramText(value: ParamValue): string {
 }
 
 /** The step of the pipeline that writes a dataset (its view's name), if one does. */
-export function writerOf(pipeline: Pipeline, dataset: string) {
+function writerOf(pipeline: Pipeline, dataset: string) {
   return pipeline.steps.find((s) => {
     const outputs = (s.options as { outputs?: unknown }).outputs;
     return (

@@ -5,17 +5,13 @@
  */
 import { join } from 'node:path';
 import { PartitionIndex } from '../duckdb/partitions.js';
-import { DAY_MS, formatIsoDate } from '../util/time.js';
+import { datesOf as utcDates } from '../sources/bicycle/date-commits.js';
+import { formatIsoDate } from '../util/time.js';
 import type { DecideContext, PartitionSet } from './step-kind.js';
 
 /** The UTC dates (YYYY-MM-DD) that the period [start, end) touches. */
 export function datesOf(start: string, end: string): string[] {
-  const from = Date.parse(start);
-  const to = Date.parse(end);
-  const dates: string[] = [];
-  for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS)
-    dates.push(formatIsoDate(day));
-  return dates;
+  return utcDates(Date.parse(start), Date.parse(end)).map(formatIsoDate);
 }
 
 /** The partition values of the dataset folder `relative` that are there now. */

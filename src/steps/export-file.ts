@@ -40,18 +40,27 @@ function indexOf(context: StepContext, path: string): string | undefined {
 }
 
 /**
- * The folders (relative to the output folder) of the datasets a statement
- * reads: those it names by one of their views; undefined (all of them) when
- * it names none of them.
+ * The datasets a statement reads: those it names by one of their views (its
+ * own, its latest snapshot's, and those its kind gives).
  */
-export function readFolders(sql: string, datasets: readonly Dataset[]): string[] | undefined {
-  // A dataset's views: its own, its latest snapshot's, and those its kind gives.
-  const views = (dataset: Dataset): { name: string }[] => {
+export function datasetsRead<T extends Pick<Dataset, 'name'>>(
+  sql: string,
+  datasets: readonly T[],
+): T[] {
+  const views = (dataset: T): { name: string }[] => {
     const latest = latestSnapshotView(dataset);
     const more = DATASET_VIEWS[dataset.name]?.(dataset.name, latest ?? dataset.name) ?? {};
     return [dataset.name, latest, ...Object.keys(more)].flatMap((name) => (name ? [{ name }] : []));
   };
-  const read = datasets.filter((dataset) => namedIn(sql, views(dataset)).length > 0);
+  return datasets.filter((dataset) => namedIn(sql, views(dataset)).length > 0);
+}
+
+/**
+ * The folders (relative to the output folder) of the datasets a statement
+ * reads; undefined (all of them) when it names none of them.
+ */
+export function readFolders(sql: string, datasets: readonly Dataset[]): string[] | undefined {
+  const read = datasetsRead(sql, datasets);
   return read.length > 0 ? read.map((dataset) => dataset.relative) : undefined;
 }
 

@@ -11,7 +11,7 @@ import { basename, dirname } from 'node:path';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import type { ExportSource } from '../sinks/exports.js';
 import { syncFolder } from '../util/fs.js';
-import { exportFile } from './export-file.js';
+import { datasetsRead, exportFile } from './export-file.js';
 import { MONTH, formatOf, type ExportStepOptions } from './export-options.js';
 import { definitionHash, inputChanges } from './input-changes.js';
 import { insideFolder } from './paths.js';
@@ -22,7 +22,7 @@ import type {
   StepDecision,
   StepOutcome,
 } from './step-kind.js';
-import { discoverDatasets, namedIn } from '../duckdb/datasets.js';
+import { discoverDatasets } from '../duckdb/datasets.js';
 import { csvSidecars } from '../sinks/csv-metadata.js';
 import { fetchForMonths } from '../store/fetch-ahead.js';
 import { readOnly } from './sql-reads.js';
@@ -52,7 +52,7 @@ async function exportInputs(options: ExportStepOptions, context: PlanContext): P
   const text = options.table ?? options.query ?? '';
   const there = (await context.datasets?.()) ?? (await discoverDatasets(context.output));
   const names = new Set([...there.map((d) => d.name), ...(context.pending?.keys() ?? [])]);
-  return namedIn(
+  return datasetsRead(
     text,
     [...names].map((name) => ({ name })),
   ).map((d) => d.name);

@@ -5,7 +5,7 @@
  * the run, which records the build it carried out in the manifest.
  */
 import { readFile } from 'node:fs/promises';
-import { namedIn } from '../duckdb/datasets.js';
+import { datasetsRead } from './export-file.js';
 import { insideFolder } from './paths.js';
 import { planBuild, type BuildDefinition, type SqlBuild } from './sql-build.js';
 import type { SqlStepOptions } from './sql-options.js';
@@ -99,7 +99,7 @@ export async function sqlTexts(
 export async function namedDatasets(text: string, context: DecideContext): Promise<string[]> {
   const there = (await context.datasets?.()) ?? [];
   const names = new Set([...there.map((d) => d.name), ...(context.pending?.keys() ?? [])]);
-  return namedIn(
+  return datasetsRead(
     text,
     [...names].map((name) => ({ name })),
   ).map((d) => d.name);

@@ -21,7 +21,7 @@ function keptRows(files: readonly string[]): string {
 }
 
 /** The UTC dates (ms of midnight) that [from, to) touches. */
-function datesOf(from: number, to: number): number[] {
+export function datesOf(from: number, to: number): number[] {
   const dates: number[] = [];
   for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) dates.push(day);
   return dates;
