@@ -26,7 +26,6 @@ import { addPending, planStep } from './plan.js';
 import { REPAIR_DOES, repairCommand } from './repair.js';
 import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
-import { letGoKept } from '../sinks/shared-rows.js';
 import { openRunFolder } from './run-folder.js';
 import type { StateStore, StepState } from './state.js';
 
@@ -261,7 +260,6 @@ export class StepRunner {
   }
 
   close(): void {
-    if (this.#folder) letGoKept(this.#folder.db);
     this.#folder?.close();
   }
 }

@@ -6,11 +6,6 @@ export interface ExportSource {
   /** A SELECT (or a table name already quoted into one). */
   sql: string;
   params: Record<string, DuckDBValue>;
-  /**
-   * The print of the data it reads (shared-rows.ts), when what one extract
-   * reads of it may serve the next; undefined: nothing is shared.
-   */
-  data?: string;
 }
 
 /** The columns of a point extract (GeoJSON, FlatGeobuf) that hold its position. */

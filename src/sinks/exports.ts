@@ -17,9 +17,6 @@ import {
   type ExportSource,
 } from './columns.js';
 import { portableCopySql } from '../duckdb/portable.js';
-import { writeReusing, type Laid } from './record-reuse.js';
-import { scanFile } from './record-scan.js';
-import { makingOf, rowOrder } from './row-order.js';
 import { writing } from './writing.js';
 
 export type { ExportSource, GeometryColumns } from './columns.js';
@@ -32,8 +29,6 @@ export interface ExportResult {
   withoutGeometry?: number;
   /** The file's SHA-256 where the writer saw its bytes go by. */
   sha256?: string;
-  /** Records copied from the last night's file (record-reuse.ts), where it was kept. */
-  reused?: number;
 }
 
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP CSV injection). */
@@ -55,25 +50,10 @@ export interface CsvOptions {
   formulaGuard: boolean;
   /** The title of the CSVW metadata. */
   title: string;
-  /** Where the index of the file's records is kept, to write the next one from it (record-reuse.ts). */
-  index?: string | undefined;
 }
 
 /** How a CSV extract is written: DuckDB's COPY, RFC 4180 with CRLF. */
 const CSV_FORMAT = `FORMAT csv, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\r\n'`;
-
-/** The records of a CSV file DuckDB wrote, with its SHA-256; the first line is the header when `header`. */
-async function csvLaid(path: string, header: boolean): Promise<Laid & { sha256: string }> {
-  const { scanner, sha256 } = await scanFile(path, 'csv');
-  const lines = scanner.lengths.done();
-  const heading = header && lines.length > 0 ? lines[0]! : 0;
-  return {
-    prefix: heading,
-    suffix: scanner.rest,
-    lengths: header ? lines.subarray(1) : lines,
-    sha256,
-  };
-}
 
 /**
  * A CSV extract (RFC 4180) with its CSVW metadata and GDAL CSVT beside it
@@ -102,36 +82,13 @@ export async function exportCsv(
       return `${guard(`to_json(${column})::VARCHAR`)} AS ${column}`;
     return column;
   });
-  const copyCsv = (from: string, target: string, header: boolean, params = source.params) =>
+  const copyCsv = (from: string, target: string) =>
     db.copy(
-      `COPY (SELECT ${projection.join(', ')} FROM ${from}) TO ${quotedString(target)} (${CSV_FORMAT}, HEADER ${header})`,
-      params,
+      `COPY (SELECT ${projection.join(', ')} FROM ${from}) TO ${quotedString(target)} (${CSV_FORMAT}, HEADER true)`,
+      source.params,
     );
-  const order = options.index ? await rowOrder(db, source, columns) : undefined;
-  if (order && options.index) {
-    const making = await makingOf(db, ['csv', columns, projection, CSV_FORMAT, order]);
-    return writeReusing(path, scratch, options.index, {
-      db,
-      params: source.params,
-      order,
-      fingerprint: making,
-      separator: '',
-      writeAll: async (temporary, orderBy) => {
-        const rows = await writing(db, source, () =>
-          copyCsv(`${order.keyed} ${orderBy}`, temporary, true),
-        );
-        return { rows, ...(await csvLaid(temporary, true)) };
-      },
-      writeSome: async (file, rows, params) => {
-        await copyCsv(rows, file, false, params);
-        return csvLaid(file, false);
-      },
-      columns,
-      data: source.data,
-    });
-  }
   return writeThrough(path, scratch, async (temporary) => ({
-    rows: await writing(db, source, () => copyCsv(source.sql, temporary, true)),
+    rows: await writing(db, source, () => copyCsv(source.sql, temporary)),
   }));
 }
 

@@ -69,7 +69,6 @@ export function chunkColumnsSql(
   properties: readonly Property[],
   position: string,
   source: string,
-  carried: readonly string[] = [],
 ): string {
   const texts = properties.flatMap((p, i) => (p.encoding === 'text' ? [`t${i}`] : []));
   const inner =
@@ -93,7 +92,6 @@ export function chunkColumnsSql(
         p.encoding === 'text' ? '' : `, coalesce(p${i}, ${zero[p.encoding]}) AS p${i}`,
       )
       .join('') +
-    carried.map((c) => `, ${c}`).join('') +
     ` FROM (${inner})`
   );
 }
@@ -172,27 +170,19 @@ export class FeatureEncoder {
 
 const EMPTY = new Uint8Array(0);
 
-/** A feature as DuckDB's rows give it: its sort key, position, bytes (valid until the next) and fingerprint. */
-type Visit = (
-  key: number,
-  x: number,
-  y: number,
-  feature: Uint8Array,
-  hi: number,
-  lo: number,
-) => Promise<void> | void;
+/** A feature as DuckDB's rows give it: its sort key, position and bytes (valid until the next). */
+type Visit = (key: number, x: number, y: number, feature: Uint8Array) => Promise<void> | void;
 
-/** Encodes each row of `sql` (Points' columns) as a feature and hands it to `visit`, in the rows' order. */
+/** Encodes each row of the points as a feature and hands it to `visit`, in the rows' order. */
 export async function eachFeature(
   db: Database,
   points: Points,
-  sql: string,
   params: ExportSource['params'],
   visit: Visit,
 ): Promise<void> {
   const { properties } = points;
   const encoder = new FeatureEncoder(properties);
-  const result = await db.connection.stream(sql, params);
+  const result = await db.connection.stream(points.sql, params);
   for (
     let chunk = await result.fetchChunk();
     chunk && chunk.rowCount > 0;
@@ -210,21 +200,12 @@ export async function eachFeature(
       ),
     };
     const key = chunk.getColumnVector(next);
-    const hi = points.hashed ? chunk.getColumnVector(next + 1) : undefined;
-    const lo = points.hashed ? chunk.getColumnVector(next + 2) : undefined;
     for (let row = 0, rows = chunk.rowCount; row < rows; row++) {
       const x = lon.getItem(row) as number; // NaN: no position
       const y = lat.getItem(row) as number;
       const located = !Number.isNaN(x);
       const feature = encoder.encode(located ? x : null, located ? y : null, columns, row);
-      await visit(
-        key.getItem(row) as number,
-        x,
-        y,
-        feature,
-        (hi?.getItem(row) as number | undefined) ?? 0,
-        (lo?.getItem(row) as number | undefined) ?? 0,
-      );
+      await visit(key.getItem(row) as number, x, y, feature);
     }
   }
 }

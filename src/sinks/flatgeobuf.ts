@@ -14,31 +14,22 @@
  * memory, without an index, and installs OpenLayers beside it.)
  * Memory is about 90 bytes a feature (its sort key and place, the tree and the
  * positions it is built from) and one range of features (at least 16,384, a
- * 256th of them when there are more), whatever the number of columns. With
- * an index, the features of rows that did not change are copied from the
- * last file (./flatgeobuf-reuse.ts), equal keys ordered by the row's fingerprint.
+ * 256th of them when there are more), whatever the number of columns.
+ * Features of one Hilbert value come in the order of their bytes, so that the
+ * same rows give the same file.
  */
 import { open } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { Builder } from 'flatbuffers';
-import { quotedIdentifier, type Database } from '../duckdb/database.js';
+import type { Database } from '../duckdb/database.js';
 import { writeThrough } from '../util/fs.js';
 import { PositionedWriter } from '../util/positioned-writer.js';
-import {
-  describe,
-  pointColumns,
-  type Column,
-  type ExportSource,
-  type GeometryColumns,
-} from './columns.js';
+import { pointColumns, type ExportSource, type GeometryColumns } from './columns.js';
 import type { ExportResult } from './exports.js';
 import { MAGIC, buildHeader, packedTree, treeBytes } from './flatgeobuf-format.js';
 import { chunkColumnsSql, eachFeature, propertyOf, type Property } from './flatgeobuf-features.js';
 import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
-import { reusingFlatGeobuf } from './flatgeobuf-reuse.js';
-import { writeIndex } from './record-index.js';
-import { ROW_HASH, keyedRows, makingOf, plainSql } from './row-order.js';
 
 /** Children per node of the R-tree: FlatGeobuf's default. */
 export const NODE_SIZE = 16;
@@ -57,21 +48,8 @@ const UNLOCATED = 2 ** 32;
 /** The rows as the writer reads them, and what the header says of them. */
 export interface Points {
   properties: Property[];
-  /**
-   * h_lon, h_lat (NaN without a valid position), h_text, l0.., the numbers
-   * p.., h_key (the sort key), and with fingerprints h_hi and h_lo (its halves).
-   */
+  /** h_lon, h_lat (NaN without a valid position), h_text, l0.., the numbers p.., h_key (the sort key). */
   sql: string;
-  /** The same of the rows `where` picks from the keyed rows, in order (with fingerprints only). */
-  where: (where: string) => string;
-  /** The same of `rows` (a FROM item of the source's columns and ROW_HASH), in order. */
-  rowsOf: (rows: string) => string;
-  /** h_lon, h_lat, h_key, h_hi, h_lo of `rows`, in any order (with fingerprints only). */
-  narrowOf: (rows: string) => string;
-  /** The source with ROW_HASH (with fingerprints only), and its position columns (quoted). */
-  keyed: string;
-  positionColumns: string[];
-  hashed: boolean;
   count: number;
   located: number;
   envelope: [number, number, number, number] | undefined;
@@ -83,8 +61,6 @@ export async function pointsOf(
   db: Database,
   source: ExportSource,
   geometry: GeometryColumns,
-  /** The source's columns, to write the features with their row's fingerprint (row-order.ts). */
-  hashed?: readonly Column[],
 ): Promise<Points> {
   const { lon, lat, valid, properties: kept } = await pointColumns(db, source, geometry);
   const properties = kept.map(propertyOf);
@@ -105,17 +81,7 @@ export async function pointsOf(
   const keyed = (from: string): string =>
     `SELECT * EXCLUDE (hilbert), CASE WHEN h_lon IS NULL THEN ${UNLOCATED} ELSE hilbert END::DOUBLE AS h_key ` +
     `FROM (${withHilbert(from, 'h_lon', 'h_lat', extent)})`;
-  const carried = hashed ? `, ${ROW_HASH}` : '';
-  const halves = hashed
-    ? `, (${ROW_HASH} >> 32)::UINTEGER AS h_hi, (${ROW_HASH} & 4294967295)::UINTEGER AS h_lo`
-    : '';
-  const from = (where: string): string =>
-    hashed ? `(SELECT * FROM ${keyedRows(source.sql, hashed)} ${where})` : source.sql;
   const positioned = `SELECT coalesce(h_lon, 'NaN'::DOUBLE) AS h_lon, coalesce(h_lat, 'NaN'::DOUBLE) AS h_lat`;
-  const rowsOf = (rows: string): string =>
-    `${positioned}, * EXCLUDE (h_lon, h_lat, h_key${carried}), h_key${halves} FROM ` +
-    `(${keyed(chunkColumnsSql(properties, position + carried, rows, hashed ? [ROW_HASH] : []))})`;
-  const ordered = `ORDER BY h_key, h_hi, h_lo`;
   const buckets = Math.min(Math.ceil(count / BUCKET_FEATURES), MOST_BUCKETS);
   const bounds = async (): Promise<number[]> => {
     if (buckets <= 1) return [];
@@ -128,14 +94,9 @@ export async function pointsOf(
   };
   return {
     properties,
-    sql: rowsOf(from('')),
-    where: (where) => `${rowsOf(from(where))} ${ordered}`,
-    rowsOf: (rows) => `${rowsOf(rows)} ${ordered}`,
-    narrowOf: (rows) =>
-      `${positioned}, h_key${halves} FROM (${keyed(`${position}${carried} FROM ${rows}`)})`,
-    keyed: hashed ? keyedRows(source.sql, hashed) : source.sql,
-    positionColumns: [geometry.longitude, geometry.latitude].map(quotedIdentifier),
-    hashed: hashed !== undefined,
+    sql:
+      `${positioned}, * EXCLUDE (h_lon, h_lat, h_key), h_key FROM ` +
+      `(${keyed(chunkColumnsSql(properties, position, source.sql))})`,
     count,
     located,
     envelope,
@@ -160,9 +121,7 @@ async function writeFeatures(
 ): Promise<Placed> {
   const order = await KeyOrder.open(temporary, points.count, await points.bounds());
   try {
-    await eachFeature(db, points, points.sql, params, (key, x, y, feature, hi, lo) =>
-      order.add(key, x, y, feature, hi, lo),
-    );
+    await eachFeature(db, points, params, (key, x, y, feature) => order.add(key, x, y, feature));
     return await order.drain(out);
   } finally {
     await order.close();
@@ -186,21 +145,14 @@ export function headOf(points: Points, path: string): { head: Uint8Array; tree: 
   return { head, tree: count > 0 ? treeBytes(count, NODE_SIZE) : 0 };
 }
 
-/** What the whole write of a file keeps of it for the next night's (./flatgeobuf-reuse.ts). */
-export interface Indexing {
-  index: string;
-  making: string;
-}
-
-/** Writes the file of `points` whole, and its index with `indexing`. */
-async function writeWhole(
+export async function exportFlatGeobuf(
   db: Database,
-  points: Points,
-  params: ExportSource['params'],
+  source: ExportSource,
   path: string,
   scratch: string,
-  indexing?: Indexing,
+  geometry: GeometryColumns,
 ): Promise<ExportResult> {
+  const points = await pointsOf(db, source, geometry);
   const { count } = points;
   return writeThrough(path, scratch, async (temporary) => {
     const file = await open(temporary, 'wx');
@@ -209,7 +161,7 @@ async function writeWhole(
       const { head, tree } = headOf(points, path);
       await file.write(head, 0, head.length, 0);
       const out = new PositionedWriter(file, head.length + tree);
-      const placed = await writeFeatures(db, points, params, out, temporary);
+      const placed = await writeFeatures(db, points, source.params, out, temporary);
       if (count > 0) {
         let at = head.length;
         const { offsets } = placed;
@@ -219,54 +171,9 @@ async function writeWhole(
         }
       }
       await file.sync();
-      if (indexing) {
-        const lengths = new Uint32Array(count);
-        for (let i = 0; i < count; i++)
-          lengths[i] = (i + 1 < count ? placed.offsets[i + 1]! : placed.bytes) - placed.offsets[i]!;
-        const laid = {
-          fingerprint: indexing.making,
-          prefix: head.length + tree,
-          separator: '',
-          suffix: 0,
-        };
-        await writeIndex(indexing.index, scratch, temporary, laid, { ...placed, lengths });
-      }
-      return {
-        rows: count,
-        withoutGeometry: count - points.located,
-        ...(indexing ? { reused: 0 } : {}),
-      };
+      return { rows: count, withoutGeometry: count - points.located };
     } finally {
       await file.close();
     }
   });
-}
-
-export async function exportFlatGeobuf(
-  db: Database,
-  source: ExportSource,
-  path: string,
-  scratch: string,
-  geometry: GeometryColumns,
-  index?: string,
-): Promise<ExportResult> {
-  const columns = index ? await describe(db, source) : undefined;
-  const hashed = columns?.some((c) => c.name === ROW_HASH) ? undefined : columns;
-  const points = await pointsOf(db, source, geometry, hashed);
-  if (!hashed || !index) return writeWhole(db, points, source.params, path, scratch);
-  const making = await makingOf(db, [
-    'flatgeobuf',
-    hashed,
-    points.properties,
-    points.narrowOf('?'),
-  ]);
-  // The rows that changed, in the words of a CSV or GeoJSON extract of the same rows, whose
-  // rows so read the run may have kept (shared-rows.ts).
-  const plain = source.data === undefined ? undefined : await plainSql(db, source.sql);
-  const shared =
-    plain === undefined ? undefined : { data: source.data!, keyed: keyedRows(plain, hashed) };
-  const job = { path, scratch, index, making, columns: hashed, shared };
-  return reusingFlatGeobuf(db, points, source.params, job, (indexing) =>
-    writeWhole(db, points, source.params, path, scratch, indexing),
-  );
 }

@@ -4,7 +4,8 @@
  * appended at once to the scratch file of its bucket (a range of keys, chosen
  * so that the buckets hold about as many features each), with its position in
  * front; then each bucket in turn is read back whole, its features ordered by
- * key (then by arrival) and copied out. Two sequential passes over the bytes;
+ * key (then by their bytes, so that the order does not depend on how the rows
+ * came) and copied out. Two sequential passes over the bytes;
  * memory is 24 bytes a feature and the largest bucket.
  */
 import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
@@ -20,14 +21,11 @@ interface Bucket {
   features: number;
 }
 
-/** The features written out: each one's position, its byte offset from the first, and its tie-breaker. */
+/** The features written out: each one's position and its byte offset from the first. */
 export interface Placed {
   xs: Float64Array;
   ys: Float64Array;
   offsets: Float64Array;
-  /** The halves of each one's row fingerprint (row-order.ts), which orders equal keys. */
-  hi: Uint32Array;
-  lo: Uint32Array;
   /** Bytes of all the features. */
   bytes: number;
 }
@@ -47,8 +45,6 @@ function bucketOf(bounds: readonly number[], key: number): number {
 export class KeyOrder {
   // What is known of each feature, in the order it came.
   readonly #keys: Float64Array;
-  readonly #hi: Uint32Array;
-  readonly #lo: Uint32Array;
   readonly #buckets: Uint32Array;
   readonly #at: Float64Array; // in its bucket's file
   readonly #sizes: Uint32Array; // its bytes, the position not counted
@@ -60,8 +56,6 @@ export class KeyOrder {
 
   private constructor(count: number, bounds: readonly number[], files: Bucket[]) {
     this.#keys = new Float64Array(count);
-    this.#hi = new Uint32Array(count);
-    this.#lo = new Uint32Array(count);
     this.#buckets = new Uint32Array(count);
     this.#at = new Float64Array(count);
     this.#sizes = new Uint32Array(count);
@@ -94,18 +88,13 @@ export class KeyOrder {
     return new KeyOrder(count, bounds, files);
   }
 
-  /**
-   * Takes a feature (its bytes are copied before this resolves); equal keys
-   * are ordered by `hi` and `lo` (the row's fingerprint), then as they came.
-   */
-  async add(key: number, x: number, y: number, feature: Uint8Array, hi = 0, lo = 0): Promise<void> {
+  /** Takes a feature (its bytes are copied before this resolves). */
+  async add(key: number, x: number, y: number, feature: Uint8Array): Promise<void> {
     const i = this.#count;
     if (i >= this.#keys.length) throw new Error('the source gave more rows than it counted');
     const b = this.#bounds.length > 0 ? bucketOf(this.#bounds, key) : 0;
     const file = this.#files[b]!;
     this.#keys[i] = key;
-    this.#hi[i] = hi;
-    this.#lo[i] = lo;
     this.#buckets[i] = b;
     this.#at[i] = file.writer.at;
     this.#sizes[i] = feature.length;
@@ -135,30 +124,24 @@ export class KeyOrder {
       xs: new Float64Array(count),
       ys: new Float64Array(count),
       offsets: new Float64Array(count),
-      hi: new Uint32Array(count),
-      lo: new Uint32Array(count),
       bytes: 0,
     };
     const keys = this.#keys;
-    const his = this.#hi;
-    const los = this.#lo;
     const first = out.at;
     let n = 0;
     for (let b = 0; b < files.length; b++) {
       const members = order.subarray(starts[b], starts[b + 1]);
-      members.sort(
-        (p, q) => keys[p]! - keys[q]! || his[p]! - his[q]! || los[p]! - los[q]! || p - q,
-      );
       const bytes = await readFile(files[b]!.path);
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const featureOf = (i: number) =>
+        bytes.subarray(this.#at[i]! + 16, this.#at[i]! + 16 + this.#sizes[i]!);
+      members.sort((p, q) => keys[p]! - keys[q]! || Buffer.compare(featureOf(p), featureOf(q)));
       for (const i of members) {
         const start = this.#at[i]!;
         placed.xs[n] = view.getFloat64(start, true);
         placed.ys[n] = view.getFloat64(start + 8, true);
         placed.offsets[n] = out.at - first;
-        placed.hi[n] = his[i]!;
-        placed.lo[n] = los[i]!;
-        const feature = bytes.subarray(start + 16, start + 16 + this.#sizes[i]!);
+        const feature = featureOf(i);
         if (!out.put(feature)) await out.write(feature);
         n++;
       }

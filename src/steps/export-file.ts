@@ -1,7 +1,5 @@
 /** Writing an export: one file, or one file per month of a date column (export-months.ts). */
-import { join, relative } from 'node:path';
-import { STATE_FOLDER } from '../layout.js';
-import { remoteFilesOf } from '../store/remote-files.js';
+import { relative } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { BBOX_COLUMN, pointColumns } from '../duckdb/geoparquet.js';
 import { describe } from '../sinks/columns.js';
@@ -14,7 +12,6 @@ import {
 } from '../sinks/exports.js';
 import { exportGeoJson } from '../sinks/geojson.js';
 import { exportFlatGeobuf } from '../sinks/flatgeobuf.js';
-import { dataPrint } from '../sinks/shared-rows.js';
 import { latestSnapshotView, namedIn, type Dataset } from '../duckdb/datasets.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
@@ -26,17 +23,6 @@ async function withoutCoveringBox(db: Database, source: ExportSource): Promise<E
   return pointColumns(columns)?.box
     ? { ...source, sql: `(SELECT * EXCLUDE (${quotedIdentifier(BBOX_COLUMN)}) FROM ${source.sql})` }
     : source;
-}
-
-/**
- * Where the index of an extract's records is kept (record-index.ts), so that
- * the next night copies the records of the rows that did not change: in
- * `.state/extracts`, by the extract's path. None for a folder in object
- * storage: a run there starts without the last extract on its disk.
- */
-function indexOf(context: StepContext, path: string): string | undefined {
-  if (remoteFilesOf(path)) return undefined;
-  return join(context.output, STATE_FOLDER, 'extracts', `${relative(context.output, path)}.idx`);
 }
 
 /**
@@ -55,15 +41,6 @@ export function datasetsRead<T extends Pick<Dataset, 'name'>>(
   return datasets.filter((dataset) => namedIn(sql, views(dataset)).length > 0);
 }
 
-/**
- * The folders (relative to the output folder) of the datasets a statement
- * reads; undefined (all of them) when it names none of them.
- */
-export function readFolders(sql: string, datasets: readonly Dataset[]): string[] | undefined {
-  const read = datasetsRead(sql, datasets);
-  return read.length > 0 ? read.map((dataset) => dataset.relative) : undefined;
-}
-
 /** Writes one file of the export: the rows of `source` to `path`, in the export's format. */
 export async function exportFile(
   db: Database,
@@ -71,33 +48,24 @@ export async function exportFile(
   source: ExportSource,
   path: string,
   context: StepContext,
-  reuse = true,
 ): Promise<ExportResult> {
   const format = formatOf(options)!;
   const scratch = context.scratch;
-  const index = reuse ? indexOf(context, path) : undefined;
   let result: ExportResult;
   // The GeoParquet covering box is the datasets' own: an extract has the position otherwise.
   if (format !== 'parquet') source = await withoutCoveringBox(db, source);
-  // What an extract from the last one reads of its source may serve the next (shared-rows.ts).
-  if (index !== undefined)
-    source = {
-      ...source,
-      data: dataPrint(context.output, readFolders(source.sql, await context.datasets())),
-    };
   try {
     if (format === 'csv')
       result = await exportCsv(db, source, path, scratch, {
         formulaGuard: options.formula_guard,
         title: `${options.table ?? 'A query'} (road-etl export ${context.stepId})`,
-        index,
       });
     else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
     else {
       // Points: GeoJSON, or FlatGeobuf with its spatial index.
       const points = format === 'flatgeobuf' ? exportFlatGeobuf : exportGeoJson;
       const geometry = { ...options.geometry, id: options.geometry.id };
-      result = await points(db, source, path, scratch, geometry, index);
+      result = await points(db, source, path, scratch, geometry);
     }
   } catch (error) {
     const message = (error as Error).message;

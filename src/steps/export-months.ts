@@ -221,7 +221,7 @@ async function writeMonths(
       sql: `(SELECT * FROM ${source.sql} WHERE ${ref} >= ${first} AND ${ref} < ${first} + INTERVAL 1 MONTH)`,
       params: source.params,
     };
-    const result = await exportFile(db, options, rowsOfMonth, path, context, false);
+    const result = await exportFile(db, options, rowsOfMonth, path, context);
     if (result.rows === 0) {
       await rm(path, { force: true });
       for (const sidecar of Object.values(csvSidecars(path))) await rm(sidecar, { force: true });

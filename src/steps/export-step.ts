@@ -94,7 +94,6 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     const record = await context.recordFile(path, result.sha256);
     const notes = {
       ...(result.withoutGeometry ? { features_without_geometry: result.withoutGeometry } : {}),
-      ...(result.reused !== undefined ? { records_reused: result.reused } : {}),
     };
     return {
       rowsIn: result.rows,

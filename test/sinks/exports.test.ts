@@ -50,6 +50,9 @@ steps:
   - { id: parquet, kind: export, options: { table: things, path: exports/things.parquet } }
   - { id: flatgeobuf, kind: export, options: { table: things, path: exports/things.fgb } }
   - { id: points, kind: export, options: { table: points, path: exports/points.fgb } }
+  - id: shuffled
+    kind: export
+    options: { query: "SELECT * FROM points ORDER BY hash(id, 'shuffle')", path: exports/shuffled/points.fgb }
   - id: empty_flatgeobuf
     kind: export
     options: { query: "SELECT * FROM things WHERE id < 0", path: exports/empty.fgb }
@@ -364,6 +367,12 @@ describe.skipIf(!OGRINFO)('export to FlatGeobuf, read by GDAL', () => {
     expect(stored).toHaveLength(20_000);
     expect(new Set(stored).size).toBeGreaterThan(10_000);
     expect(stored).toEqual([...stored].sort((a, b) => a! - b!));
+  });
+
+  it('writes the same bytes whatever the order the rows come in, points on one spot included', async () => {
+    const bytes = await readFile(file('points.fgb'));
+    expect(bytes.length).toBeGreaterThan(20_000);
+    expect((await readFile(file('shuffled/points.fgb'))).equals(bytes)).toBe(true);
   });
 
   it('writes a file GDAL opens when the query has no rows', async () => {
