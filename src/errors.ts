@@ -104,15 +104,18 @@ export class StateError extends RunError {
  */
 export class MissingObjectError extends StateError {
   override name = 'MissingObjectError';
+  /** The folder's file the object holds (its key, where the two are one). */
+  readonly path: string;
   constructor(
     readonly url: string,
     readonly key: string,
-    options?: ErrorOptions & { repair?: string },
+    options?: ErrorOptions & { repair?: string; path?: string },
   ) {
     super(
       `${url}${key}: the folder's last commit names this object, and the store no longer has it (something other than road-etl removed it); the folder is left as it was. Restore it from the store's versions or a backup${options?.repair ? `; or, to repair the folder, run: ${options.repair}` : ''}`,
       options,
     );
+    this.path = options?.path ?? key;
   }
 }
 

@@ -5,7 +5,7 @@
  * dataset, as text or as one line of JSON. Changes nothing.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { checkFolderFormat } from '../pipeline/folder-format.js';
+import { checkFolderFormat } from '../store/folder-format.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { openPlanFolder } from '../pipeline/run-folder.js';
 import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';

@@ -116,10 +116,11 @@ async function inStore(
     // The lost object's repair, as a command that runs as printed.
     if (!(error instanceof MissingObjectError)) throw error;
     const pipeline = await pipelineFromArgs(args, local, io);
-    const dataset = datasetOfFile(local, join(local, ...error.key.split('/')));
+    const dataset = datasetOfFile(local, join(local, ...error.path.split('/')));
     throw new MissingObjectError(error.url, error.key, {
       cause: error,
-      repair: `${repairCommand(pipeline, taken.url, error.key, dataset)} (${REPAIR_DOES})`,
+      path: error.path,
+      repair: `${repairCommand(pipeline, taken.url, error.path, dataset)} (${REPAIR_DOES})`,
     });
   });
   logger.log(

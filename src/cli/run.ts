@@ -18,7 +18,7 @@ import {
   type CommonArgs,
 } from './common.js';
 import { writeOut, type CliIo } from './io.js';
-import { checkFolderFormat } from '../pipeline/folder-format.js';
+import { checkFolderFormat } from '../store/folder-format.js';
 
 export interface RunArgs extends CommonArgs {
   pipeline: string;

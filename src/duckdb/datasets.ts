@@ -201,8 +201,25 @@ export function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): str
 }
 
 /**
+ * The Parquet files of a dataset as they are now, in order: those of its
+ * folder, or of its partition folders (one level).
+ */
+export function datasetFiles(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string[] {
+  const parquet = (folder: string) =>
+    folderNames(folder)
+      .filter((name) => name.endsWith('.parquet') && !name.startsWith('.'))
+      .map((name) => join(folder, name));
+  if (!dataset.partitioned) return parquet(dataset.folder);
+  return folderNames(dataset.folder)
+    .filter((name) => name.includes('=') && !name.startsWith('.'))
+    .flatMap((name) => parquet(join(dataset.folder, name)));
+}
+
+/**
  * Creates (or replaces) one view per dataset, and the views `derived` gives for
- * a dataset of that name (from its view and its latest snapshot's view).
+ * a dataset of that name (from its view and its latest snapshot's view). With
+ * `listed`, a view names the dataset's files as they are now rather than a
+ * pattern: it reads those files, whatever is written beside them later.
  * Resolves to the derived tables left without a view because a file of theirs
  * cannot be read: the step that builds such a table builds it anew.
  */
@@ -212,12 +229,14 @@ export async function createDatasetViews(
   derived: Readonly<
     Record<string, (view: string, latest: string | undefined) => Record<string, string>>
   > = {},
+  listed = false,
 ): Promise<string[]> {
   const unread: string[] = [];
   for (const dataset of datasets) {
     try {
+      const files = listed ? datasetFiles(dataset) : undefined;
       await db.run(
-        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset)}`,
+        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, files)}`,
       );
       const latest = latestSnapshotView(dataset);
       if (latest) {
@@ -258,32 +277,6 @@ export async function createDatasetViews(
     }
   }
   return unread;
-}
-
-/**
- * Creates an empty view with the given columns where no dataset of that name
- * exists yet, unless it is one of `made` (already such a view); resolves to
- * the names that have an empty view now.
- */
-export async function createPlaceholderViews(
-  db: Database,
-  views: Readonly<Record<string, readonly (readonly [string, string])[]>>,
-  existing: readonly Dataset[],
-  made: ReadonlySet<string> = new Set(),
-): Promise<Set<string>> {
-  const empty = new Set<string>();
-  for (const [name, columns] of Object.entries(views)) {
-    if (existing.some((d) => d.name === name || latestSnapshotView(d) === name)) continue;
-    empty.add(name);
-    if (made.has(name)) continue;
-    const select = columns
-      .map(([column, type]) => `CAST(NULL AS ${type}) AS ${quotedIdentifier(column)}`)
-      .join(', ');
-    await db.run(
-      `CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS SELECT ${select} WHERE false`,
-    );
-  }
-  return empty;
 }
 
 /** The datasets a SQL text names in its statements (a comment that names one reads nothing). */

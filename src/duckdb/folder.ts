@@ -3,10 +3,9 @@
  * from it, and empty views of the datasets not written yet). The one way the
  * run, the report and `road-etl query` open a folder.
  */
-import { Database, type DatabaseOptions } from './database.js';
+import { Database, quotedIdentifier, type DatabaseOptions } from './database.js';
 import {
   createDatasetViews,
-  createPlaceholderViews,
   discoverDatasets,
   latestDay,
   latestSnapshotView,
@@ -19,14 +18,16 @@ export type DerivedViews = Readonly<
 >;
 
 /** Datasets known before they exist: an empty view of these columns where there is none. */
-export type PlaceholderViews = Readonly<Record<string, readonly (readonly [string, string])[]>>;
+export type EmptyViews = Readonly<Record<string, readonly (readonly [string, string])[]>>;
 
 export interface OutputFolderOptions {
   database?: DatabaseOptions | undefined;
   derived?: DerivedViews;
-  placeholders?: PlaceholderViews;
-  /** Make the views at once (default); the run makes them later, after upgrading old files. */
+  empty?: EmptyViews;
+  /** Make the views at once (default); the run makes them later. */
   views?: boolean;
+  /** Views that name each dataset's files as they are (views.sql) rather than a pattern. */
+  listed?: boolean;
 }
 
 export interface OutputFolder {
@@ -46,6 +47,32 @@ function signature(dataset: Dataset): string {
   return JSON.stringify([dataset.folder, dataset.hiveTypes, dataset.partitioned, latest]);
 }
 
+/**
+ * Creates an empty view with the given columns where no dataset of that name
+ * exists yet, unless it is one of `made` (already such a view); resolves to
+ * the names that have an empty view now.
+ */
+export async function createEmptyViews(
+  db: Database,
+  views: Readonly<Record<string, readonly (readonly [string, string])[]>>,
+  existing: readonly Dataset[],
+  made: ReadonlySet<string> = new Set(),
+): Promise<Set<string>> {
+  const empty = new Set<string>();
+  for (const [name, columns] of Object.entries(views)) {
+    if (existing.some((d) => d.name === name || latestSnapshotView(d) === name)) continue;
+    empty.add(name);
+    if (made.has(name)) continue;
+    const select = columns
+      .map(([column, type]) => `CAST(NULL AS ${type}) AS ${quotedIdentifier(column)}`)
+      .join(', ');
+    await db.run(
+      `CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS SELECT ${select} WHERE false`,
+    );
+  }
+  return empty;
+}
+
 export async function openOutputFolder(
   output: string,
   options: OutputFolderOptions = {},
@@ -59,11 +86,13 @@ export async function openOutputFolder(
     async refresh(found) {
       const datasets = found ?? (await discoverDatasets(output));
       const changed = datasets.filter((d) => made.get(d.name) !== signature(d));
-      const unread = new Set(await createDatasetViews(db, changed, options.derived));
+      const unread = new Set(
+        await createDatasetViews(db, changed, options.derived, options.listed),
+      );
       // A derived table that cannot be read has no view until it is built anew.
       for (const d of changed) if (!unread.has(d.name)) made.set(d.name, signature(d));
-      if (options.placeholders) {
-        empty = await createPlaceholderViews(db, options.placeholders, datasets, empty);
+      if (options.empty) {
+        empty = await createEmptyViews(db, options.empty, datasets, empty);
         // A dataset gone again has an empty view: its view is made anew when it is back.
         for (const name of empty) made.delete(name);
       }

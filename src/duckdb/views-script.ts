@@ -25,7 +25,7 @@ SET TimeZone = 'UTC';
 /**
  * The views of the folder, as a script with paths relative to it: those of
  * `db`, a DuckDB over the folder that has made them as `road-etl query` does
- * (openOutputFolder with the derived views, no empty placeholders).
+ * (openOutputFolder with the derived views, no empty views).
  */
 export async function viewsScript(db: Database, output: string): Promise<string> {
   // In the order they were made: a view comes after those it reads.

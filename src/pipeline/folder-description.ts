@@ -23,7 +23,7 @@ export async function describeFolder(
 ): Promise<Error | undefined> {
   let folder: OutputFolder;
   try {
-    folder = await openOutputFolder(output, { derived: DATASET_VIEWS });
+    folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true });
   } catch (error) {
     return explainIoError(error, `writing ${VIEWS_FILE}`);
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DatabaseOptions } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
-import { openOutputFolder, type OutputFolder, type PlaceholderViews } from '../duckdb/folder.js';
+import { openOutputFolder, type OutputFolder, type EmptyViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
 import { STATE_FOLDER } from '../layout.js';
 import type { Logger } from '../log.js';
@@ -31,13 +31,13 @@ export async function openRunFolder(
 ): Promise<OutputFolder> {
   await makeFolder(join(output, STATE_FOLDER, 'duckdb-tmp'));
   // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
-  const placeholders: PlaceholderViews = Object.fromEntries(
+  const empty: EmptyViews = Object.fromEntries(
     [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
   );
   const folder = await openOutputFolder(output, {
     database: runDatabaseOptions(pipeline, output),
     derived: DATASET_VIEWS,
-    placeholders,
+    empty,
     views: false,
   });
   const { budget, memoryLimit, threads, wanted } = folder.db.memory;
@@ -56,12 +56,12 @@ export async function openRunFolder(
  * over the folder's datasets, in memory (nothing is written in the folder).
  */
 export async function openPlanFolder(output: string): Promise<FolderView & { close(): void }> {
-  const placeholders: PlaceholderViews = Object.fromEntries(
+  const empty: EmptyViews = Object.fromEntries(
     [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
   );
   const folder = await openOutputFolder(output, {
     derived: DATASET_VIEWS,
-    placeholders,
+    empty,
     views: false,
   });
   let discovered: Promise<readonly Dataset[]> | undefined;

@@ -17,7 +17,7 @@ import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeFolder } from './folder-description.js';
 import { removeRepaired, repairPath } from './repair.js';
-import { writeFolderFormat } from './folder-format.js';
+import { writeFolderFormat } from '../store/folder-format.js';
 import { ManifestWriter, pipelineRun, type PipelineRun, type RunRecord } from './manifest.js';
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';

@@ -2,6 +2,7 @@
  * Puts a local folder back into its object store as the folder's new commit
  * (sync.ts says how a put stays atomic for readers and for a run killed in it).
  */
+import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
@@ -9,6 +10,27 @@ import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
 import { COMMIT_KEY, PUT_KEY, localOnly, transferAll, type Commit, type Fetched } from './sync.js';
+
+/** A text as SQL quotes it. */
+const quotedString = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
+/** The folder's SQL for plain DuckDB (duckdb/views-script.ts), which names the data files. */
+const VIEWS_FILE = 'views.sql';
+
+/** Whether a file is data (a dataset's Parquet), each version of which is an object of its own. */
+function versioned(path: string): boolean {
+  return path.endsWith('.parquet') && !path.startsWith('exports/');
+}
+
+/** The name of a put's objects: its time and a random part (two puts in a second differ). */
+function putStamp(at: string): string {
+  return `${at.replace(/[-:]|\.\d+/g, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The object of a file's version written by the put `stamp`: data by version, the rest by its path. */
+function objectKey(path: string, stamp: string): string {
+  return versioned(path) ? `${path.slice(0, -'.parquet'.length)}.v${stamp}.parquet` : path;
+}
 
 interface LocalFile {
   bytes: number;
@@ -100,47 +122,62 @@ async function putListed(
   listed: readonly string[],
 ): Promise<Put> {
   const commit: Commit = {
-    version: 1,
+    version: 2,
     committed_at: new Date().toISOString(),
     state: {},
     files: {},
   };
+  const stamp = putStamp(commit.committed_at);
   const changed: string[] = [];
-  for (const [key, file] of files) {
-    if (key.startsWith('.state/')) {
-      commit.state[key] = await readFile(join(local, ...key.split('/')), 'utf8');
+  for (const [path, file] of files) {
+    if (path.startsWith('.state/')) {
+      commit.state[path] = await readFile(join(local, ...path.split('/')), 'utf8');
       continue;
     }
-    const before = previous?.files[key];
+    const before = previous?.files[path];
     if (before && before.bytes === file.bytes && before.mtime_ms === file.mtime_ms)
-      commit.files[key] = before;
-    else changed.push(key);
+      commit.files[path] = before;
+    else changed.push(path);
   }
+  // views.sql names the data's objects: put again whenever one of them is new.
+  if (changed.some(versioned) && files.has(VIEWS_FILE) && !changed.includes(VIEWS_FILE))
+    changed.push(VIEWS_FILE);
+  const keys = new Map(changed.map((path) => [path, objectKey(path, stamp)]));
   // Written down before the first upload: a put killed half-way leaves no object unknown.
   if (changed.length > 0)
     await putJson(store, local, PUT_KEY, {
       version: 1,
       started_at: commit.committed_at,
-      keys: changed,
+      keys: [...keys.values()],
     });
   let bytes = 0;
-  const upload = async (key: string): Promise<void> => {
-    const file = files.get(key)!;
-    const put = await store.upload(join(local, ...key.split('/')), key);
-    commit.files[key] = { bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
+  const upload = async (path: string, from = join(local, ...path.split('/'))): Promise<void> => {
+    const file = files.get(path)!;
+    const key = keys.get(path)!;
+    const put = await store.upload(from, key);
+    commit.files[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
     bytes += file.bytes;
   };
+  const last = [VIEWS_FILE, 'manifest.json'];
   await transferAll(
-    changed.filter((k) => k !== 'manifest.json'),
-    upload,
+    changed.filter((path) => !last.includes(path)),
+    (path) => upload(path),
   );
+  // Then the SQL that names the new objects, then the manifest that names the new extracts.
+  if (changed.includes(VIEWS_FILE)) {
+    const draft = await viewsNamingObjects(local, commit);
+    await upload(VIEWS_FILE, draft);
+    await rm(draft, { force: true });
+  }
   if (changed.includes('manifest.json')) await upload('manifest.json');
   passed('uploaded');
   // What road-etl's own commits and puts wrote that this commit no longer names: never
   // an object of someone else's.
-  const obsolete = [
-    ...new Set([...listed, ...Object.keys(previous?.files ?? {}), ...(previous?.obsolete ?? [])]),
-  ].filter((key) => !localOnly(key) && !(key in commit.files));
+  const named = new Set(Object.values(commit.files).map((file) => file.key));
+  const before = Object.values(previous?.files ?? {}).map((file) => file.key);
+  const obsolete = [...new Set([...listed, ...before, ...(previous?.obsolete ?? [])])].filter(
+    (key) => !localOnly(key) && !named.has(key),
+  );
   if (obsolete.length > 0) commit.obsolete = obsolete;
   commit.files = Object.fromEntries(
     Object.entries(commit.files).sort(([a], [b]) => (a < b ? -1 : 1)),
@@ -151,4 +188,20 @@ async function putListed(
   await store.remove([PUT_KEY]);
   await store.remove(obsolete);
   return { uploaded: changed.length, bytes, removed: obsolete.length };
+}
+
+/**
+ * views.sql as the store holds it: each data file it names (a quoted path
+ * relative to the folder) named by its object in `commit`, so that DuckDB over
+ * a copy of the folder's objects reads this commit's. Written to the local
+ * folder's scratch; resolves to that file.
+ */
+async function viewsNamingObjects(local: string, commit: Commit): Promise<string> {
+  let script = await readFile(join(local, VIEWS_FILE), 'utf8');
+  for (const [path, { key }] of Object.entries(commit.files))
+    if (key !== path) script = script.split(quotedString(path)).join(quotedString(key));
+  const draft = join(local, '.state', 'tmp', `put-${VIEWS_FILE}`);
+  await mkdir(dirname(draft), { recursive: true });
+  await writeFile(draft, script);
+  return draft;
 }

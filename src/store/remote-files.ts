@@ -126,9 +126,13 @@ export class RemoteFiles {
    * gives it, at `file` (synchronous: thousands in a row cost least so).
    */
   place(
-    key: string,
     file: string,
-    { bytes, mtime_ms: mtimeMs, version }: { bytes: number; mtime_ms: number; version: string },
+    {
+      key,
+      bytes,
+      mtime_ms: mtimeMs,
+      version,
+    }: { key: string; bytes: number; mtime_ms: number; version: string },
   ): void {
     const fd = openSync(file, 'w');
     try {

@@ -5,29 +5,35 @@
  *
  * The commit is one object, `.state/commit.json`: the folder's state files
  * (checkpoints, the runs, the extracts known; small JSON) held in it whole,
- * and every other file of the folder with its size, version and time. Writing
- * it is the one atomic step of a put:
+ * and every other file of the folder with its object, size, version and time.
+ * A data file (a dataset's Parquet) is never overwritten: each version is an
+ * object of its own, named with the put that wrote it
+ * (`date=2026-10-01/data.v20261002T031500Z-3f9a1c.parquet` for the file
+ * `date=2026-10-01/data.parquet`), so the objects a commit names stay as they
+ * are until a later commit no longer names them. Writing the commit is the one
+ * atomic step of a put:
  *   0. the keys about to be uploaded are written down (`.state/put.json`);
- *   1. the files that changed are uploaded (data, extracts, then manifest.json);
+ *   1. the files that changed are uploaded (data, extracts, views.sql naming
+ *      the new objects, then manifest.json);
  *   2. the commit is written, naming the objects no longer part of the folder;
  *   3. `.state/put.json` is removed, then those objects.
  * A run killed in 1 leaves objects the last commit does not name: a fetch
- * ignores them (and the next put removes them: put.json names them), so no
- * checkpoint is ever seen without the data it records. A file the commit
- * names that a killed put may have uploaded again (put.json names it) is
- * fetched at once, and, when it was, with the time of the fetch, so that the
- * steps see it rewritten, as after a crash on disk, and redo what it fed;
- * every other file keeps the time the commit gives it, so that nightly
- * incremental builds see only what the night changed. The folder is never
- * listed once it has a commit: the commit and put.json say what is there, so
- * a night costs the same whatever the history in the bucket.
+ * ignores them (the next put removes them: put.json names them), so what
+ * reads through the commit reads one commit. Extracts, the manifest, views.sql
+ * and the report keep their names (publishers link to them): one a killed put
+ * may have uploaded again (put.json names it) is fetched at once, with the
+ * time of the fetch when it was, so that the steps see it rewritten and redo
+ * what it fed; every other file keeps the commit's time, so that incremental
+ * builds see only what the night changed. The folder is never listed once it
+ * has a commit: a night costs the same whatever the history in the bucket.
  */
 import { mkdirSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { InputError, StateError } from '../errors.js';
+import { InputError, MissingObjectError, StateError } from '../errors.js';
+import { olderFolder } from './folder-format.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
 
@@ -39,9 +45,8 @@ export const PUT_KEY = '.state/put.json';
 export const TRANSFERS = 8;
 
 /**
- * Runs `transfer` for each item, TRANSFERS at once, and waits for every one
- * to end before it fails with the first failure: nothing is still writing
- * into the local folder when the caller cleans it up.
+ * Runs `transfer` for each item, TRANSFERS at once; fails with the first
+ * failure once every one ended (nothing writes into the local folder then).
  */
 export async function transferAll<T>(
   items: readonly T[],
@@ -64,15 +69,18 @@ export function localOnly(key: string): boolean {
   );
 }
 
+/** The commit's own layout (a folder of another is refused with the way to rebuild it). */
+const COMMIT_VERSION = 2;
+
 const commitSchema = z.object({
-  version: z.literal(1),
+  version: z.literal(COMMIT_VERSION),
   committed_at: z.string(),
-  /** State files (under .state/), by key: their text. */
+  /** State files (under .state/), by path: their text. */
   state: z.record(z.string(), z.string()),
-  /** Every other file, by key. */
+  /** Every other file, by its path in the folder: the object that holds it. */
   files: z.record(
     z.string(),
-    z.object({ bytes: z.number(), version: z.string(), mtime_ms: z.number() }),
+    z.object({ key: z.string(), bytes: z.number(), version: z.string(), mtime_ms: z.number() }),
   ),
   /** Objects no longer part of the folder, removed after the commit (again by the next put). */
   obsolete: z.array(z.string()).optional(),
@@ -101,6 +109,12 @@ function parsedOwn<T>(
     throw new StateError(
       `${store.url}${key} is damaged (${text.length} bytes, not JSON: ${(error as Error).message}): ${repair}`,
     );
+  }
+  // A commit of an earlier layout: refused with the way to rebuild the folder.
+  const version = (value as { version?: unknown } | null)?.version;
+  if (key === COMMIT_KEY && typeof version === 'number' && version !== COMMIT_VERSION) {
+    const format = (value as { state?: Record<string, string> }).state?.['.state/format.json'];
+    throw olderFolder(store.url, Number(/"format":\s*(\d+)/.exec(format ?? '')?.[1] ?? 0));
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success)
@@ -183,32 +197,28 @@ export interface Fetched {
   bytes: number;
 }
 
-/** A dataset's folder (above its partitions) for a Parquet file's key; undefined for other files. */
-function datasetOfKey(key: string): string | undefined {
-  if (!key.endsWith('.parquet')) return undefined;
-  const parts = key.split('/').slice(0, -1);
+/** A dataset's folder (above its partitions) for a Parquet file's path; undefined for other files. */
+function datasetOf(path: string): string | undefined {
+  if (!path.endsWith('.parquet')) return undefined;
+  const parts = path.split('/').slice(0, -1);
   while (parts.length > 0 && parts.at(-1)!.includes('=')) parts.pop();
   return parts.join('/');
 }
 
-/**
- * What a run on demand fetches at once: files that are not data (the
- * manifest, views.sql, the report; extracts aside) and the first file of each
- * dataset, which DuckDB reads to make its view.
- */
-function fetchedAtOnce(keys: readonly string[]): Set<string> {
+/** What a run on demand fetches at once: files not data (extracts aside), and each dataset's first. */
+function fetchedAtOnce(paths: readonly string[]): Set<string> {
   const now = new Set<string>();
   const firsts = new Map<string, string>();
-  for (const key of keys) {
-    const dataset = datasetOfKey(key);
+  for (const path of paths) {
+    const dataset = datasetOf(path);
     if (dataset === undefined) {
-      if (!key.startsWith('exports/')) now.add(key);
+      if (!path.startsWith('exports/')) now.add(path);
       continue;
     }
     const first = firsts.get(dataset);
-    if (first === undefined || key < first) firsts.set(dataset, key);
+    if (first === undefined || path < first) firsts.set(dataset, path);
   }
-  for (const key of firsts.values()) now.add(key);
+  for (const path of firsts.values()) now.add(path);
   return now;
 }
 
@@ -251,13 +261,18 @@ export async function fetchFolder(
   for (const folder of new Set(entries.map(([key]) => dirname(path(key)))))
     mkdirSync(folder, { recursive: true });
   const placed = onDemand
-    ? entries.filter(([key]) => !atOnce!.has(key) && !maybeRewritten.has(key))
+    ? entries.filter(([key, { key: object }]) => !atOnce!.has(key) && !maybeRewritten.has(object))
     : [];
   const placedKeys = new Set(placed.map(([key]) => key));
   const fetching = transferAll(
     entries.filter(([key]) => !placedKeys.has(key)),
     async ([key, recorded]) => {
-      const got = await store.download(key, path(key));
+      const got = await store.download(recorded.key, path(key)).catch((error: unknown) => {
+        // Named by the file it holds, which a repair names.
+        if (error instanceof MissingObjectError)
+          throw new MissingObjectError(error.url, error.key, { cause: error, path: key });
+        throw error;
+      });
       bytes += got.bytes;
       fetched++;
       // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
@@ -267,10 +282,10 @@ export async function fetchFolder(
       }
     },
   );
-  for (const [key, recorded] of placed) onDemand!.place(key, path(key), recorded);
+  for (const [key, recorded] of placed) onDemand!.place(path(key), recorded);
   await fetching;
   const listed = new Set([
-    ...Object.keys(commit.files),
+    ...Object.values(commit.files).map((file) => file.key),
     ...unfinished,
     ...(commit.obsolete ?? []),
     ...probes.map((o) => o.key),

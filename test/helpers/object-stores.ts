@@ -4,6 +4,8 @@
  * own, in memory, no telemetry). Each resolves to the variables a run is given.
  */
 import { spawn } from 'node:child_process';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -80,6 +82,82 @@ export async function startAzure(containers: readonly string[]): Promise<StoreSe
     close: async () => {
       child.kill();
       if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+/**
+ * A proxy in front of an object-store server that lets a test stop a run in
+ * the middle of its upload: `uploads(n)` resolves when the n-th upload of a
+ * data object (a Parquet file) from now arrives, which it holds, with every
+ * later one (never forwarded); what came before is forwarded as it is.
+ */
+export interface UploadGate {
+  /** The server's variables, pointed at the proxy. */
+  env: Record<string, string>;
+  uploads(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function gateUploads(server: StoreServer): Promise<UploadGate> {
+  const target = new URL(
+    server.env['AWS_ENDPOINT_URL_S3'] ??
+      /BlobEndpoint=([^;]+)/.exec(server.env['AZURE_STORAGE_CONNECTION_STRING'] ?? '')![1]!,
+  );
+  const held: IncomingMessage[] = [];
+  let waiting: { left: number; reached: () => void } | undefined;
+  let holding = false;
+  const proxy = createServer((incoming, answer) => {
+    const upload = incoming.method === 'PUT' && /\.parquet(\?|$)/.test(incoming.url ?? '');
+    if (upload && !holding && waiting && --waiting.left === 0) {
+      holding = true;
+      waiting.reached();
+    }
+    if (upload && holding) {
+      held.push(incoming);
+      return;
+    }
+    const forwarded = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+      },
+      (answered) => {
+        answer.writeHead(answered.statusCode ?? 502, answered.headers);
+        answered.pipe(answer);
+      },
+    );
+    forwarded.on('error', () => answer.destroy());
+    incoming.on('aborted', () => forwarded.destroy());
+    incoming.pipe(forwarded);
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  const origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const env = Object.fromEntries(
+    Object.entries(server.env).map(([name, value]) => [
+      name,
+      name === 'AWS_ENDPOINT_URL_S3'
+        ? origin
+        : value.replace(`BlobEndpoint=${target.origin}`, `BlobEndpoint=${origin}`),
+    ]),
+  );
+  return {
+    env,
+    uploads: (count) =>
+      new Promise<void>((reached) => {
+        for (const request of held.splice(0)) request.socket.destroy();
+        holding = false;
+        waiting = { left: count, reached };
+      }),
+    close: async () => {
+      for (const request of held.splice(0)) request.socket.destroy();
+      proxy.closeAllConnections();
+      proxy.close();
+      await once(proxy, 'close');
     },
   };
 }

@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { writeFiles } from '../helpers/tmp.js';
-import { FOLDER_FORMAT } from '../../src/pipeline/folder-format.js';
+import { FOLDER_FORMAT } from '../../src/store/folder-format.js';
 
 // The cases run concurrently: their folders are removed after all of them.
 const folders: string[] = [];

@@ -8,7 +8,7 @@ import { readFile, readdir, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { fetchFolder } from '../../src/store/sync.js';
+import { fetchFolder, readCommit } from '../../src/store/sync.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -99,7 +99,8 @@ describe('a damaged file and a lost object', () => {
       expect(night.code, night.stderr).toBe(0);
     }
     const store = openStore(url, s3.env);
-    const lost = 'bicycle/measurements/date=2026-10-01/data.parquet';
+    const path = 'bicycle/measurements/date=2026-10-01/data.parquet';
+    const lost = (await readCommit(store))!.files[path]!.key;
     await store.remove([lost]);
 
     const failed = await runCli(['run', BICYCLE, '--output', url, ...nights(3, 4)], { env });
@@ -107,6 +108,7 @@ describe('a damaged file and a lost object', () => {
     expect(failed.stderr).toContain(`${url}/${lost}`);
     const repair = printedRepair(failed.stderr);
     expect(repair).toContain(url);
+    expect(repair).toContain(path);
     const repaired = await runCli(repair, { env });
     expect(repaired.code, repaired.stderr).toBe(0);
     const third = await runCli(['run', BICYCLE, '--output', url, ...nights(3, 4)], { env });

@@ -30,7 +30,7 @@ async function placed() {
     await writeFile(join(staged, key), key);
     const { version } = await store.upload(join(staged, key), key);
     await mkdir(dirname(join(local, key)), { recursive: true });
-    remote.place(key, join(local, key), { bytes: key.length, mtime_ms: 1e12, version });
+    remote.place(join(local, key), { key, bytes: key.length, mtime_ms: 1e12, version });
   }
   const dataset = (name: string, partitioned = true): Dataset => ({
     name,

@@ -43,8 +43,15 @@ async function committed() {
   return store;
 }
 
+/** The objects of the store, each data object's version (the put that wrote it) as `v*`. */
 const keysOf = async (store: LocalStore) =>
-  (await store.list()).map((o) => o.key).filter((k) => !k.startsWith('.state/tmp/'));
+  (await store.list())
+    .map((o) => o.key.replace(/\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/, '.v*.parquet'))
+    .filter((k) => !k.startsWith('.state/tmp/'));
+
+/** The object that holds the file `path` in the store's last commit. */
+const objectOf = async (store: LocalStore, path: string) =>
+  (await readCommit(store))!.files[path]!.key;
 
 describe('a folder in an object store, put and fetched again', () => {
   it('is fetched without a listing once it has a commit, and each put removes what it no longer names', async () => {
@@ -53,26 +60,30 @@ describe('a folder in an object store, put and fetched again', () => {
     const local = join(await testDir(), 'night');
     const remote = new RemoteFiles(store, local);
     try {
+      const objects = [
+        await objectOf(store, 'd/day=2026-10-01/data.parquet'),
+        await objectOf(store, 'd/day=2026-10-02/data.parquet'),
+      ];
       const fetched = await fetchFolder(store, local, remote);
       expect(store.listings).toBe(0);
-      expect(fetched.listed.sort()).toEqual([
-        'd/day=2026-10-01/data.parquet',
-        'd/day=2026-10-02/data.parquet',
-        'manifest.json',
-      ]);
+      expect(fetched.listed.sort()).toEqual([...objects, 'manifest.json']);
       // The night rewrites day two and drops day one.
       await write(local, { 'd/day=2026-10-02/data.parquet': 'day two, again' });
       await utimes(join(local, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
       await rm(join(local, 'd/day=2026-10-01'), { recursive: true });
       const put = await putFolder(store, local, fetched, { onDemand: remote });
       expect(store.listings).toBe(0);
-      expect(put).toMatchObject({ uploaded: 1, removed: 1 });
+      // Day two's new version is an object of its own; the old one goes with day one's.
+      expect(put).toMatchObject({ uploaded: 1, removed: 2 });
+      const now = await objectOf(store, 'd/day=2026-10-02/data.parquet');
+      expect(objects).not.toContain(now);
+      expect((await store.read(now))?.toString()).toBe('day two, again');
     } finally {
       remote.close();
     }
     expect(await keysOf(store)).toEqual([
       COMMIT_KEY,
-      'd/day=2026-10-02/data.parquet',
+      'd/day=2026-10-02/data.v*.parquet',
       'manifest.json',
     ]);
   });
@@ -100,22 +111,26 @@ describe('a folder in an object store, put and fetched again', () => {
     expect(await readFile(join(again, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe('day three');
   });
 
-  it('after a put killed half-way: what it uploaded over the commit is fetched as rewritten, what it added is removed by the next put', async () => {
+  it('after a put killed half-way: the commit and its objects are as they were, a rewritten manifest is fetched as rewritten, and the next put removes what the killed one uploaded', async () => {
     const store = await committed();
     const before = await readCommit(store);
-    // A night that rewrote day two and added day three, killed once its data was up.
+    const objects = await keysOf(store);
+    const two = await store.read(before!.files['d/day=2026-10-02/data.parquet']!.key);
+    // A night that rewrote day two and the manifest and added day three, killed once all was up.
     const killed = join(await testDir(), 'killed');
     await fetchFolder(store, killed);
     await write(killed, {
       'd/day=2026-10-02/data.parquet': 'day two, rewritten',
       'd/day=2026-10-03/data.parquet': 'day three',
+      'manifest.json': '{"night":2}',
     });
-    await utimes(join(killed, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
+    for (const file of ['d/day=2026-10-02/data.parquet', 'manifest.json'])
+      await utimes(join(killed, file), new Date(), new Date());
     await expect(
       putFolder(
         store,
         killed,
-        { commit: before, listed: Object.keys(before!.files) },
+        { commit: before, listed: Object.values(before!.files).map((f) => f.key) },
         {
           passed: (phase) => {
             if (phase === 'uploaded') throw new Error('killed');
@@ -124,35 +139,40 @@ describe('a folder in an object store, put and fetched again', () => {
       ),
     ).rejects.toThrow('killed');
     expect(await readCommit(store)).toEqual(before);
-    expect(await keysOf(store)).toContain(PUT_KEY);
+    // The commit's data objects are untouched; the killed put's are beside them.
+    expect(await store.read(before!.files['d/day=2026-10-02/data.parquet']!.key)).toEqual(two);
+    expect(await keysOf(store)).toEqual(
+      [
+        ...objects,
+        PUT_KEY,
+        'd/day=2026-10-02/data.v*.parquet',
+        'd/day=2026-10-03/data.v*.parquet',
+      ].sort(),
+    );
 
-    // The next run, on another empty worker: no listing, day two fetched at once as rewritten.
+    // The next run, on another empty worker: no listing; the commit's data with its times.
     store.listings = 0;
     const local = join(await testDir(), 'again');
     const remote = new RemoteFiles(store, local);
     try {
       const fetched = await fetchFolder(store, local, remote);
       expect(store.listings).toBe(0);
-      const two = join(local, 'd/day=2026-10-02/data.parquet');
-      expect(await readFile(two, 'utf8')).toBe('day two, rewritten');
-      expect((await stat(two)).mtimeMs).toBeGreaterThan(TIME.getTime() + 1000);
-      // Day one, the dataset's first file (fetched at once for its view), keeps the commit's time.
+      // Day one, the dataset's first file (fetched at once for its view), as committed.
       const one = join(local, 'd/day=2026-10-01/data.parquet');
+      expect(await readFile(one, 'utf8')).toBe('day one');
       expect(Math.round((await stat(one)).mtimeMs)).toBe(TIME.getTime());
-      expect(fetched.listed).toContain('d/day=2026-10-03/data.parquet');
+      await remote.fetch([join(local, 'd/day=2026-10-02/data.parquet')]);
+      expect(await readFile(join(local, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
+      // The manifest the killed put wrote over the commit's: fetched as rewritten (its time now).
+      const manifest = join(local, 'manifest.json');
+      expect(await readFile(manifest, 'utf8')).toBe('{"night":2}');
+      expect((await stat(manifest)).mtimeMs).toBeGreaterThan(TIME.getTime() + 1000);
+      await expect(stat(join(local, 'd/day=2026-10-03'))).rejects.toThrow(/ENOENT/);
       await putFolder(store, local, fetched, { onDemand: remote });
     } finally {
       remote.close();
     }
-    expect(await keysOf(store)).toEqual([
-      COMMIT_KEY,
-      'd/day=2026-10-01/data.parquet',
-      'd/day=2026-10-02/data.parquet',
-      'manifest.json',
-    ]);
-    expect(Object.keys((await readCommit(store))!.files)).toContain(
-      'd/day=2026-10-02/data.parquet',
-    );
+    expect(await keysOf(store)).toEqual(objects);
   });
 
   it('after a put killed between its commit and its removals: the next put removes what that commit no longer named', async () => {
@@ -167,15 +187,16 @@ describe('a folder in an object store, put and fetched again', () => {
         },
       }),
     ).rejects.toThrow('killed');
-    expect(await keysOf(store)).toContain('d/day=2026-10-01/data.parquet');
-    expect((await readCommit(store))!.obsolete).toEqual(['d/day=2026-10-01/data.parquet']);
+    const one = Object.values(fetched.commit!.files).find((f) => f.key.includes('10-01'))!.key;
+    expect(await keysOf(store)).toContain('d/day=2026-10-01/data.v*.parquet');
+    expect((await readCommit(store))!.obsolete).toEqual([one]);
 
     const local = join(await testDir(), 'again');
     const again = await fetchFolder(store, local);
     await putFolder(store, local, again);
     expect(await keysOf(store)).toEqual([
       COMMIT_KEY,
-      'd/day=2026-10-02/data.parquet',
+      'd/day=2026-10-02/data.v*.parquet',
       'manifest.json',
     ]);
   });

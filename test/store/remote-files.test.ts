@@ -23,7 +23,8 @@ async function placed(keys: string[]) {
   for (const key of keys) {
     const file = join(local, key);
     await mkdir(dirname(file), { recursive: true });
-    remote.place(key, file, {
+    remote.place(file, {
+      key,
       bytes: `the bytes of ${key}`.length,
       mtime_ms: time,
       version: versions.get(key)!,

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/store.js';
+import { readCommit } from '../../src/store/sync.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -199,7 +200,10 @@ describe.each([
       expect(ran.code, ran.stderr).toBe(0);
     }
     const store = openStore(url, env);
-    const lost = 'bicycle/measurements/date=2026-10-01/data.parquet';
+    const path = 'bicycle/measurements/date=2026-10-01/data.parquet';
+    // The object that holds that file in the commit (a data file's version is an object of its own).
+    const lost = (await readCommit(store))!.files[path]!.key;
+    expect(lost).toMatch(/^bicycle\/measurements\/date=2026-10-01\/data\.v.+\.parquet$/);
     expect((await store.list()).map((o) => o.key)).toContain(lost);
     await store.remove([lost]);
     const before = await contents(store);
@@ -208,6 +212,7 @@ describe.each([
       expect(failed.code, failed.stderr).toBe(1);
       expect(failed.stderr).toContain(`${url}/${lost}`);
       expect(failed.stderr).toMatch(/no longer has it/);
+      expect(failed.stderr).toContain(`--repair ${path}`);
       expect(failed.stderr).not.toMatch(/a bug|ENOTEMPTY/);
       // It did not start: nothing was written.
       expect(failed.summary['status']).toBe('refused');

@@ -4,11 +4,19 @@
  * and TMPDIR), against one run over the whole period on a local disk.
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  gateUploads,
+  startAzure,
+  startS3,
+  type StoreServer,
+  type UploadGate,
+} from '../helpers/object-stores.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { COMMIT_KEY, fetchFolder } from '../../src/store/sync.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
@@ -23,12 +31,18 @@ const simulator = await useSimulator({
 
 let servers: StoreServer[];
 let aws: Record<string, string>;
+/** Each server behind a proxy that stops uploads where a test asks, and the variables through them. */
+let gates: UploadGate[];
+let gated: Record<string, string>;
 
 beforeAll(async () => {
   servers = await Promise.all([startS3(['nightly']), startAzure(['nightly'])]);
   aws = Object.assign({}, ...servers.map((server) => server.env)) as Record<string, string>;
+  gates = await Promise.all(servers.map(gateUploads));
+  gated = Object.assign({}, ...gates.map((gate) => gate.env)) as Record<string, string>;
 });
 afterAll(async () => {
+  await Promise.all(gates.map((gate) => gate.close()));
   await Promise.all(servers.map((server) => server.close()));
 });
 
@@ -45,6 +59,29 @@ const logEvents = (stderr: string): Record<string, unknown>[] =>
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+/**
+ * Whether a reader saw one commit: each daily total is the sum of the hourly
+ * counts it reads, and each sum of hourly counts has its daily total (0 rows
+ * apart), with how many daily rows there are.
+ */
+const ONE_COMMIT = `SELECT (SELECT count(*) FROM bicycle_daily) AS daily, count(*) AS apart FROM (
+  (SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily
+   EXCEPT ALL SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL)
+  UNION ALL
+  (SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL
+   EXCEPT ALL SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily))`;
+
+/** A copy of every object under the store's prefix, by key (as `aws s3 sync` or `azcopy` makes it). */
+async function copyOfPrefix(store: ObjectStore): Promise<string> {
+  const copy = await testDir();
+  for (const { key } of await store.list()) {
+    const file = join(copy, ...key.split('/'));
+    await mkdir(dirname(file), { recursive: true });
+    await store.download(key, file);
+  }
+  return copy;
+}
 
 /** A run as on a worker whose disk is empty at its start: a process of its own, a fresh HOME and TMPDIR. */
 async function onEmptyWorker(args: string[]) {
@@ -136,7 +173,7 @@ describe.each([
     expect(keys.filter((k) => k.startsWith('.state/') && k !== COMMIT_KEY)).toEqual([]);
   }, 600_000);
 
-  it('killed at random moments, then run again on another empty worker, lands exactly one run’s data, and the manifest’s every extract is there with its sha256', async () => {
+  it('killed at ten random moments: after each, query and views.sql over a copy of the prefix read one commit; run again on another empty worker, it lands exactly one run’s data, and the manifest’s every extract is there with its sha256', async () => {
     const start = Date.parse('2026-10-10T00:00:00Z');
     const once = join(await testDir(), 'output');
     const local = await runCli(
@@ -161,23 +198,48 @@ describe.each([
       0,
     );
     const whole = Date.now() - began;
+    const store = openStore(url, aws);
     let killed = 0;
-    for (let round = 0; round < 8; round++) {
+    for (let round = 0; round < 10; round++) {
       const home = await testDir();
       const child = startCli(night(1), {
-        env: { ...simulator.env, ...aws, HOME: home, TMPDIR: home },
+        env: { ...simulator.env, ...gated, HOME: home, TMPDIR: home },
       });
       const done = collect(child, 300_000);
-      await new Promise((wake) => setTimeout(wake, 200 + Math.random() * whole));
+      if (round % 2 === 0) {
+        // A moment of the night...
+        await new Promise((wake) => setTimeout(wake, 200 + Math.random() * whole));
+      } else {
+        // ... or of its upload: when one of its first ten data objects is on its way.
+        const gate = gates[root.startsWith('s3:') ? 0 : 1]!;
+        await Promise.race([gate.uploads(1 + Math.floor(Math.random() * 10)), done]);
+      }
       child.kill('SIGKILL');
       if ((await done).signal === 'SIGKILL') killed++;
+      // query on the URL, and plain DuckDB through views.sql over a copy of the prefix, read one commit.
+      const queried = await onEmptyWorker([
+        'query',
+        ONE_COMMIT,
+        '--output',
+        url,
+        '--format',
+        'json',
+      ]);
+      expect(queried.code, queried.stderr).toBe(0);
+      const [read] = JSON.parse(queried.stdout) as { daily: number; apart: number }[];
+      expect(read!.daily).toBeGreaterThan(0);
+      expect(read!.apart, `round ${round}: query`).toBe(0);
+      const [[plain]] = (await plainDuckDb(await copyOfPrefix(store), [ONE_COMMIT], {
+        views: true,
+      })) as [[{ daily: string; apart: string }]];
+      expect(Number(plain.daily)).toBeGreaterThan(0);
+      expect(Number(plain.apart), `round ${round}: views.sql`).toBe(0);
     }
     expect(killed).toBeGreaterThan(3);
     const final = await onEmptyWorker(night(1));
     expect(final.code, final.stderr).toBe(0);
 
     const fetched = join(await testDir(), 'fetched');
-    const store = openStore(url, aws);
     await fetchFolder(store, fetched);
     for (const dataset of [
       'bicycle/measurements',

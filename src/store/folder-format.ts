@@ -10,8 +10,8 @@ import { InputError } from '../errors.js';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
-/** The layout this version writes. */
-export const FOLDER_FORMAT = 2;
+/** The layout this version writes (3: data objects in a store named by version, commit.json version 2). */
+export const FOLDER_FORMAT = 3;
 
 const FORMAT_FILE = 'format.json';
 
@@ -39,7 +39,12 @@ async function formatOf(output: string): Promise<number | undefined> {
 export async function checkFolderFormat(output: string, shown = output): Promise<void> {
   const format = await formatOf(output);
   if (format === undefined || format === FOLDER_FORMAT) return;
-  throw new InputError(
+  throw olderFolder(shown, format);
+}
+
+/** The refusal of a folder written in layout `format` (0: before layouts were named). */
+export function olderFolder(shown: string, format: number): InputError {
+  return new InputError(
     `--output ${shown} was written by ${format === 0 ? 'an earlier' : 'another'} version of road-etl (folder format ${format}; this version writes format ${FOLDER_FORMAT}) and is left as it is. ` +
       `Rebuild it: run the pipelines into a new, empty --output over the same period (the bicycle counts and the sign feed are served again), check it, then replace the old folder with it. ` +
       `Today's API serves no past day: keep the old folder for its signs/live_snapshots and signs_live_history`,
