@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { openStore } from '../../src/store/open.js';
-import { COMMIT_KEY } from '../../src/store/sync.js';
+import { COMMIT_KEY, readCommit } from '../../src/store/sync.js';
 import { ROOT } from '../helpers/cli.js';
 import { startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -84,9 +84,12 @@ describe('the GitHub Actions recipe (examples/github-actions)', () => {
         ['bicycle', 'succeeded', output],
       ]);
     }
-    const keys = (await openStore(output, s3.env).list()).map((o) => o.key);
+    const store = openStore(output, s3.env);
+    const keys = (await store.list()).map((o) => o.key);
     expect(keys).toContain(COMMIT_KEY);
     expect(keys).toContain('exports/signs_live.csv');
-    expect(keys).toContain('bicycle/locations/data.parquet');
+    // The commit names the catalog, held by an object of the version it names.
+    const catalog = (await readCommit(store))!.files['bicycle/locations/data.parquet'];
+    expect(keys).toContain(catalog!.key);
   }, 600_000);
 });

@@ -173,7 +173,7 @@ describe.each([
     expect(keys.filter((k) => k.startsWith('.state/') && k !== COMMIT_KEY)).toEqual([]);
   }, 600_000);
 
-  it('killed at ten random moments: after each, query and views.sql over a copy of the prefix read one commit; run again on another empty worker, it lands exactly one run’s data, and the manifest’s every extract is there with its sha256', async () => {
+  it('killed at random moments (ten in S3): after each, query and views.sql over a copy of the prefix read one commit; run again on another empty worker, it lands exactly one run’s data, and the manifest’s every extract is there with its sha256', async () => {
     const start = Date.parse('2026-10-10T00:00:00Z');
     const once = join(await testDir(), 'output');
     const local = await runCli(
@@ -200,7 +200,8 @@ describe.each([
     const whole = Date.now() - began;
     const store = openStore(url, aws);
     let killed = 0;
-    for (let round = 0; round < 10; round++) {
+    // Ten kills in S3; in Azure, whose client differs, four.
+    for (let round = 0; round < (root.startsWith('s3:') ? 10 : 4); round++) {
       const home = await testDir();
       const child = startCli(night(1), {
         env: { ...simulator.env, ...gated, HOME: home, TMPDIR: home },
