@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import vitest from '@vitest/eslint-plugin';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** A layer's files (but `ignores`) may not import the named folders of src/. */
@@ -107,6 +108,18 @@ export default tseslint.config(
     ],
     ['cli', 'pipeline', 'steps', 'sources', 'sinks', 'report', 'http', 'duckdb', 'config'],
   ),
+  {
+    // No circle of imports between the files of src/ (a module's imports are read before it).
+    files: ['src/**/*.ts'],
+    ignores: ['src/report/page/**'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensionAlias: { '.js': ['.ts', '.js'] } })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js'],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
   {
     files: ['src/util/**'],
     rules: {

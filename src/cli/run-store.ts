@@ -136,6 +136,11 @@ async function inStore(
     staged,
     store: {
       url: taken.url,
+      fetchReads: (folder, partitions) =>
+        remote.fetchPartitions(
+          folder,
+          (_column, value) => partitions === 'all' || partitions.includes(value),
+        ),
       put: async () => {
         const put = await putFolder(store, local, fetched, { onDemand: remote });
         logger.log(

@@ -88,10 +88,14 @@ export async function takingTurns<T>(
 }
 
 /** A run on a local copy of a folder in an object store. */
+import type { FetchReads } from '../pipeline/fetch-reads.js';
+
 export interface StoreRun {
   url: string;
   /** Puts the local copy back. */
   put(): Promise<void>;
+  /** Fetches the partitions (all of them, or those of these values) of a dataset folder of the local copy. */
+  fetchReads: FetchReads;
 }
 
 /** The summary with the store's URL where the local copy's paths are. */

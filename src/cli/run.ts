@@ -204,6 +204,7 @@ async function runCommandFor(
         ahead: ahead.work,
         repair: commaList(args.repair),
         shown: store?.url,
+        fetchReads: store?.fetchReads,
       }),
   });
   let { summary, failure } = result;

@@ -23,6 +23,7 @@ import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
 import { acquireLock } from '../store/folder-lock.js';
+import type { FetchReads } from './fetch-reads.js';
 import { StepRunner } from './step-runner.js';
 import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
@@ -46,6 +47,8 @@ export interface RunOptions {
   repair?: readonly string[] | undefined;
   /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
   shown?: string | undefined;
+  /** For a local copy of a folder in a store: fetches what a step's decision reads before it runs. */
+  fetchReads?: FetchReads | undefined;
 }
 
 export interface RunResult {
@@ -160,6 +163,7 @@ async function takeFolder(
       signal,
       ahead: options.ahead,
       shown: options.shown,
+      fetchReads: options.fetchReads,
     });
     return { runner, simulator, release };
   } catch (error) {

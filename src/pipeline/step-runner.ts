@@ -22,6 +22,7 @@ import type { AheadWork, StepContext, StepOutcome, Upstream } from '../steps/ste
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
+import { fetchDecisionReads, type FetchReads } from './fetch-reads.js';
 import { addPending, planStep } from './plan.js';
 import { REPAIR_DOES, repairCommand } from './repair.js';
 import { identifyUpstream } from './upstream-check.js';
@@ -46,6 +47,8 @@ export interface RunScope {
   ahead?: ReadonlyMap<string, AheadWork> | undefined;
   /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
   shown?: string | undefined;
+  /** For a local copy of a folder in a store: fetches what a step's decision reads before it runs. */
+  fetchReads?: FetchReads | undefined;
 }
 
 export class StepRunner {
@@ -154,6 +157,12 @@ export class StepRunner {
         const decided = step.kind.decidesAsItRuns
           ? undefined
           : await step.kind.decide(step.options, context, planned.plan);
+        if (decided && this.#scope.fetchReads)
+          await fetchDecisionReads(this.#scope.fetchReads, await this.#datasets(), {
+            stepId: step.id,
+            reads: decided.reads,
+            logger,
+          });
         progress.start(step.id);
         try {
           const outcome = await step.kind.run(step.options, context, planned.plan);

@@ -14,6 +14,7 @@
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
@@ -27,6 +28,9 @@ import { collect, configurationFault, statusOf } from './s3-client.js';
 import { ConfigurationError, MissingObjectError, RunError, type RoadEtlError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
 import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
+
+/** Puts of one object, the first included, before a lost connection is reported. */
+const UPLOAD_ATTEMPTS = 3;
 
 /** Reads of one object whose body may be cut off before the read is trouble. */
 const READ_ATTEMPTS = 5;
@@ -142,21 +146,31 @@ export class S3Store implements ObjectStore {
     return { key, bytes: got.bytes, version: got.version };
   }
 
+  /**
+   * Writes the file as the object. The SDK does not retry a request whose body
+   * is a stream, so a put that a connection lost (reset, timed out, a 5xx) is
+   * made again here with the file read anew, UPLOAD_ATTEMPTS times in all.
+   */
   async upload(file: string, key: string): Promise<StoredObject> {
     const { size } = await stat(file);
-    const put = await this.#client
-      .send(
-        new PutObjectCommand({
-          Bucket: this.#at.bucket,
-          Key: this.#key(key),
-          Body: createReadStream(file),
-          ContentLength: size,
-        }),
-      )
-      .catch((error: unknown) => {
-        throw this.#trouble('Cannot write', key, error);
-      });
-    return { key, bytes: size, version: put.ETag ?? '' };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const put = await this.#client.send(
+          new PutObjectCommand({
+            Bucket: this.#at.bucket,
+            Key: this.#key(key),
+            Body: createReadStream(file),
+            ContentLength: size,
+          }),
+        );
+        return { key, bytes: size, version: put.ETag ?? '' };
+      } catch (error) {
+        const status = statusOf(error) ?? 0;
+        const lost = status >= 500 || (status === 0 && !configurationFault(error));
+        if (!lost || attempt >= UPLOAD_ATTEMPTS) throw this.#trouble('Cannot write', key, error);
+        await sleep(250 * 2 ** attempt);
+      }
+    }
   }
 
   async remove(keys: readonly string[]): Promise<void> {

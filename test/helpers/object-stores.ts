@@ -96,6 +96,8 @@ export interface UploadGate {
   /** The server's variables, pointed at the proxy. */
   env: Record<string, string>;
   uploads(count: number): Promise<void>;
+  /** Cuts the connection of each of the next `count` uploads of a data object (as a network does). */
+  drop(count: number): void;
   close(): Promise<void>;
 }
 
@@ -107,8 +109,14 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
   const held: IncomingMessage[] = [];
   let waiting: { left: number; reached: () => void } | undefined;
   let holding = false;
+  let dropping = 0;
   const proxy = createServer((incoming, answer) => {
     const upload = incoming.method === 'PUT' && /\.parquet(\?|$)/.test(incoming.url ?? '');
+    if (upload && dropping > 0) {
+      dropping--;
+      incoming.socket.destroy();
+      return;
+    }
     if (upload && !holding && waiting && --waiting.left === 0) {
       holding = true;
       waiting.reached();
@@ -153,6 +161,9 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
         holding = false;
         waiting = { left: count, reached };
       }),
+    drop: (count) => {
+      dropping = count;
+    },
     close: async () => {
       for (const request of held.splice(0)) request.socket.destroy();
       proxy.closeAllConnections();

@@ -50,6 +50,8 @@ export interface Proxy {
   /** Answers spoiled so far, and requests forwarded, by path. */
   spoiled: number;
   forwarded: Map<string, number>;
+  /** The answers the target gave to the requests forwarded: each one's URL and status. */
+  answered: { url: URL; status: number }[];
   /** Forgets the spoils not used yet. */
   clear(): void;
 }
@@ -82,6 +84,7 @@ export async function useProxy(target: string): Promise<Proxy> {
     },
     spoiled: 0,
     forwarded: new Map(),
+    answered: [],
     clear() {
       rules.length = 0;
     },
@@ -110,6 +113,7 @@ export async function useProxy(target: string): Promise<Proxy> {
     const upstream = request(
       { host: base.hostname, port: base.port, method: req.method, path: req.url, headers },
       (response) => {
+        if (!spoil) proxy.answered.push({ url, status: response.statusCode ?? 0 });
         if (!spoil || response.statusCode !== 200) {
           res.writeHead(response.statusCode ?? 502, response.headers);
           response.pipe(res);

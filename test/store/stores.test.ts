@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
+import { gateUploads, startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderInUseError } from '../../src/errors.js';
 import { redactor } from '../../src/log.js';
@@ -145,6 +145,26 @@ describe('S3 (s3rver)', () => {
     );
     await store.upload(join(dir, 'lock'), '.state/lock');
     await expect(store.lock('bicycle')).rejects.toThrow(/worker-that-died/);
+  });
+
+  it('puts an object again when its connection is lost, and names it when that lasts', async () => {
+    const gate = await gateUploads(s3);
+    try {
+      const store = openStore(`s3://nightly/road-etl/${randomBytes(4).toString('hex')}`, gate.env);
+      const dir = await testDir();
+      const data = randomBytes(100_000);
+      await writeFile(join(dir, 'a.parquet'), data);
+      const key = 'bicycle/measurements/date=2026-10-01/data.parquet';
+      gate.drop(2);
+      await store.upload(join(dir, 'a.parquet'), key);
+      expect(await store.read(key)).toEqual(data);
+      gate.drop(3);
+      await expect(store.upload(join(dir, 'a.parquet'), key)).rejects.toThrow(
+        /Cannot write s3:\/\/nightly\/road-etl\/[0-9a-f]+\/bicycle\/measurements\/date=2026-10-01\/data\.parquet/,
+      );
+    } finally {
+      await gate.close();
+    }
   });
 
   it('names the object and the status when the bucket is not there', async () => {

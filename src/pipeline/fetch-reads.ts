@@ -1,0 +1,28 @@
+/**
+ * A step's reads brought to a local copy of a folder in an object store
+ * before the step runs: the partitions its decision says it reads, of each
+ * dataset (all of them, where the pipeline does not narrow them).
+ */
+import type { Dataset } from '../duckdb/datasets.js';
+import type { Logger } from '../log.js';
+import type { StepDecision } from '../steps/step-kind.js';
+
+/** Fetches the partitions of a dataset folder (all, or those of these values); resolves to the files fetched. */
+export type FetchReads = (folder: string, partitions: readonly string[] | 'all') => Promise<number>;
+
+export async function fetchDecisionReads(
+  fetchReads: FetchReads,
+  datasets: readonly Dataset[],
+  { stepId, reads, logger }: { stepId: string; reads: StepDecision['reads']; logger: Logger },
+): Promise<void> {
+  let fetched = 0;
+  for (const read of reads) {
+    const dataset = datasets.find((d) => d.name === read.dataset);
+    if (dataset) fetched += await fetchReads(dataset.folder, read.partitions);
+  }
+  if (fetched > 0)
+    logger.log('info', 'store.fetch', `${stepId}: fetched the ${fetched} file(s) it reads`, {
+      step: stepId,
+      fetched,
+    });
+}
