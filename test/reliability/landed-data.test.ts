@@ -256,7 +256,7 @@ describe('a rerun on landed data is stopped by a signal', () => {
 });
 
 describe('killed again and again on landed data', () => {
-  it('20 rounds of SIGKILL at a random moment, each followed at once by the next run: none is refused, nothing landed is lost', async () => {
+  it('12 rounds of SIGKILL at a random moment, each followed at once by the next run: none is refused, nothing landed is lost', async () => {
     const { dir, file, output } = await withLandedData();
     // A random moment is one before the run would have ended: within the time a whole
     // rerun on landed data takes, timed on a copy of its own (the faster of two: the first
@@ -267,7 +267,7 @@ describe('killed again and again on landed data', () => {
     const span = 0.9 * whole - 100;
     const refused: string[] = [];
     let killed = 0;
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 12; round++) {
       const child = startCli(['run', file, '--output', output], { env });
       const done = collect(child);
       await sleep(100 + Math.floor(Math.random() * span));
@@ -277,7 +277,7 @@ describe('killed again and again on landed data', () => {
       if (/in use by another road-etl run/.test(result.stderr)) refused.push(result.stderr);
     }
     expect(refused).toEqual([]);
-    expect(killed).toBeGreaterThan(10);
+    expect(killed).toBeGreaterThan(6);
     await expectKeptThenCompleted(dir, output);
   }, 180_000);
 });
