@@ -8,7 +8,7 @@ import { readdirSync, type Dirent } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
-import { partitionType, partitionNames } from './partitions.js';
+import { folderFiles, partitionType, partitionNames } from './partitions.js';
 import { fileNotes } from './portable.js';
 
 export const DERIVED_FOLDER = 'derived';
@@ -205,14 +205,10 @@ export function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): str
  * folder, or of its partition folders (one level).
  */
 export function datasetFiles(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string[] {
-  const parquet = (folder: string) =>
-    folderNames(folder)
-      .filter((name) => name.endsWith('.parquet') && !name.startsWith('.'))
-      .map((name) => join(folder, name));
-  if (!dataset.partitioned) return parquet(dataset.folder);
+  if (!dataset.partitioned) return folderFiles(dataset.folder) ?? [];
   return folderNames(dataset.folder)
     .filter((name) => name.includes('=') && !name.startsWith('.'))
-    .flatMap((name) => parquet(join(dataset.folder, name)));
+    .flatMap((name) => folderFiles(join(dataset.folder, name)) ?? []);
 }
 
 /**

@@ -47,7 +47,7 @@ export function partitionFolder(column: string, value: string): string {
  * name: a partition folder holds the files road-etl wrote (and perhaps a
  * temporary one, whose name begins with a dot).
  */
-function folderFiles(folder: string): string[] | undefined {
+export function folderFiles(folder: string): string[] | undefined {
   let names: string[];
   try {
     names = readdirSync(folder);

@@ -6,13 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { quotedString } from '../duckdb/database.js';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
 import { COMMIT_KEY, PUT_KEY, localOnly, transferAll, type Commit, type Fetched } from './sync.js';
-
-/** A text as SQL quotes it. */
-const quotedString = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
 /** The folder's SQL for plain DuckDB (duckdb/views-script.ts), which names the data files. */
 const VIEWS_FILE = 'views.sql';
