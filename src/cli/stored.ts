@@ -11,6 +11,7 @@ import { openStore } from '../store/open.js';
 import { assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
 import { RemoteFiles } from '../store/remote-files.js';
+import { writeViews } from '../pipeline/folder-description.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
 
@@ -46,6 +47,8 @@ export async function withOutputFolder<T>(
         shown: (path) =>
           `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
       });
+      // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
+      if (writes) await writeViews(local);
       if (writes) await putFolder(store, local, fetched, remote ? { onDemand: remote } : {});
       return result;
     } finally {

@@ -38,3 +38,13 @@ export async function describeFolder(
     folder.close();
   }
 }
+
+/** Writes views.sql alone, as describeFolder writes it (a command that writes no extract). */
+export async function writeViews(output: string): Promise<void> {
+  const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true });
+  try {
+    await writeViewsScript(folder.db, output);
+  } finally {
+    folder.close();
+  }
+}

@@ -137,9 +137,9 @@ async function putListed(
       commit.files[path] = before;
     else changed.push(path);
   }
-  // views.sql names the data's objects: put again whenever one of them is new.
-  if (changed.some(versioned) && files.has(VIEWS_FILE) && !changed.includes(VIEWS_FILE))
-    changed.push(VIEWS_FILE);
+  // views.sql names the data's objects: put at every commit, since a killed put may have
+  // left one naming objects that no commit names.
+  if (files.has(VIEWS_FILE) && !changed.includes(VIEWS_FILE)) changed.push(VIEWS_FILE);
   const keys = new Map(changed.map((path) => [path, objectKey(path, stamp)]));
   // Written down before the first upload: a put killed half-way leaves no object unknown.
   if (changed.length > 0)

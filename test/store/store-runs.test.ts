@@ -4,7 +4,7 @@
  * and TMPDIR), against one run over the whole period on a local disk.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   gateUploads,
@@ -17,7 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { plainDuckDb } from '../helpers/plain-duckdb.js';
-import { COMMIT_KEY, fetchFolder } from '../../src/store/sync.js';
+import { COMMIT_KEY, fetchFolder, readCommit } from '../../src/store/sync.js';
+import { putFolder } from '../../src/store/put-folder.js';
+import { writeViews } from '../../src/pipeline/folder-description.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -160,12 +162,40 @@ describe.each([
       `SELECT count(*) AS n FROM read_parquet('${once}/derived/bicycle_hourly/**/*.parquet')`,
     );
     expect((JSON.parse(counted.stdout) as { n: number }[])[0]!.n).toBe(Number(row!['n']));
+    // A put killed once it had uploaded a new version of a file and views.sql naming it; the
+    // report's put that follows writes views.sql anew, and removes that version.
+    const killed = join(await testDir(), 'killed');
+    const before = await fetchFolder(store, killed);
+    const daily = (await readdir(join(killed, 'derived/bicycle_daily'), { recursive: true }))
+      .map(String)
+      .find((file) => file.endsWith('.parquet'))!;
+    await utimes(join(killed, 'derived/bicycle_daily', daily), new Date(), new Date());
+    // (views.sql written as a run writes it, naming the folder's paths)
+    await writeViews(killed);
+    const kill = (phase: string) => {
+      if (phase === 'uploaded') throw new Error('killed');
+    };
+    await expect(putFolder(store, killed, before, { passed: kill })).rejects.toThrow('killed');
+    // The store's views.sql now names an object that no commit names.
+    const named = (await store.read('views.sql'))!
+      .toString()
+      .match(/[^']+\.v\d{8}T\d{6}Z-\w{6}\.parquet/g);
+    const committed = new Set(Object.values((await readCommit(store))!.files).map((f) => f.key));
+    expect(named!.filter((key) => !committed.has(key)).length).toBe(1);
     const reported = await onEmptyWorker(['report', '--output', url]);
     expect(reported.code, reported.stderr).toBe(0);
     expect(JSON.parse(reported.stdout.trim())).toMatchObject({
       report: `${url}/report/index.html`,
     });
     expect((await store.read('report/index.html'))?.toString()).toMatch(/^<!doctype html>/i);
+    const [[viewed]] = (await plainDuckDb(await copyOfPrefix(store), [ONE_COMMIT], {
+      views: true,
+    })) as [[{ daily: string; apart: string }]];
+    const [days] = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${once}/derived/bicycle_daily/**/*.parquet')`,
+    );
+    expect(Number(viewed.daily)).toBe(Number(days!['n']));
+    expect(Number(viewed.apart)).toBe(0);
     // The bucket holds the folder and its commit, nothing of a run's own.
     const keys = (await store.list()).map((o) => o.key);
     expect(keys).toContain(COMMIT_KEY);
