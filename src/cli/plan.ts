@@ -38,29 +38,23 @@ export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
           'text: the plan in words; json: one line of JSON, each step with its decision (decision, why, builds, reads, files)',
       }) as unknown as Argv<PlanArgs>,
   handler: (args) =>
-    withOutputFolder(
-      args,
-      io,
-      async ({ folder: output, shown }) => {
-        await checkFolderFormat(output, shown(output));
-        const pipeline = await pipelineFromArgs(args, output, io);
-        const folder = await openPlanFolder(output);
-        try {
-          const plan = await planRun(
-            pipeline,
-            output,
-            selectSteps(pipeline, commaList(args.select)),
-            new Set(commaList(args.reset)),
-            folder,
-          );
-          const named = { ...plan, output: shown(output) };
-          if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
-          else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);
-        } finally {
-          folder.close();
-        }
-      },
-      undefined,
-      { onDemand: true },
-    ),
+    withOutputFolder(args, io, async ({ folder: output, shown }) => {
+      await checkFolderFormat(output, shown(output));
+      const pipeline = await pipelineFromArgs(args, output, io);
+      const folder = await openPlanFolder(output);
+      try {
+        const plan = await planRun(
+          pipeline,
+          output,
+          selectSteps(pipeline, commaList(args.select)),
+          new Set(commaList(args.reset)),
+          folder,
+        );
+        const named = { ...plan, output: shown(output) };
+        if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
+        else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);
+      } finally {
+        folder.close();
+      }
+    }),
 });

@@ -8,6 +8,7 @@ import { writeOut, type CliIo } from './io.js';
 import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
 import { DATASET_VIEWS } from '../sources/views.js';
+import { datasetsRead } from '../steps/export-file.js';
 
 type Format = 'table' | 'csv' | 'json' | 'jsonl';
 
@@ -164,6 +165,57 @@ function renderTable(names: string[], rows: unknown[][]): string {
   ].join('\n');
 }
 
+/** The result streamed to stdout in the format asked for. */
+async function printResult(
+  result: DuckDBResult,
+  args: Pick<QueryArgs, 'format' | 'max-rows'>,
+  write: (text: string) => Promise<void>,
+): Promise<void> {
+  const names = result.columnNames();
+  const types = result.columnTypes().map((t) => t.toString());
+  // Timestamps (top-level columns) in ISO 8601, as the extracts have them.
+  const timestamps = types.flatMap((t, i) => (isTimestampType(t) ? [i] : []));
+  const rowsOf = async function* (): AsyncGenerator<unknown[][]> {
+    for await (const chunk of result.yieldRowsJson()) {
+      if (timestamps.length > 0)
+        for (const row of chunk)
+          for (const i of timestamps) row[i] = isoTimestampText(row[i] ?? null);
+      yield chunk;
+    }
+  };
+  if (args.format === 'table') {
+    const rows: unknown[][] = [];
+    let more = 0;
+    for await (const chunk of rowsOf()) {
+      for (const row of chunk) {
+        if (rows.length < args['max-rows']) rows.push(row);
+        else more++;
+      }
+    }
+    await write(renderTable(names, rows) + '\n');
+    await write(
+      `${rows.length + more} row${rows.length + more === 1 ? '' : 's'}${more ? ` (${more} not shown: use --max-rows or --format csv)` : ''}\n`,
+    );
+    return;
+  }
+  if (args.format === 'csv') await write(names.map(csvCell).join(',') + '\r\n');
+  if (args.format === 'json') await write('[');
+  let first = true;
+  for await (const chunk of rowsOf()) {
+    let text = '';
+    for (const row of chunk) {
+      if (args.format === 'csv') text += row.map(csvCell).join(',') + '\r\n';
+      else {
+        const json = JSON.stringify(jsonRow(names, types, row));
+        text += args.format === 'jsonl' ? json + '\n' : (first ? '\n' : ',\n') + json;
+      }
+      first = false;
+    }
+    await write(text);
+  }
+  if (args.format === 'json') await write(first ? ']\n' : '\n]\n');
+}
+
 export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
   command: 'query <sql>',
   describe: 'Run SQL over the output datasets (each dataset is a view)',
@@ -186,59 +238,18 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         'signs per code',
       ) as unknown as Argv<QueryArgs>,
   handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output }) => {
+    withOutputFolder(args, io, async ({ folder: output, fetch }) => {
       const logger = loggerFor(args, io);
       const write = (text: string): Promise<void> => writeOut(io.stdout, text);
       const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, views: false });
-      const db = folder.db;
       try {
         const datasets = await folder.refresh();
         if (datasets.length === 0)
           logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
-        const result = await readOnly(db, output, args.sql);
-        const names = result.columnNames();
-        const types = result.columnTypes().map((t) => t.toString());
-        // Timestamps (top-level columns) in ISO 8601, as the extracts have them.
-        const timestamps = types.flatMap((t, i) => (isTimestampType(t) ? [i] : []));
-        const rowsOf = async function* (): AsyncGenerator<unknown[][]> {
-          for await (const chunk of result.yieldRowsJson()) {
-            if (timestamps.length > 0)
-              for (const row of chunk)
-                for (const i of timestamps) row[i] = isoTimestampText(row[i] ?? null);
-            yield chunk;
-          }
-        };
-        if (args.format === 'table') {
-          const rows: unknown[][] = [];
-          let more = 0;
-          for await (const chunk of rowsOf()) {
-            for (const row of chunk) {
-              if (rows.length < args['max-rows']) rows.push(row);
-              else more++;
-            }
-          }
-          await write(renderTable(names, rows) + '\n');
-          await write(
-            `${rows.length + more} row${rows.length + more === 1 ? '' : 's'}${more ? ` (${more} not shown: use --max-rows or --format csv)` : ''}\n`,
-          );
-          return;
-        }
-        if (args.format === 'csv') await write(names.map(csvCell).join(',') + '\r\n');
-        if (args.format === 'json') await write('[');
-        let first = true;
-        for await (const chunk of rowsOf()) {
-          let text = '';
-          for (const row of chunk) {
-            if (args.format === 'csv') text += row.map(csvCell).join(',') + '\r\n';
-            else {
-              const json = JSON.stringify(jsonRow(names, types, row));
-              text += args.format === 'jsonl' ? json + '\n' : (first ? '\n' : ',\n') + json;
-            }
-            first = false;
-          }
-          await write(text);
-        }
-        if (args.format === 'json') await write(first ? ']\n' : '\n]\n');
+        // A folder in a store: the datasets the query names, fetched before it runs.
+        await fetch(datasetsRead(args.sql, datasets).map((d) => d.folder));
+        const result = await readOnly(folder.db, output, args.sql);
+        await printResult(result, args, write);
       } finally {
         folder.close();
       }

@@ -5,6 +5,7 @@ import { InputError } from '../errors.js';
 import { DEFAULT_MAP_SIGNS, writeReport } from '../report/index.js';
 import { tileTemplateProblem } from '../util/geo.js';
 import { writeOut, type CliIo } from './io.js';
+import { discoverDatasets } from '../duckdb/datasets.js';
 import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
 
@@ -52,10 +53,12 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
     await withOutputFolder(
       args,
       io,
-      async ({ folder: output, shown }) => {
+      async ({ folder: output, shown, fetch }) => {
         const folder = await stat(output).catch(() => undefined);
         if (!folder?.isDirectory())
           throw new InputError(`--output ${output}: no such folder (run a pipeline into it first)`);
+        // The report reads every dataset: a folder in a store fetches them first.
+        await fetch((await discoverDatasets(output)).map((d) => d.folder));
         const report = await writeReport(output, {
           mapSigns,
           tiles:

@@ -79,7 +79,6 @@ export async function runInStore(
     });
   } finally {
     await (await ahead)?.close();
-    remote.close();
     await rm(local, { recursive: true, force: true });
   }
 }
@@ -110,7 +109,7 @@ async function inStore(
       `${store.url} does not enforce conditional writes: the folder's lock is advisory (an owner and a lease, read back after writing); two runs started at the same moment may both go on. S3 itself enforces them, as do recent MinIO releases`,
       { guarantee },
     );
-  // The data stays in the store until something reads it (remote-files.ts).
+  // The data stays in the store until a step's plan reads it (remote-files.ts).
   const repair = new Set((commaList(args.repair) ?? []).map(repairPath));
   const fetched = await fetchFolder(store, local, remote, repair).catch(async (error: unknown) => {
     // The lost object's repair, as a command that runs as printed.
@@ -126,7 +125,7 @@ async function inStore(
   logger.log(
     'info',
     'store.fetch',
-    `Fetched ${fetched.fetched} of the ${fetched.files} file(s) of ${store.url}, ${fetched.bytes} bytes${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}; the others when read`,
+    `Fetched ${fetched.fetched} of the ${fetched.files} file(s) of ${store.url}, ${fetched.bytes} bytes${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}; the others before the step that reads them`,
     { files: fetched.files, fetched: fetched.fetched, bytes: fetched.bytes },
   );
   const rebuild = () => pipelineFromArgs(args, local, io);
@@ -146,7 +145,7 @@ async function inStore(
         logger.log(
           'info',
           'store.fetched',
-          `Fetched ${remote.fetched.files} file(s), ${remote.fetched.bytes} bytes, of ${store.url} when read`,
+          `Fetched ${remote.fetched.files} file(s), ${remote.fetched.bytes} bytes, of ${store.url} for the steps that read them`,
           { ...remote.fetched },
         );
         logger.log(

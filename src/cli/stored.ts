@@ -1,8 +1,9 @@
 /**
  * The local folder a command works on when --output names a folder in an
- * object store: a copy of its last commit, fetched into an empty local folder
- * and removed after. A command that writes (report) holds the store's lock and
- * puts back what changed; one that reads (query, validate) reads the commit.
+ * object store: a copy of its last commit in an empty local folder, removed
+ * after, its data files placeholders (remote-files.ts) until the command
+ * fetches what it reads. A command that writes (report) holds the store's
+ * lock and puts back what changed.
  */
 import { rm } from 'node:fs/promises';
 import { makeScratchCopy } from './scratch.js';
@@ -20,6 +21,8 @@ export interface OutputFolder {
   folder: string;
   /** A path in it as the user names it (under the store's URL when there is one). */
   shown: (path: string) => string;
+  /** Brings these dataset folders' files (a folder in a store: fetched; on a disk: nothing to do). */
+  fetch: (datasetFolders: readonly string[]) => Promise<void>;
 }
 
 export async function withOutputFolder<T>(
@@ -28,32 +31,30 @@ export async function withOutputFolder<T>(
   work: (output: OutputFolder) => Promise<T>,
   /** Puts what the command wrote back to the store, under its lock (named so). */
   writes?: { lock: string },
-  /** A command that reads the folder's partitions, not its data (plan): files fetched when read. */
-  { onDemand = false }: { onDemand?: boolean } = {},
 ): Promise<T> {
   const target = outputTarget(args);
-  if (target.kind === 'local') return work({ folder: target.folder, shown: (path) => path });
+  if (target.kind === 'local')
+    return work({ folder: target.folder, shown: (path) => path, fetch: () => Promise.resolve() });
   const store = openStore(target.url, io.env);
   const local = await makeScratchCopy();
   let held: Awaited<ReturnType<typeof store.lock>> | undefined;
   try {
     await assertOwnFolder(store);
     held = writes ? await store.lock(writes.lock) : undefined;
-    const remote = onDemand ? new RemoteFiles(store, local) : undefined;
-    try {
-      const fetched = await fetchFolder(store, local, remote);
-      const result = await work({
-        folder: local,
-        shown: (path) =>
-          `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
-      });
-      // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
-      if (writes) await writeViews(local);
-      if (writes) await putFolder(store, local, fetched, remote ? { onDemand: remote } : {});
-      return result;
-    } finally {
-      remote?.close();
-    }
+    const remote = new RemoteFiles(store, local);
+    const fetched = await fetchFolder(store, local, remote);
+    const result = await work({
+      folder: local,
+      shown: (path) =>
+        `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
+      fetch: async (folders) => {
+        for (const folder of folders) await remote.fetchPartitions(folder, () => true);
+      },
+    });
+    // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
+    if (writes) await writeViews(local);
+    if (writes) await putFolder(store, local, fetched, { onDemand: remote });
+    return result;
   } finally {
     await held?.release();
     await rm(local, { recursive: true, force: true });

@@ -9,7 +9,6 @@ import { RunError } from '../errors.js';
 import { quotedString, type Database } from './database.js';
 import { DERIVED_FOLDER } from './datasets.js';
 import type { FileStat } from './fingerprints.js';
-import { remoteFilesOf } from '../store/remote-files.js';
 import { PartitionIndex } from './partitions.js';
 
 /** A file of a dataset that cannot be read. Exit 1; the message says what repairs it. */
@@ -84,8 +83,6 @@ const head = Buffer.alloc(4);
 const tail = Buffer.alloc(8);
 
 function looksWhole(file: string): { whole: boolean; stat?: FileStat } {
-  // A file of a folder in an object store not fetched yet: whole there.
-  if (remoteFilesOf(file)?.has(file)) return { whole: true };
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');

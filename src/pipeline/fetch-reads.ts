@@ -3,7 +3,7 @@
  * before the step runs: the partitions its decision says it reads, of each
  * dataset (all of them, where the pipeline does not narrow them).
  */
-import type { Dataset } from '../duckdb/datasets.js';
+import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { Logger } from '../log.js';
 import type { StepDecision } from '../steps/step-kind.js';
 
@@ -14,7 +14,7 @@ export async function fetchDecisionReads(
   fetchReads: FetchReads,
   datasets: readonly Dataset[],
   { stepId, reads, logger }: { stepId: string; reads: StepDecision['reads']; logger: Logger },
-): Promise<void> {
+): Promise<number> {
   let fetched = 0;
   for (const read of reads) {
     const dataset = datasets.find((d) => d.name === read.dataset);
@@ -25,4 +25,19 @@ export async function fetchDecisionReads(
       step: stepId,
       fetched,
     });
+  return fetched;
+}
+
+/** Fetches every dataset of the folder `output` (what reads them all: the run's report). */
+export async function fetchEveryDataset(
+  output: string,
+  fetchReads: FetchReads,
+  logger: Logger,
+): Promise<number> {
+  const datasets = await discoverDatasets(output);
+  return fetchDecisionReads(fetchReads, datasets, {
+    stepId: 'the report',
+    reads: datasets.map((d) => ({ dataset: d.name, partitions: 'all' })),
+    logger,
+  });
 }

@@ -26,7 +26,6 @@ import {
 import { InterruptedError } from '../errors.js';
 import type { Pipeline } from './build.js';
 import { REPORT_PATH } from '../report/index.js';
-import { remoteFilesOf } from '../store/remote-files.js';
 import { isTemporaryName, sha256File, writeFileAtomic } from '../util/fs.js';
 import { VERSION } from '../version.js';
 
@@ -116,8 +115,6 @@ async function listExports(
     if (!info) continue;
     let record = known[path];
     if (!record || record.bytes !== info.size || !sameMillisecond(record.mtime_ms, info.mtimeMs)) {
-      // An extract of a folder in an object store not fetched yet is fetched to be hashed.
-      await remoteFilesOf(join(output, path))?.fetch([join(output, path)]);
       const sha256 = await sha256File(join(output, path));
       // The same bytes under another time (a copy that did not keep it): still what was written.
       record =

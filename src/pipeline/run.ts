@@ -10,8 +10,6 @@ import { redactor, type Logger } from '../log.js';
 import type { StepReport } from '../manifest.js';
 import type { Progress } from '../progress.js';
 import { REPORT_PATH } from '../report/index.js';
-import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
-import { isFetchedOnDemand } from '../store/remote-files.js';
 import { removeTemporaryFiles } from '../util/fs.js';
 import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
@@ -23,7 +21,7 @@ import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
 import { acquireLock } from '../store/folder-lock.js';
-import type { FetchReads } from './fetch-reads.js';
+import { fetchEveryDataset, type FetchReads } from './fetch-reads.js';
 import { StepRunner } from './step-runner.js';
 import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
@@ -183,8 +181,8 @@ async function runSteps(
   const signal = options.signal;
   try {
     // A local copy of a folder in an object store was made from its last commit just now:
-    // nothing in it is half-written, and its thousands of placeholders need no walk.
-    const leftovers = isFetchedOnDemand(output) ? [] : await removeTemporaryFiles(output);
+    // nothing in it is half-written, and its thousands of files need no walk.
+    const leftovers = options.fetchReads ? [] : await removeTemporaryFiles(output);
     if (leftovers.length > 0) {
       logger.log(
         'info',
@@ -235,10 +233,9 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   if (writer && pipeline.report && !(failure instanceof InterruptedError)) {
     try {
       const manifest = writer.manifest(runNow(REPORT_PATH), REPORT_PATH);
-      report = await fetchingWhatIsRead(
-        () => writeRunReport(pipeline, pipeline.report!, output, manifest, logger),
-        { what: 'the report', output, logger, signal: options.signal },
-      );
+      // The report reads every dataset: a local copy of a folder in a store fetches them first.
+      if (options.fetchReads) await fetchEveryDataset(output, options.fetchReads, logger);
+      report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
     } catch (error) {
       failure ??= error as Error;
     }
@@ -246,16 +243,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   }
   // views.sql and dataset.jsonld follow what has landed, whatever the run's end: a failed step may have landed some.
   if (!(failure instanceof InterruptedError))
-    failure ??= await fetchingWhatIsRead(
-      async () => {
-        const error = await describeFolder(output, pipeline, writer);
-        if (error) throw error;
-      },
-      { what: 'the description of the folder', output, logger, signal: options.signal },
-    ).then(
-      () => undefined,
-      (error: unknown) => error as Error,
-    );
+    failure ??= await describeFolder(output, pipeline, writer);
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;
   try {

@@ -5,7 +5,6 @@
  * and reported for the manifest.
  */
 import { explainDamagedFile } from '../duckdb/damaged.js';
-import { fetchingWhatIsRead } from '../store/fetch-on-read.js';
 import { join } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
@@ -141,48 +140,39 @@ export class StepRunner {
 
   /**
    * Plans the step (as validate plans it: the folder as the steps before left
-   * it) and runs it; again when it read a file of a folder in an object store
-   * not fetched yet (fetchingWhatIsRead).
+   * it), brings what its decision reads (a local copy of a folder in a store:
+   * fetched now), and runs it.
    */
-  #planAndRun(step: PipelineStep, context: StepContext): Promise<StepOutcome> {
-    const { logger, progress, output, signal } = this.#scope;
-    return fetchingWhatIsRead(
-      async () => {
-        const planned = await planStep(step, context);
-        logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
-          step: step.id,
-        });
-        // What the step will do to the folder, as the folder is now (a sql step or an
-        // export decides so as it runs, with the same function).
-        const decided = step.kind.decidesAsItRuns
-          ? undefined
-          : await step.kind.decide(step.options, context, planned.plan);
-        if (decided && this.#scope.fetchReads)
-          await fetchDecisionReads(this.#scope.fetchReads, await this.#datasets(), {
+  async #planAndRun(step: PipelineStep, context: StepContext): Promise<StepOutcome> {
+    const { logger, progress, fetchReads } = this.#scope;
+    const planned = await planStep(step, context);
+    logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
+      step: step.id,
+    });
+    // What the step will do to the folder, as the folder is now. On a local disk, a kind that
+    // decides as it runs (sql, export) does so there, with the same function.
+    const decided =
+      step.kind.decidesAsItRuns && !fetchReads
+        ? undefined
+        : await step.kind.decide(step.options, context, planned.plan);
+    const fetched =
+      decided && fetchReads
+        ? await fetchDecisionReads(fetchReads, await this.#datasets(), {
             stepId: step.id,
             reads: decided.reads,
             logger,
-          });
-        progress.start(step.id);
-        try {
-          const outcome = await step.kind.run(step.options, context, planned.plan);
-          const decision = outcome.decision ?? decided;
-          return decision ? { ...outcome, decision } : outcome;
-        } finally {
-          progress.finish();
-        }
-      },
-      {
-        what: step.id,
-        output,
-        logger,
-        signal,
-        again: () => {
-          this.#discovered = undefined;
-          this.#partitions.clear();
-        },
-      },
-    );
+          })
+        : 0;
+    // What was learnt of the files fetched (their stat) is learnt anew.
+    if (fetched > 0) this.#partitions.clear();
+    progress.start(step.id);
+    try {
+      const outcome = await step.kind.run(step.options, context, planned.plan);
+      const decision = outcome.decision ?? decided;
+      return decision ? { ...outcome, decision } : outcome;
+    } finally {
+      progress.finish();
+    }
   }
 
   #context(

@@ -24,7 +24,6 @@ import type {
 } from './step-kind.js';
 import { discoverDatasets } from '../duckdb/datasets.js';
 import { csvSidecars } from '../sinks/csv-metadata.js';
-import { fetchForMonths } from '../store/fetch-ahead.js';
 import { readOnly } from './sql-reads.js';
 
 /** The month (YYYY-MM) of a partition value that is a date or an instant (YYYY-MM-DD...). */
@@ -161,8 +160,6 @@ export async function exportMonths(
   }
 
   const months = await monthsToWrite(db, column, source, pattern, changes);
-  // A folder in an object store: the partitions of those months are fetched before they are read.
-  if (changes?.mode === 'partial') await fetchForMonths(changes.input.source, months);
   // A month's rows come from its partitions (what makes writing some months enough): its
   // statements read their files only, on a connection of its own. DuckDB lists every
   // partition of a view at each statement otherwise, a year's 365 for each.

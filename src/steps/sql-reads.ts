@@ -14,7 +14,6 @@ import {
   partitionKeySql,
   partitionListSql,
 } from '../duckdb/partitions.js';
-import { remoteFilesOf } from '../store/remote-files.js';
 import { RunError } from '../errors.js';
 import { partitionsNow } from './input-changes.js';
 import type { IncrementalOptions, PartialChanges } from './sql-build.js';
@@ -145,8 +144,6 @@ export async function readOnly(
   const files = read.values.flatMap((value) =>
     index.filesIn(join(read.source.folder, partitionFolder(read.column, value))),
   );
-  // A folder in an object store: these files are fetched now, and only these.
-  await remoteFilesOf(read.source.folder)?.fetch(files);
   // None of them there: the columns without rows.
   const query =
     files.length > 0

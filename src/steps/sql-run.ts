@@ -12,7 +12,6 @@ import { planBuild, type SqlBuild } from './sql-build.js';
 import { outputPrints } from './sql-outputs.js';
 import { buildDefinition, namedDatasets, sqlDecision, sqlTexts } from './sql-decision.js';
 import { readOnly } from './sql-reads.js';
-import { fetchForBuild } from '../store/fetch-ahead.js';
 import { createdOutputs, putViewBack, putViewsBack, setViewsAside } from './sql-views.js';
 import type { SqlStepOptions } from './sql-options.js';
 import type { StepContext, StepOutcome } from './step-kind.js';
@@ -55,7 +54,7 @@ export async function runSqlStep(
       };
     }
     logBuild(build, options, context);
-    await readyInputs(db, build, build.mode === 'fold' ? foldText! : text, options, context);
+    await readyInputs(db, build, options, context);
     const outcome = await runFile(
       db,
       build.mode === 'fold' ? foldText! : text,
@@ -85,20 +84,13 @@ export async function runSqlStep(
   }
 }
 
-/** What the build reads, made ready: fetched (a folder in an object store), narrowed, the outputs as they were. */
+/** What the build reads, made ready: narrowed, the outputs as they were. */
 async function readyInputs(
   db: Database,
   build: Exclude<SqlBuild, { mode: 'unchanged' }>,
-  text: string,
   options: SqlStepOptions,
   context: StepContext,
 ): Promise<void> {
-  await fetchForBuild(text, await context.datasets(), {
-    outputs: options.outputs,
-    column: options.partition_by,
-    keys: build.keys,
-    except: build.mode === 'partial' ? build.reads?.map((r) => r.source.name) : undefined,
-  });
   if (build.mode === 'partial')
     for (const read of build.reads ?? []) await readOnly(db, read, context.partitions);
   // The outputs as they are, for the fold file: read before they are replaced.

@@ -1,21 +1,15 @@
 /**
  * The files of a folder in an object store that a run has not fetched: each
- * stands in the local folder as a placeholder of its size and time (a sparse
- * file, no disk space), so that listing, fingerprints and incremental plans
- * see the folder as it is, and is fetched when something reads it.
- *
- * What reads a file fetches it first where it knows what it reads (the
- * partitions of an incremental build's `reads`, an extract hashed again); a
- * statement that meets a placeholder anyway fails on it as on a damaged file
- * (no Parquet magic), and the step is run again once that file's partition
- * is fetched, or more of its dataset where the step met more of it
- * (fetchAround). So a night fetches the partitions it reads, not the history
- * in the bucket.
+ * stands in the local copy as a placeholder of its size and time (a sparse
+ * file, no disk space), so that listing, fingerprints and plans see the folder
+ * as its commit names it. The runner fetches what each step's decision reads
+ * before the step runs (pipeline/fetch-reads.ts); the put fetches a
+ * placeholder a step moved, and puts no other.
  */
 import { closeSync, fstatSync, ftruncateSync, futimesSync, openSync, statSync } from 'node:fs';
 import { rm, utimes } from 'node:fs/promises';
 import { once } from 'node:events';
-import { basename, dirname, relative, resolve, sep } from 'node:path';
+import { basename, dirname, relative, sep } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RunError } from '../errors.js';
 import type { ObjectStore } from './store.js';
@@ -49,46 +43,6 @@ function isPlaceholder(info: FileInfo, waiting: Waiting) {
   );
 }
 
-/** The folders fetched on demand in this process, by their local root. */
-const registry = new Set<RemoteFiles>();
-
-/** The placeholders of the folder `path` lies in, if it lies in one fetched on demand. */
-export function remoteFilesOf(path: string): RemoteFiles | undefined {
-  for (const remote of registry) if (remote.holds(path)) return remote;
-  return undefined;
-}
-
-/** Whether `folder` is the local copy of a folder in an object store, fetched on demand. */
-export function isFetchedOnDemand(folder: string): boolean {
-  return [...registry].some((remote) => resolve(remote.root) === resolve(folder));
-}
-
-/** A partition folder's value (`column=value`), if `folder` is one. */
-function partitionValue(folder: string): string | undefined {
-  const name = folder.slice(folder.lastIndexOf(sep) + 1);
-  const at = name.indexOf('=');
-  return at > 0 ? name.slice(at + 1) : undefined;
-}
-
-/** The dataset folder of a file: above its partition folders. */
-function datasetFolder(file: string): string {
-  let folder = dirname(file);
-  while (partitionValue(folder) !== undefined) folder = dirname(folder);
-  return folder;
-}
-
-/**
- * The month of a file of a dataset kept by day (a partition per date or
- * instant); undefined for any other (kept by month, say: a few partitions).
- */
-function monthOf(file: string): string | undefined {
-  const folder = dirname(file);
-  const value = partitionValue(folder);
-  const column = folder.slice(folder.lastIndexOf(sep) + 1).split('=')[0];
-  if (value === undefined || column === 'month' || column === 'year') return undefined;
-  return /^\d{4}-\d{2}-\d{2}/.test(value) ? value.slice(0, 7) : undefined;
-}
-
 /** Removes `files`, then those of `folders` left empty (a thread's code: RemoteFiles.discard). */
 const REMOVER = `
 const { rmdirSync, unlinkSync } = require('node:fs');
@@ -113,12 +67,6 @@ export class RemoteFiles {
   constructor(store: ObjectStore, root: string) {
     this.#store = store;
     this.#root = root;
-    registry.add(this);
-  }
-
-  /** Whether `path` lies in this folder. */
-  holds(path: string): boolean {
-    return path.startsWith(this.#root + sep);
   }
 
   /**
@@ -201,29 +149,6 @@ export class RemoteFiles {
   }
 
   /**
-   * A statement met the placeholder `file`: fetches the placeholders of its
-   * partition, or, when `misses` says the statement met others of its dataset
-   * (`misses`: of this unit of work, file -> dataset folder), more of them:
-   * the month's partitions at a second miss in that month, every partition
-   * once it met three months. Resolves to the number fetched.
-   */
-  fetchAround(file: string, misses: Map<string, string>): Promise<number> {
-    const dataset = datasetFolder(file);
-    const month = monthOf(file);
-    const before = [...misses].filter(([, d]) => d === dataset).map(([f]) => f);
-    misses.set(file, dataset);
-    const months = new Set([...before, file].map(monthOf));
-    const sameMonth = before.some((f) => month !== undefined && monthOf(f) === month);
-    const wanted =
-      month === undefined || months.size >= 3
-        ? (path: string) => path.startsWith(dataset + sep)
-        : sameMonth
-          ? (path: string) => path.startsWith(dataset + sep) && monthOf(path) === month
-          : (path: string) => dirname(path) === dirname(file);
-    return this.fetch([...this.#waiting.keys()].filter(wanted));
-  }
-
-  /**
    * Before the folder is put back: a placeholder moved elsewhere by a step
    * (renamed: the same file) is fetched where it is, so that no placeholder
    * is ever put as data. `files`: every file of the folder with its inode,
@@ -267,25 +192,8 @@ export class RemoteFiles {
     await once(remover, 'exit').catch(() => undefined);
   }
 
-  /** The folder is done with (its local copy goes). */
-  close(): void {
-    registry.delete(this);
-  }
-
   /** The placeholders left, relative to the folder (for tests and logs). */
   get waiting(): string[] {
     return [...this.#waiting.keys()].map((file) => relative(this.#root, file));
   }
-}
-
-/**
- * The placeholder a DuckDB error says it met (it cannot be read as Parquet),
- * with its folder fetched on demand; undefined for any other error.
- */
-export function remoteMiss(
-  file: string | undefined,
-): { remote: RemoteFiles; file: string } | undefined {
-  if (file === undefined) return undefined;
-  const remote = remoteFilesOf(file);
-  return remote?.has(file) ? { remote, file } : undefined;
 }

@@ -225,7 +225,7 @@ function fetchedAtOnce(paths: readonly string[]): Set<string> {
 /**
  * Fetches the folder's last commit into the local folder `local` (empty):
  * every file, or, with `onDemand`, a placeholder for each file that is data
- * (fetched when read: remote-files.ts).
+ * (fetched before a step that reads it: remote-files.ts).
  */
 export async function fetchFolder(
   store: ObjectStore,
@@ -251,10 +251,10 @@ export async function fetchFolder(
     await writeFile(file, text);
   }
   const maybeRewritten = new Set(unfinished);
-  const atOnce = onDemand ? fetchedAtOnce(Object.keys(commit.files)) : undefined;
+  const entries = Object.entries(commit.files).filter(([key]) => !skip.has(key));
+  const atOnce = onDemand ? fetchedAtOnce(entries.map(([key]) => key)) : undefined;
   let bytes = 0;
   let fetched = 0;
-  const entries = Object.entries(commit.files).filter(([key]) => !skip.has(key));
   const path = (key: string): string => join(local, ...key.split('/'));
   // Folders and placeholders are made one after the other, synchronously: thousands of
   // them in a row cost least so (at once, they contend for the same folders).

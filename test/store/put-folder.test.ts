@@ -59,28 +59,24 @@ describe('a folder in an object store, put and fetched again', () => {
     store.listings = 0;
     const local = join(await testDir(), 'night');
     const remote = new RemoteFiles(store, local);
-    try {
-      const objects = [
-        await objectOf(store, 'd/day=2026-10-01/data.parquet'),
-        await objectOf(store, 'd/day=2026-10-02/data.parquet'),
-      ];
-      const fetched = await fetchFolder(store, local, remote);
-      expect(store.listings).toBe(0);
-      expect(fetched.listed.sort()).toEqual([...objects, 'manifest.json']);
-      // The night rewrites day two and drops day one.
-      await write(local, { 'd/day=2026-10-02/data.parquet': 'day two, again' });
-      await utimes(join(local, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
-      await rm(join(local, 'd/day=2026-10-01'), { recursive: true });
-      const put = await putFolder(store, local, fetched, { onDemand: remote });
-      expect(store.listings).toBe(0);
-      // Day two's new version is an object of its own; the old one goes with day one's.
-      expect(put).toMatchObject({ uploaded: 1, removed: 2 });
-      const now = await objectOf(store, 'd/day=2026-10-02/data.parquet');
-      expect(objects).not.toContain(now);
-      expect((await store.read(now))?.toString()).toBe('day two, again');
-    } finally {
-      remote.close();
-    }
+    const objects = [
+      await objectOf(store, 'd/day=2026-10-01/data.parquet'),
+      await objectOf(store, 'd/day=2026-10-02/data.parquet'),
+    ];
+    const fetched = await fetchFolder(store, local, remote);
+    expect(store.listings).toBe(0);
+    expect(fetched.listed.sort()).toEqual([...objects, 'manifest.json']);
+    // The night rewrites day two and drops day one.
+    await write(local, { 'd/day=2026-10-02/data.parquet': 'day two, again' });
+    await utimes(join(local, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
+    await rm(join(local, 'd/day=2026-10-01'), { recursive: true });
+    const put = await putFolder(store, local, fetched, { onDemand: remote });
+    expect(store.listings).toBe(0);
+    // Day two's new version is an object of its own; the old one goes with day one's.
+    expect(put).toMatchObject({ uploaded: 1, removed: 2 });
+    const now = await objectOf(store, 'd/day=2026-10-02/data.parquet');
+    expect(objects).not.toContain(now);
+    expect((await store.read(now))?.toString()).toBe('day two, again');
     expect(await keysOf(store)).toEqual([
       COMMIT_KEY,
       'd/day=2026-10-02/data.v*.parquet',
@@ -92,19 +88,13 @@ describe('a folder in an object store, put and fetched again', () => {
     const store = await committed();
     const local = join(await testDir(), 'night');
     const remote = new RemoteFiles(store, local);
-    try {
-      const fetched = await fetchFolder(store, local, remote);
-      expect(remote.waiting).toEqual(['d/day=2026-10-02/data.parquet']);
-      await write(local, { 'd/day=2026-10-03/data.parquet': 'day three' });
-      await putFolder(store, local, fetched, { onDemand: remote });
-      // Day two, never read, is gone from the local copy with its partition folder.
-      await expect(stat(join(local, 'd/day=2026-10-02'))).rejects.toThrow(/ENOENT/);
-      expect(await readFile(join(local, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe(
-        'day three',
-      );
-    } finally {
-      remote.close();
-    }
+    const fetched = await fetchFolder(store, local, remote);
+    expect(remote.waiting).toEqual(['d/day=2026-10-02/data.parquet']);
+    await write(local, { 'd/day=2026-10-03/data.parquet': 'day three' });
+    await putFolder(store, local, fetched, { onDemand: remote });
+    // Day two, never read, is gone from the local copy with its partition folder.
+    await expect(stat(join(local, 'd/day=2026-10-02'))).rejects.toThrow(/ENOENT/);
+    expect(await readFile(join(local, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe('day three');
     const again = join(await testDir(), 'next');
     await fetchFolder(store, again);
     expect(await readFile(join(again, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
@@ -154,24 +144,20 @@ describe('a folder in an object store, put and fetched again', () => {
     store.listings = 0;
     const local = join(await testDir(), 'again');
     const remote = new RemoteFiles(store, local);
-    try {
-      const fetched = await fetchFolder(store, local, remote);
-      expect(store.listings).toBe(0);
-      // Day one, the dataset's first file (fetched at once for its view), as committed.
-      const one = join(local, 'd/day=2026-10-01/data.parquet');
-      expect(await readFile(one, 'utf8')).toBe('day one');
-      expect(Math.round((await stat(one)).mtimeMs)).toBe(TIME.getTime());
-      await remote.fetch([join(local, 'd/day=2026-10-02/data.parquet')]);
-      expect(await readFile(join(local, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
-      // The manifest the killed put wrote over the commit's: fetched as rewritten (its time now).
-      const manifest = join(local, 'manifest.json');
-      expect(await readFile(manifest, 'utf8')).toBe('{"night":2}');
-      expect((await stat(manifest)).mtimeMs).toBeGreaterThan(TIME.getTime() + 1000);
-      await expect(stat(join(local, 'd/day=2026-10-03'))).rejects.toThrow(/ENOENT/);
-      await putFolder(store, local, fetched, { onDemand: remote });
-    } finally {
-      remote.close();
-    }
+    const fetched = await fetchFolder(store, local, remote);
+    expect(store.listings).toBe(0);
+    // Day one, the dataset's first file (fetched at once for its view), as committed.
+    const one = join(local, 'd/day=2026-10-01/data.parquet');
+    expect(await readFile(one, 'utf8')).toBe('day one');
+    expect(Math.round((await stat(one)).mtimeMs)).toBe(TIME.getTime());
+    await remote.fetch([join(local, 'd/day=2026-10-02/data.parquet')]);
+    expect(await readFile(join(local, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
+    // The manifest the killed put wrote over the commit's: fetched as rewritten (its time now).
+    const manifest = join(local, 'manifest.json');
+    expect(await readFile(manifest, 'utf8')).toBe('{"night":2}');
+    expect((await stat(manifest)).mtimeMs).toBeGreaterThan(TIME.getTime() + 1000);
+    await expect(stat(join(local, 'd/day=2026-10-03'))).rejects.toThrow(/ENOENT/);
+    await putFolder(store, local, fetched, { onDemand: remote });
     expect(await keysOf(store)).toEqual(objects);
   });
 

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local-store.js';
-import { RemoteFiles, remoteFilesOf, remoteMiss } from '../../src/store/remote-files.js';
+import { RemoteFiles } from '../../src/store/remote-files.js';
 import { testDir } from '../helpers/tmp.js';
 
 /** A store holding `keys` (each its own text), and an empty local folder with a placeholder of each. */
@@ -37,102 +37,48 @@ describe('a folder fetched on demand (RemoteFiles)', () => {
   it('stands each file in as a placeholder of its size and time, fetched when asked, with that time', async () => {
     const { remote, local, time } = await placed(['d/day=2026-10-01/data.parquet']);
     const file = join(local, 'd/day=2026-10-01/data.parquet');
-    try {
-      const info = await stat(file);
-      expect(info.size).toBe('the bytes of d/day=2026-10-01/data.parquet'.length);
-      expect(Math.round(info.mtimeMs)).toBe(time);
-      expect((await readFile(file)).every((b) => b === 0)).toBe(true);
-      expect(remoteFilesOf(file)).toBe(remote);
-      expect(remoteMiss(file)?.file).toBe(file);
-      expect(await remote.fetch([file])).toBe(1);
-      expect(await readFile(file, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
-      expect(Math.round((await stat(file)).mtimeMs)).toBe(time);
-      expect(remote.has(file)).toBe(false);
-      expect(remoteMiss(file)).toBeUndefined();
-    } finally {
-      remote.close();
-    }
-    expect(remoteFilesOf(file)).toBeUndefined();
+    const info = await stat(file);
+    expect(info.size).toBe('the bytes of d/day=2026-10-01/data.parquet'.length);
+    expect(Math.round(info.mtimeMs)).toBe(time);
+    expect((await readFile(file)).every((b) => b === 0)).toBe(true);
+    expect(remote.has(file)).toBe(true);
+    expect(await remote.fetch([file])).toBe(1);
+    expect(await readFile(file, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
+    expect(Math.round((await stat(file)).mtimeMs)).toBe(time);
+    expect(remote.has(file)).toBe(false);
   });
 
   it('knows a placeholder replaced by a step as data, and never fetches over it', async () => {
     const { remote, local } = await placed(['d/day=2026-10-01/data.parquet']);
     const file = join(local, 'd/day=2026-10-01/data.parquet');
-    try {
-      await writeFile(`${file}.new`, 'written by the run');
-      await rename(`${file}.new`, file);
-      expect(remote.has(file)).toBe(false);
-      expect(await remote.fetch([file])).toBe(0);
-      expect(await readFile(file, 'utf8')).toBe('written by the run');
-    } finally {
-      remote.close();
-    }
+    await writeFile(`${file}.new`, 'written by the run');
+    await rename(`${file}.new`, file);
+    expect(remote.has(file)).toBe(false);
+    expect(await remote.fetch([file])).toBe(0);
+    expect(await readFile(file, 'utf8')).toBe('written by the run');
   });
 
   it('fetches a placeholder a step moved where it is now before the folder is put', async () => {
     const { remote, local } = await placed(['d/day=2026-10-01/data.parquet']);
     const from = join(local, 'd/day=2026-10-01/data.parquet');
     const to = join(local, 'd/month=2026-10/data.parquet');
-    try {
-      await mkdir(dirname(to), { recursive: true });
-      await rename(from, to);
-      const info = await stat(to);
-      const moved = { ino: info.ino, size: info.size, mtimeMs: Math.round(info.mtimeMs) };
-      expect(await remote.settle(new Map([[to, moved]]))).toBe(1);
-      expect(await readFile(to, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
-    } finally {
-      remote.close();
-    }
-  });
-
-  it('after a miss fetches the partition, then the month, then the dataset', async () => {
-    const keys = [
-      'd/day=2026-09-30/data.parquet',
-      'd/day=2026-10-01/data.parquet',
-      'd/day=2026-10-01/data_1.parquet',
-      'd/day=2026-10-02/data.parquet',
-      'd/day=2026-11-01/data.parquet',
-      'd/day=2026-12-01/data.parquet',
-      'e/day=2026-10-01/data.parquet',
-      'm/month=2026-10-01/data.parquet',
-      'm/month=2026-11-01/data.parquet',
-    ];
-    const { remote, local } = await placed(keys);
-    const at = (key: string) => join(local, key);
-    try {
-      const misses = new Map<string, string>();
-      expect(await remote.fetchAround(at('d/day=2026-10-01/data.parquet'), misses)).toBe(2);
-      expect(await remote.fetchAround(at('d/day=2026-10-02/data.parquet'), misses)).toBe(1);
-      expect(remote.waiting.filter((k) => k.startsWith('d/')).sort()).toEqual([
-        'd/day=2026-09-30/data.parquet',
-        'd/day=2026-11-01/data.parquet',
-        'd/day=2026-12-01/data.parquet',
-      ]);
-      expect(await remote.fetchAround(at('d/day=2026-09-30/data.parquet'), misses)).toBe(1);
-      // A third month: the rest of the dataset; another dataset is not touched.
-      expect(await remote.fetchAround(at('d/day=2026-11-01/data.parquet'), misses)).toBe(2);
-      expect(remote.waiting.filter((k) => k.startsWith('d/'))).toEqual([]);
-      expect(remote.waiting).toContain('e/day=2026-10-01/data.parquet');
-      // Not kept by date: the whole dataset at once.
-      expect(await remote.fetchAround(at('m/month=2026-10-01/data.parquet'), misses)).toBe(2);
-    } finally {
-      remote.close();
-    }
+    await mkdir(dirname(to), { recursive: true });
+    await rename(from, to);
+    const info = await stat(to);
+    const moved = { ino: info.ino, size: info.size, mtimeMs: Math.round(info.mtimeMs) };
+    expect(await remote.settle(new Map([[to, moved]]))).toBe(1);
+    expect(await readFile(to, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
   });
 
   it('refuses an object written since the commit by something else, rather than take it for the commit’s', async () => {
     const key = 'd/day=2026-10-01/data.parquet';
     const { remote, local, store, staged } = await placed([key]);
     const file = join(local, key);
-    try {
-      await writeFile(join(staged, key), 'the bytes of another writer');
-      await store.upload(join(staged, key), key);
-      await expect(remote.fetch([file])).rejects.toThrow(
-        /is not the object the folder's last commit names/,
-      );
-      expect(remote.has(file)).toBe(false);
-    } finally {
-      remote.close();
-    }
+    await writeFile(join(staged, key), 'the bytes of another writer');
+    await store.upload(join(staged, key), key);
+    await expect(remote.fetch([file])).rejects.toThrow(
+      /is not the object the folder's last commit names/,
+    );
+    expect(remote.has(file)).toBe(false);
   });
 });
