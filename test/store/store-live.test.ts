@@ -4,7 +4,7 @@
  * simulator that counts what the service is asked.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SIGNS_PATHS } from '../../src/endpoints.js';
 import { openStore } from '../../src/store/open.js';
 import { fetchFolder } from '../../src/store/sync.js';
@@ -23,11 +23,10 @@ const env = proxy.env({
 });
 const LIVE = join(ROOT, 'pipelines', 'traffic-signs-live.yaml');
 
-let s3: StoreServer;
-beforeAll(async () => {
-  s3 = await startS3(['live']);
-});
+const s3: StoreServer = await startS3(['live']);
 afterAll(() => s3.close());
+/** A proxy in front of s3rver, which counts the objects it serves. */
+const bucket = await useProxy(s3.env.AWS_ENDPOINT_URL_S3!);
 
 /** The downloads of the whole current state the service answered with its data (200). */
 const downloads = () =>
@@ -62,5 +61,31 @@ describe('four nights of the current state into a bucket', () => {
       `SELECT count(DISTINCT snapshot) AS n FROM read_parquet('${fetched}/signs/live_snapshots/**/*.parquet')`,
     );
     expect(Number(row!['n'])).toBe(4);
+
+    // query on the URL fetches the datasets it names, not the snapshots.
+    const before = bucket.answered.length;
+    const queried = await runCli(
+      [
+        'query',
+        'SELECT count(*) AS n FROM signs_live_changes',
+        '--output',
+        url,
+        '--format',
+        'json',
+      ],
+      { env: bucket.env(s3.env) },
+    );
+    expect(queried.code, queried.stderr).toBe(0);
+    const [changes] = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${fetched}/derived/signs_live_changes/**/*.parquet')`,
+    );
+    expect((JSON.parse(queried.stdout) as { n: number }[])[0]!.n).toBe(Number(changes!['n']));
+    const served = bucket.answered
+      .slice(before)
+      .filter(({ status }) => status === 200)
+      .map(({ url }) => url.pathname);
+    expect(served.some((path) => path.includes('/derived/signs_live_changes/'))).toBe(true);
+    // (the first file of each dataset comes with the folder, for its view)
+    expect(served.filter((path) => path.includes('/signs/live_snapshots/')).length).toBe(1);
   }, 300_000);
 });
