@@ -127,7 +127,7 @@ try {
       params: params(from, '2026-10-01T00:00:00Z'),
     });
     const store = openStore(`s3://bench/${name}`, aws);
-    const put = await putFolder(store, join(run.dir, 'output'), undefined);
+    const put = await putFolder(store, join(run.dir, 'output'), { commit: undefined, listed: [] });
     filled[name] = put.bytes;
     await rm(run.dir, { recursive: true, force: true });
   }
