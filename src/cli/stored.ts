@@ -51,9 +51,11 @@ export async function withOutputFolder<T>(
         for (const folder of folders) await remote.fetchPartitions(folder, () => true);
       },
     });
-    // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
-    if (writes) await writeViews(local);
-    if (writes) await putFolder(store, local, fetched, { onDemand: remote });
+    if (writes) {
+      // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
+      await writeViews(local);
+      await putFolder(store, local, fetched, { onDemand: remote });
+    }
     return result;
   } finally {
     await held?.release();
