@@ -8,22 +8,25 @@ import type { Logger } from '../log.js';
 import type { StepDecision } from '../steps/step-kind.js';
 
 /** Fetches the partitions of a dataset folder (all, or those of these values); resolves to the files fetched. */
-export type FetchReads = (folder: string, partitions: readonly string[] | 'all') => Promise<number>;
+export type FetchReads = (
+  folder: string,
+  partitions: readonly string[] | 'all',
+) => Promise<readonly string[]>;
 
 export async function fetchDecisionReads(
   fetchReads: FetchReads,
   datasets: readonly Dataset[],
   { stepId, reads, logger }: { stepId: string; reads: StepDecision['reads']; logger: Logger },
-): Promise<number> {
-  let fetched = 0;
+): Promise<string[]> {
+  const fetched: string[] = [];
   for (const read of reads) {
     const dataset = datasets.find((d) => d.name === read.dataset);
-    if (dataset) fetched += await fetchReads(dataset.folder, read.partitions);
+    if (dataset) fetched.push(...(await fetchReads(dataset.folder, read.partitions)));
   }
-  if (fetched > 0)
-    logger.log('info', 'store.fetch', `${stepId}: fetched the ${fetched} file(s) it reads`, {
+  if (fetched.length > 0)
+    logger.log('info', 'store.fetch', `${stepId}: fetched the ${fetched.length} file(s) it reads`, {
       step: stepId,
-      fetched,
+      fetched: fetched.length,
     });
   return fetched;
 }
@@ -33,7 +36,7 @@ export async function fetchEveryDataset(
   output: string,
   fetchReads: FetchReads,
   logger: Logger,
-): Promise<number> {
+): Promise<string[]> {
   const datasets = await discoverDatasets(output);
   return fetchDecisionReads(fetchReads, datasets, {
     stepId: 'the report',

@@ -162,9 +162,9 @@ export class StepRunner {
             reads: decided.reads,
             logger,
           })
-        : 0;
-    // What was learnt of the files fetched (their stat) is learnt anew.
-    if (fetched > 0) this.#partitions.clear();
+        : [];
+    // What was learnt of the files fetched (placeholders until now) is learnt anew.
+    for (const file of fetched) this.#partitions.forget(file);
     progress.start(step.id);
     try {
       const outcome = await step.kind.run(step.options, context, planned.plan);

@@ -195,9 +195,14 @@ async function putListed(
  * folder's scratch; resolves to that file.
  */
 async function viewsNamingObjects(local: string, commit: Commit): Promise<string> {
-  let script = await readFile(join(local, VIEWS_FILE), 'utf8');
-  for (const [path, { key }] of Object.entries(commit.files))
-    if (key !== path) script = script.split(quotedString(path)).join(quotedString(key));
+  // One pass over the script's string literals, comments aside (a year names thousands of files).
+  const objects = new Map(
+    Object.entries(commit.files).map(([path, { key }]) => [quotedString(path), quotedString(key)]),
+  );
+  const script = (await readFile(join(local, VIEWS_FILE), 'utf8')).replace(
+    /--[^\n]*|'(?:[^']|'')*'/g,
+    (token) => objects.get(token) ?? token,
+  );
   const draft = join(local, '.state', 'tmp', `put-${VIEWS_FILE}`);
   await mkdir(dirname(draft), { recursive: true });
   await writeFile(draft, script);

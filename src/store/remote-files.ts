@@ -121,20 +121,23 @@ export class RemoteFiles {
     this.fetched.bytes += got.bytes;
   }
 
-  /** Fetches those of `files` that are placeholders (TRANSFERS at a time), each with the time it had. */
-  async fetch(files: Iterable<string>): Promise<number> {
+  /**
+   * Fetches those of `files` that are placeholders (TRANSFERS at a time), each
+   * with the time it had; resolves to those fetched.
+   */
+  async fetch(files: Iterable<string>): Promise<string[]> {
     const wanted = [...new Set(files)].filter((file) => this.has(file));
     await transferAll(wanted, async (file) => {
       await this.#download(this.#waiting.get(file)!, file);
       this.#waiting.delete(file);
     });
-    return wanted.length;
+    return wanted;
   }
 
   /**
    * Fetches the placeholders under the dataset folder `dataset` whose
    * partition folder (`column=value`) `wanted` accepts (every one without
-   * partitions when `wanted` accepts the empty column). Resolves to the number fetched.
+   * partitions when `wanted` accepts the empty column). Resolves to the files fetched.
    */
   fetchPartitions(dataset: string, wanted: (column: string, value: string) => boolean) {
     const chosen = [...this.#waiting.keys()].filter((path) => {

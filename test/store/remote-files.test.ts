@@ -42,7 +42,7 @@ describe('a folder fetched on demand (RemoteFiles)', () => {
     expect(Math.round(info.mtimeMs)).toBe(time);
     expect((await readFile(file)).every((b) => b === 0)).toBe(true);
     expect(remote.has(file)).toBe(true);
-    expect(await remote.fetch([file])).toBe(1);
+    expect(await remote.fetch([file])).toEqual([file]);
     expect(await readFile(file, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
     expect(Math.round((await stat(file)).mtimeMs)).toBe(time);
     expect(remote.has(file)).toBe(false);
@@ -54,7 +54,7 @@ describe('a folder fetched on demand (RemoteFiles)', () => {
     await writeFile(`${file}.new`, 'written by the run');
     await rename(`${file}.new`, file);
     expect(remote.has(file)).toBe(false);
-    expect(await remote.fetch([file])).toBe(0);
+    expect(await remote.fetch([file])).toEqual([]);
     expect(await readFile(file, 'utf8')).toBe('written by the run');
   });
 
