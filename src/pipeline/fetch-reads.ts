@@ -5,7 +5,7 @@
  */
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { Logger } from '../log.js';
-import type { StepDecision } from '../steps/step-kind.js';
+import type { PartitionSet } from '../steps/step-kind.js';
 
 /** Fetches the partitions of a dataset folder (all, or those of these values); resolves to the files fetched. */
 export type FetchReads = (
@@ -16,7 +16,7 @@ export type FetchReads = (
 export async function fetchDecisionReads(
   fetchReads: FetchReads,
   datasets: readonly Dataset[],
-  { stepId, reads, logger }: { stepId: string; reads: StepDecision['reads']; logger: Logger },
+  { stepId, reads, logger }: { stepId: string; reads: readonly PartitionSet[]; logger: Logger },
 ): Promise<string[]> {
   const fetched: string[] = [];
   for (const read of reads) {

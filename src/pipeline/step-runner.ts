@@ -17,7 +17,13 @@ import type { Logger } from '../log.js';
 import type { ExportRecord, StepReport } from '../manifest.js';
 import { logEnd } from './step-report.js';
 import type { Progress } from '../progress.js';
-import type { AheadWork, StepContext, StepOutcome, Upstream } from '../steps/step-kind.js';
+import type {
+  AheadWork,
+  PartitionSet,
+  StepContext,
+  StepOutcome,
+  Upstream,
+} from '../steps/step-kind.js';
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
@@ -140,31 +146,20 @@ export class StepRunner {
 
   /**
    * Plans the step (as validate plans it: the folder as the steps before left
-   * it), brings what its decision reads (a local copy of a folder in a store:
-   * fetched now), and runs it.
+   * it), and runs it. A kind that decides as it runs (sql, export) brings
+   * what its decision reads itself (context.bring); for the others, the
+   * decision is made and its reads brought here, just before.
    */
   async #planAndRun(step: PipelineStep, context: StepContext): Promise<StepOutcome> {
-    const { logger, progress, fetchReads } = this.#scope;
+    const { logger, progress } = this.#scope;
     const planned = await planStep(step, context);
     logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
       step: step.id,
     });
-    // What the step will do to the folder, as the folder is now. On a local disk, a kind that
-    // decides as it runs (sql, export) does so there, with the same function.
-    const decided =
-      step.kind.decidesAsItRuns && !fetchReads
-        ? undefined
-        : await step.kind.decide(step.options, context, planned.plan);
-    const fetched =
-      decided && fetchReads
-        ? await fetchDecisionReads(fetchReads, await this.#datasets(), {
-            stepId: step.id,
-            reads: decided.reads,
-            logger,
-          })
-        : [];
-    // What was learnt of the files fetched (placeholders until now) is learnt anew.
-    for (const file of fetched) this.#partitions.forget(file);
+    const decided = step.kind.decidesAsItRuns
+      ? undefined
+      : await step.kind.decide(step.options, context, planned.plan);
+    if (decided) await context.bring(decided.reads);
     progress.start(step.id);
     try {
       const outcome = await step.kind.run(step.options, context, planned.plan);
@@ -173,6 +168,19 @@ export class StepRunner {
     } finally {
       progress.finish();
     }
+  }
+
+  /** context.bring: the partitions read fetched (a local copy of a store's folder), then learnt anew. */
+  async #bring(stepId: string, reads: readonly PartitionSet[]): Promise<void> {
+    const { logger, fetchReads } = this.#scope;
+    if (!fetchReads) return;
+    const fetched = await fetchDecisionReads(fetchReads, await this.#datasets(), {
+      stepId,
+      reads,
+      logger,
+    });
+    // What was learnt of the files fetched (placeholders until now) is learnt anew.
+    for (const file of fetched) this.#partitions.forget(file);
   }
 
   #context(
@@ -206,6 +214,7 @@ export class StepRunner {
         return file;
       },
       http: clients.make,
+      bring: (reads) => this.#bring(step.id, reads),
       ahead: this.#scope.ahead?.get(step.id),
     };
   }

@@ -106,6 +106,13 @@ export interface RunContext extends PlanContext {
   database(): Promise<Database>;
   /** Records a file the step wrote (for the manifest); path absolute. */
   recordFile(path: string, sha256?: string): Promise<FileRecord>;
+  /**
+   * Brings the partitions a decision reads to DuckDB, before the step reads
+   * them: nothing to do on a local disk; fetched, for a local copy of a
+   * folder in an object store. A kind that decides as it runs calls it once
+   * decided; the engine, for the others.
+   */
+  bring(reads: readonly PartitionSet[]): Promise<void>;
   /** An HTTP client with these request options, closed when the step ends. */
   http(options: RequestOptions): HttpClient;
   /** Work fetched ahead (kinds that stage ahead only). */

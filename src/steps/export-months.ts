@@ -159,6 +159,7 @@ export async function exportMonths(
     return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true }, decision };
   }
 
+  await context.bring(decision.reads);
   const months = await monthsToWrite(db, column, source, pattern, changes);
   // A month's rows come from its partitions (what makes writing some months enough): its
   // statements read their files only, on a connection of its own. DuckDB lists every

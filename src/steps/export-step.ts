@@ -90,6 +90,8 @@ export const exportStep = defineStepKind<ExportStepOptions>({
       : { sql: `(${options.query ?? ''})`, params: options.params };
     if (options.per_month) return exportMonths(options, options.per_month, source, context);
     const path = insideFolder(context.output, options.path)!;
+    const decision = await exportDecision(options, context);
+    await context.bring(decision.reads);
     const result = await exportFile(await context.database(), options, source, path, context);
     const record = await context.recordFile(path, result.sha256);
     const notes = {
@@ -100,7 +102,7 @@ export const exportStep = defineStepKind<ExportStepOptions>({
       rowsOut: result.rows,
       exports: [{ ...record, format: formatOf(options)!, rows: result.rows }],
       ...(Object.keys(notes).length > 0 ? { notes } : {}),
-      decision: await exportDecision(options, context),
+      decision,
     };
   },
 });

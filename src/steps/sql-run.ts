@@ -54,6 +54,7 @@ export async function runSqlStep(
       };
     }
     logBuild(build, options, context);
+    await context.bring(decision.reads);
     await readyInputs(db, build, options, context);
     const outcome = await runFile(
       db,

@@ -1,5 +1,6 @@
 import type { Simulator } from '../../src/simulator/index.js';
 import { readFile } from 'node:fs/promises';
+import { parseDocument } from 'yaml';
 import { join } from 'node:path';
 import { ROOT } from './cli.js';
 import { duck } from './tmp.js';
@@ -53,6 +54,19 @@ export async function shippedBicycle(): Promise<{ yaml: string; sql: Record<stri
     ),
   );
   return { yaml, sql };
+}
+
+/**
+ * A pipeline definition without its export steps: for tests of the datasets
+ * alone, which the extracts (a month of hourly counts as CSV, written again
+ * each night) would only make slower.
+ */
+export function withoutExports(definition: string): string {
+  const document = parseDocument(definition);
+  const steps = document.toJS() as { steps: { kind: string }[] };
+  const kept = steps.steps.filter((step) => step.kind !== 'export');
+  document.set('steps', document.createNode(kept));
+  return document.toString();
 }
 
 /** Both upstreams: the traffic-sign API beside the bicycle API. */
