@@ -126,7 +126,7 @@ try {
       keep: true,
       params: params(from, '2026-10-01T00:00:00Z'),
     });
-    const store = openStore(`s3://bench/${name}`, aws);
+    const store = await openStore(`s3://bench/${name}`, aws);
     const put = await putFolder(store, join(run.dir, 'output'), { commit: undefined, listed: [] });
     filled[name] = put.bytes;
     await rm(run.dir, { recursive: true, force: true });

@@ -41,7 +41,7 @@ export async function runInStore(
   io: CliIo,
   { named, runHere }: { named: (pipeline: string) => void; runHere: RunHere },
 ): Promise<void> {
-  const store = openStore(url, io.env);
+  const store = await openStore(url, io.env);
   const local = await makeScratchCopy();
   const remote = new RemoteFiles(store, local);
   const controller = new AbortController();

@@ -35,7 +35,7 @@ export async function withOutputFolder<T>(
   const target = outputTarget(args);
   if (target.kind === 'local')
     return work({ folder: target.folder, shown: (path) => path, fetch: () => Promise.resolve() });
-  const store = openStore(target.url, io.env);
+  const store = await openStore(target.url, io.env);
   const local = await makeScratchCopy();
   let held: Awaited<ReturnType<typeof store.lock>> | undefined;
   try {

@@ -6,9 +6,6 @@ import { resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import { redactor } from '../log.js';
 import { LocalStore } from './local-store.js';
-import { s3Client } from './s3-client.js';
-import { S3Store } from './s3-store.js';
-import { AzureStore, azureContainer } from './azure-store.js';
 import type { ObjectStore } from './store.js';
 
 /** A store URL's parts: its scheme, its bucket or container, and the prefix (with a trailing `/`, or ''). */
@@ -80,11 +77,25 @@ function registerSecrets(env: NodeJS.ProcessEnv): void {
   }
 }
 
-export function openStore(output: string, env: NodeJS.ProcessEnv): ObjectStore {
+/**
+ * The store `output` names. The S3 and Azure SDKs are loaded only for a URL
+ * of theirs: together about half of the command's code, which every command
+ * on a local folder would otherwise compile at its start.
+ */
+export async function openStore(output: string, env: NodeJS.ProcessEnv): Promise<ObjectStore> {
   registerSecrets(env);
   const s3 = s3Location(output);
-  if (s3) return new S3Store(s3Client(env), s3);
+  if (s3) {
+    const [{ s3Client }, { S3Store }] = await Promise.all([
+      import('./s3-client.js'),
+      import('./s3-store.js'),
+    ]);
+    return new S3Store(s3Client(env), s3);
+  }
   const azure = azureLocation(output);
-  if (azure) return new AzureStore(azureContainer(env, azure.container), azure);
+  if (azure) {
+    const { AzureStore, azureContainer } = await import('./azure-store.js');
+    return new AzureStore(azureContainer(env, azure.container), azure);
+  }
   return new LocalStore(resolve(output));
 }

@@ -84,7 +84,7 @@ describe('the GitHub Actions recipe (examples/github-actions)', () => {
         ['bicycle', 'succeeded', output],
       ]);
     }
-    const store = openStore(output, s3.env);
+    const store = await openStore(output, s3.env);
     const keys = (await store.list()).map((o) => o.key);
     expect(keys).toContain(COMMIT_KEY);
     expect(keys).toContain('exports/signs_live.csv');

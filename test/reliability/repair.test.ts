@@ -98,7 +98,7 @@ describe('a damaged file and a lost object', () => {
       const night = await runCli(['run', BICYCLE, '--output', url, ...nights(n, n + 1)], { env });
       expect(night.code, night.stderr).toBe(0);
     }
-    const store = openStore(url, s3.env);
+    const store = await openStore(url, s3.env);
     const path = 'bicycle/measurements/date=2026-10-01/data.parquet';
     const lost = (await readCommit(store))!.files[path]!.key;
     await store.remove([lost]);

@@ -56,7 +56,7 @@ describe('four nights of the current state into a bucket', () => {
       simulator.world.setNow(new Date(start).toISOString());
     }
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(openStore(url, s3.env), fetched);
+    await fetchFolder(await openStore(url, s3.env), fetched);
     const [row] = await duck(
       `SELECT count(DISTINCT snapshot) AS n FROM read_parquet('${fetched}/signs/live_snapshots/**/*.parquet')`,
     );

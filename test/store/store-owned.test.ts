@@ -83,7 +83,7 @@ describe.each([
   ['Azure Blob (Azurite)', 'az'],
 ])('a folder in %s, beside other teams’ objects', (_name, scheme) => {
   it('a run at a bucket root or a prefix holding others’ objects is refused; a run beside them leaves them be', async () => {
-    const bucket = openStore(`${scheme}://shared`, env);
+    const bucket = await openStore(`${scheme}://shared`, env);
     await place(bucket, {
       'team-a/data.csv': 'a,b\n1,2\n',
       'keep.txt': 'kept',
@@ -158,7 +158,7 @@ describe.each([
         ...night('2026-10-01'),
       ]);
       expect(ran.code, ran.stderr).toBe(0);
-      const keys = Object.keys(await contents(openStore(`${scheme}://empty`, env)));
+      const keys = Object.keys(await contents(await openStore(`${scheme}://empty`, env)));
       expect(keys).toContain('.state/commit.json');
       expect(keys).toContain('manifest.json');
     },
@@ -172,7 +172,7 @@ describe.each([
     [`${scheme}://other/../re`, /no "\." or "\.\."/],
     [`${scheme}://no-such-place/re`, /does not exist/],
   ])('refuses --output %s with exit 2, writing nothing anywhere', async (url, why) => {
-    const other = openStore(`${scheme}://other`, env);
+    const other = await openStore(`${scheme}://other`, env);
     const before = await contents(other);
     // In this process: a local folder made by mistake would be in its working folder.
     const refused = await runCli(['run', BICYCLE, '--output', url, ...night('2026-10-01')], {
@@ -199,7 +199,7 @@ describe.each([
       const ran = await run(['run', BICYCLE, '--output', url, ...night(day)]);
       expect(ran.code, ran.stderr).toBe(0);
     }
-    const store = openStore(url, env);
+    const store = await openStore(url, env);
     const path = 'bicycle/measurements/date=2026-10-01/data.parquet';
     // The object that holds that file in the commit (a data file's version is an object of its own).
     const lost = (await readCommit(store))!.files[path]!.key;
@@ -255,7 +255,7 @@ describe('credentials a store refuses', () => {
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(/AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|AZURE_STORAGE/);
     expect(refused.left).toEqual([]);
-    expect(await openStore(url, env).list()).toEqual([]);
+    expect(await (await openStore(url, env)).list()).toEqual([]);
   });
 
   it('Azure, a wrong account key: exit 2, the key never shown', async () => {
@@ -271,6 +271,6 @@ describe('credentials a store refuses', () => {
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(/refuses the credentials/);
     expect(refused.stderr + refused.stdout).not.toContain(wrong.slice(0, 12));
-    expect(await openStore('az://other/wrong-key', env).list()).toEqual([]);
+    expect(await (await openStore('az://other/wrong-key', env)).list()).toEqual([]);
   });
 });

@@ -129,7 +129,7 @@ describe.each([
       manifest: `${url}/manifest.json`,
     });
 
-    const store = openStore(url, aws);
+    const store = await openStore(url, aws);
     const fetched = join(await testDir(), 'fetched');
     await fetchFolder(store, fetched);
     for (const dataset of [
@@ -223,7 +223,7 @@ describe.each([
     const first = await onEmptyWorker(night(0));
     expect(first.code, first.stderr).toBe(0);
     const whole = Date.now() - began;
-    const store = openStore(url, aws);
+    const store = await openStore(url, aws);
     let killed = 0;
     // Ten kills in all: eight in S3, two in Azure (one of each pair in the upload).
     for (let round = 0; round < (root.startsWith('s3:') ? 8 : 2); round++) {
@@ -307,7 +307,7 @@ describe('a parallel backfill on a folder in Azure Blob (Azurite, which enforces
     expect(waited[0]!.stderr).toContain('"event":"ahead.staged"');
     expect(waited[0]!.stderr).toContain('"event":"bicycle.adopted"');
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(openStore(url, aws), fetched);
+    await fetchFolder(await openStore(url, aws), fetched);
     for (const dataset of [
       'bicycle/measurements',
       'derived/bicycle_hourly',
@@ -333,7 +333,7 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
       'run', BICYCLE, '--output', url, ...params(start, start + days * DAY),
     ]); // prettier-ignore
     expect(history.code, history.stderr).toBe(0);
-    const store = openStore(url, aws);
+    const store = await openStore(url, aws);
     const before = (await store.list()).reduce((sum, o) => sum + o.bytes, 0);
 
     const night = await onEmptyWorker([

@@ -31,15 +31,10 @@ afterAll(async () => {
 
 const stores: [string, () => Promise<ObjectStore>][] = [
   ['the local folder', async () => new LocalStore(join(await testDir(), 'output'))],
-  [
-    'S3 (s3rver)',
-    () =>
-      Promise.resolve(openStore(`s3://nightly/road-etl/${randomBytes(4).toString('hex')}`, env)),
-  ],
+  ['S3 (s3rver)', () => openStore(`s3://nightly/road-etl/${randomBytes(4).toString('hex')}`, env)],
   [
     'Azure Blob (Azurite)',
-    () =>
-      Promise.resolve(openStore(`az://nightly/road-etl/${randomBytes(4).toString('hex')}`, env)),
+    () => openStore(`az://nightly/road-etl/${randomBytes(4).toString('hex')}`, env),
   ],
 ];
 
@@ -111,7 +106,7 @@ describe.each(stores.filter(([name]) => !name.startsWith('S3')))('%s', (_name, m
 
 describe('S3 (s3rver)', () => {
   it('is found not to enforce conditional writes: the lock is advisory, and says so', async () => {
-    const store = openStore(`s3://nightly/probe-${randomBytes(4).toString('hex')}`, env);
+    const store = await openStore(`s3://nightly/probe-${randomBytes(4).toString('hex')}`, env);
     const held = await store.lock('bicycle');
     expect(held.guarantee).toBe('advisory');
     await held.release();
@@ -121,7 +116,7 @@ describe('S3 (s3rver)', () => {
 
   it('takes over a lock whose lease has run out (a run killed on another worker)', async () => {
     const prefix = `stale-${randomBytes(4).toString('hex')}`;
-    const store = openStore(`s3://nightly/${prefix}`, env);
+    const store = await openStore(`s3://nightly/${prefix}`, env);
     const dir = await testDir();
     const gone = {
       token: 'dead-run',
@@ -150,7 +145,10 @@ describe('S3 (s3rver)', () => {
   it('puts an object again when its connection is lost, and names it when that lasts', async () => {
     const gate = await gateUploads(s3);
     try {
-      const store = openStore(`s3://nightly/road-etl/${randomBytes(4).toString('hex')}`, gate.env);
+      const store = await openStore(
+        `s3://nightly/road-etl/${randomBytes(4).toString('hex')}`,
+        gate.env,
+      );
       const dir = await testDir();
       const data = randomBytes(100_000);
       await writeFile(join(dir, 'a.parquet'), data);
@@ -168,7 +166,7 @@ describe('S3 (s3rver)', () => {
   });
 
   it('names the object and the status when the bucket is not there', async () => {
-    const store = openStore('s3://no-such-bucket/road-etl', env);
+    const store = await openStore('s3://no-such-bucket/road-etl', env);
     await expect(store.list()).rejects.toThrow(
       /Cannot list s3:\/\/no-such-bucket\/road-etl\/: NoSuchBucket \(status 404\)/,
     );
@@ -177,7 +175,7 @@ describe('S3 (s3rver)', () => {
 
 describe('Azure Blob (Azurite)', () => {
   it('enforces conditional writes: the lock is enforced', async () => {
-    const store = openStore(`az://nightly/probe-${randomBytes(4).toString('hex')}`, env);
+    const store = await openStore(`az://nightly/probe-${randomBytes(4).toString('hex')}`, env);
     const held = await store.lock('bicycle');
     expect(held.guarantee).toBe('enforced');
     await held.release();
@@ -186,13 +184,13 @@ describe('Azure Blob (Azurite)', () => {
 });
 
 describe('the stores’ secrets', () => {
-  it('are masked in whatever road-etl writes, in every form, once a store is opened', () => {
+  it('are masked in whatever road-etl writes, in every form, once a store is opened', async () => {
     const key = 'k3y/with+slash==';
     const sas = 'sv=2024-01-01&sig=abc%2Fdef';
-    openStore('az://nightly/x', {
+    await openStore('az://nightly/x', {
       AZURE_STORAGE_CONNECTION_STRING: `DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=${key};SharedAccessSignature=${sas};EndpointSuffix=core.windows.net`,
     });
-    openStore('s3://nightly/x', {
+    await openStore('s3://nightly/x', {
       AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
       AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG',
     });
