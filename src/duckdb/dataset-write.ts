@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { RunError } from '../errors.js';
 import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
+import type { FolderFiles } from './folder-files.js';
 import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
 import {
   EMPTY_PARTITION,
@@ -30,6 +31,8 @@ export interface DatasetWrite {
   folder: string;
   /** Where files are written before they are renamed into place (same file system). */
   scratch: string;
+  /** Where the folder is listed and files are removed. */
+  files: FolderFiles;
 }
 
 export interface WrittenDataset {
@@ -41,14 +44,14 @@ export interface WrittenDataset {
 }
 
 /** The entries of a folder that are partitions (`x=...`), and its own Parquet files. */
-async function contents(folder: string): Promise<{ partitions: string[]; files: string[] }> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+function contents(files: FolderFiles, folder: string): { partitions: string[]; files: string[] } {
+  const entries = files.list(folder);
   return {
     partitions: entries
-      .filter((e) => e.isDirectory() && e.name.includes('=') && !e.name.startsWith('.'))
+      .filter((e) => e.folder && e.name.includes('=') && !e.name.startsWith('.'))
       .map((e) => e.name),
     files: entries
-      .filter((e) => e.isFile() && e.name.endsWith('.parquet') && !e.name.startsWith('.'))
+      .filter((e) => !e.folder && e.name.endsWith('.parquet') && !e.name.startsWith('.'))
       .map((e) => e.name),
   };
 }
@@ -82,9 +85,11 @@ export async function writeWholeDataset(
   // Without rows, written again with what DuckDB leaves out (GeoParquet metadata): a few bytes.
   if (rows === 0) rows = await writeEmpty(db, write, target, {});
   // What an earlier layout of the dataset left (partitions, other files) is not part of it now.
-  const { partitions, files } = await contents(write.folder);
-  for (const name of partitions) await rm(join(write.folder, name), { recursive: true });
-  for (const name of files) if (name !== DATA_FILE) await rm(join(write.folder, name));
+  const folderFiles = write.files;
+  const { partitions, files } = contents(folderFiles, write.folder);
+  for (const name of partitions) await folderFiles.remove(join(write.folder, name));
+  for (const name of files)
+    if (name !== DATA_FILE) await folderFiles.remove(join(write.folder, name));
   return { rows, files: [target], removed: partitions.length };
 }
 
@@ -99,6 +104,7 @@ export async function writePartitionedDataset(
   write: DatasetWrite & { column: string; keys: readonly string[] | undefined },
 ): Promise<WrittenDataset> {
   const { folder, column, keys } = write;
+  const folderFiles = write.files;
   const described = await db.all(`DESCRIBE SELECT * FROM ${write.source}`);
   const type = described.find((c) => c['column_name'] === column)?.['column_type'];
   if (typeof type !== 'string')
@@ -125,27 +131,26 @@ export async function writePartitionedDataset(
       await makeFolder(target);
       const names = parts.map((_, i) => (i === 0 ? DATA_FILE : `data_${i}.parquet`));
       await commitFiles(parts.map((part, i) => [part, join(target, names[i]!)] as const));
-      for (const name of (await contents(target)).files)
-        if (!names.includes(name)) await rm(join(target, name));
+      for (const name of contents(folderFiles, target).files)
+        if (!names.includes(name)) await folderFiles.remove(join(target, name));
       files.push(...names.map((name) => join(target, name)));
     }
     // Partitions asked for (or, for the whole dataset, any) that the rows no longer hold.
     const keep = new Set([...written.keys()].map((value) => partitionFolder(column, value)));
-    const { partitions, files: loose } = await contents(folder);
+    const { partitions, files: loose } = contents(folderFiles, folder);
     const stale =
       keys === undefined
         ? partitions.filter((name) => !keep.has(name))
         : keys.map((k) => partitionFolder(column, k)).filter((name) => !keep.has(name));
-    for (const name of stale) await rm(join(folder, name), { recursive: true, force: true });
+    for (const name of stale) await folderFiles.remove(join(folder, name));
     // A partitioned dataset keeps no file of its own (an earlier version's empty one).
-    for (const name of loose) await rm(join(folder, name));
+    for (const name of loose) await folderFiles.remove(join(folder, name));
     // One without any rows keeps an empty file in Hive's folder of NULL values, so that it
     // has its layout and columns (a view, GeoParquet) before its first row: gone with that row.
     const empty = partitionFolder(column, EMPTY_PARTITION);
-    const left = await contents(folder);
+    const left = contents(folderFiles, folder);
     if (left.partitions.some((name) => name !== empty)) {
-      if (left.partitions.includes(empty))
-        await rm(join(folder, empty), { recursive: true, force: true });
+      if (left.partitions.includes(empty)) await folderFiles.remove(join(folder, empty));
     } else if (!left.partitions.includes(empty)) {
       await makeFolder(join(folder, empty));
       const file = join(folder, empty, DATA_FILE);

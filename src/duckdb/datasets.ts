@@ -4,10 +4,10 @@
  * is its path joined with "_" (signs/events -> signs_events); tables that SQL
  * steps derive live in derived/<name>/ and are named <name>.
  */
-import { readdirSync, type Dirent } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
+import { DISK, namesIn, type FolderFiles } from './folder-files.js';
 import { folderFiles, partitionType, partitionNames } from './partitions.js';
 import { fileNotes } from './portable.js';
 
@@ -31,17 +31,9 @@ export interface Dataset {
 /** How a dataset folder is laid out: partitioned or not, and the types of its partition columns. */
 export function datasetLayout(
   folder: string,
+  files: FolderFiles = DISK,
 ): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>> {
-  return Promise.resolve(layoutOf(folder, folderNames(folder)));
-}
-
-/** The names in a folder, sorted; none when it is not there. */
-function folderNames(folder: string): string[] {
-  try {
-    return readdirSync(folder).sort();
-  } catch {
-    return [];
-  }
+  return Promise.resolve(layoutOf(files, folder, namesIn(files, folder)));
 }
 
 /**
@@ -50,6 +42,7 @@ function folderNames(folder: string): string[] {
  * year of partitions.
  */
 function layoutOf(
+  files: FolderFiles,
   folder: string,
   names: readonly string[],
 ): Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'> {
@@ -59,7 +52,7 @@ function layoutOf(
     folder,
     hiveTypes: column !== undefined && type !== undefined ? { [column]: type } : {},
     partitioned: column !== undefined,
-    sample: firstParquetFile(folder, names, 0),
+    sample: firstParquetFile(files, folder, names, 0),
   };
 }
 
@@ -69,6 +62,7 @@ function layoutOf(
  * make the view.
  */
 function firstParquetFile(
+  files: FolderFiles,
   folder: string,
   names: readonly string[],
   depth: number,
@@ -80,16 +74,21 @@ function firstParquetFile(
   for (const name of names) {
     if (!name.includes('=') || name.startsWith('.') || name.endsWith('.parquet')) continue;
     const inner = join(folder, name);
-    const found = firstParquetFile(inner, folderNames(inner), depth + 1);
+    const found = firstParquetFile(files, inner, namesIn(files, inner), depth + 1);
     if (found !== undefined) return found;
   }
   return undefined;
 }
 
-export async function discoverDatasets(output: string): Promise<Dataset[]> {
+export async function discoverDatasets(
+  output: string,
+  files: FolderFiles = DISK,
+): Promise<Dataset[]> {
   const found: Dataset[] = [];
   async function walk(folder: string, segments: string[]): Promise<void> {
-    const layout = segments.length > 0 ? layoutOf(folder, folderNames(folder)) : undefined;
+    const entries = files.list(folder);
+    const names = entries.map((entry) => entry.name);
+    const layout = segments.length > 0 ? layoutOf(files, folder, names) : undefined;
     if (layout?.sample !== undefined) {
       const derived = segments[0] === DERIVED_FOLDER && segments.length === 2;
       found.push({
@@ -100,14 +99,8 @@ export async function discoverDatasets(output: string): Promise<Dataset[]> {
       return;
     }
     if (segments.length >= 3) return;
-    let entries: Dirent[] = [];
-    try {
-      entries = readdirSync(folder, { withFileTypes: true });
-    } catch {
-      // not there (yet): no datasets below
-    }
     for (const entry of entries) {
-      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name.includes('=')) continue;
+      if (!entry.folder || entry.name.startsWith('.') || entry.name.includes('=')) continue;
       if (segments.length === 0 && SKIPPED.has(entry.name)) continue;
       await walk(join(folder, entry.name), [...segments, entry.name]);
     }
@@ -187,14 +180,17 @@ export function latestSnapshotView(dataset: Pick<Dataset, 'name'>): string | und
  * (`snapshot_date=YYYY-MM-DD`), whose folder holds a file: the partition of
  * its latest snapshot. Undefined for another layout.
  */
-export function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string | undefined {
+export function latestDay(
+  dataset: Pick<Dataset, 'folder' | 'partitioned'>,
+  files: FolderFiles = DISK,
+): string | undefined {
   if (!dataset.partitioned) return undefined;
-  const days = folderNames(dataset.folder)
+  const days = namesIn(files, dataset.folder)
     .map((name) => /^snapshot_date=(\d{4}-\d{2}-\d{2})$/.exec(name)?.[1])
     .filter((day) => day !== undefined)
     .reverse();
   return days.find((day) =>
-    folderNames(join(dataset.folder, `snapshot_date=${day}`)).some(
+    namesIn(files, join(dataset.folder, `snapshot_date=${day}`)).some(
       (name) => name.endsWith('.parquet') && !name.startsWith('.'),
     ),
   );
@@ -204,11 +200,14 @@ export function latestDay(dataset: Pick<Dataset, 'folder' | 'partitioned'>): str
  * The Parquet files of a dataset as they are now, in order: those of its
  * folder, or of its partition folders (one level).
  */
-export function datasetFiles(dataset: Pick<Dataset, 'folder' | 'partitioned'>): string[] {
-  if (!dataset.partitioned) return folderFiles(dataset.folder) ?? [];
-  return folderNames(dataset.folder)
+export function datasetFiles(
+  dataset: Pick<Dataset, 'folder' | 'partitioned'>,
+  files: FolderFiles = DISK,
+): string[] {
+  if (!dataset.partitioned) return folderFiles(dataset.folder, files) ?? [];
+  return namesIn(files, dataset.folder)
     .filter((name) => name.includes('=') && !name.startsWith('.'))
-    .flatMap((name) => folderFiles(join(dataset.folder, name)) ?? []);
+    .flatMap((name) => folderFiles(join(dataset.folder, name), files) ?? []);
 }
 
 /**
@@ -225,12 +224,15 @@ export async function createDatasetViews(
   derived: Readonly<
     Record<string, (view: string, latest: string | undefined) => Record<string, string>>
   > = {},
-  listed = false,
+  {
+    listed = false,
+    files: folderFiles = DISK,
+  }: { listed?: boolean | undefined; files?: FolderFiles } = {},
 ): Promise<string[]> {
   const unread: string[] = [];
   for (const dataset of datasets) {
     try {
-      const files = listed ? datasetFiles(dataset) : undefined;
+      const files = listed ? datasetFiles(dataset, folderFiles) : undefined;
       await db.run(
         `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, files)}`,
       );
@@ -243,7 +245,7 @@ export async function createDatasetViews(
         );
         const excluded = ['snapshot', 'snapshot_date'].filter((c) => columns.has(c));
         // Only the latest date's files are read: a year of snapshots is a billion rows.
-        const day = latestDay(dataset);
+        const day = latestDay(dataset, folderFiles);
         const within = day === undefined ? '' : `snapshot_date = ${quotedString(day)}`;
         const moment = within
           ? `(SELECT max(snapshot) FROM ${all} WHERE ${within})`

@@ -4,6 +4,7 @@
  * run, the report and `road-etl query` open a folder.
  */
 import { Database, quotedIdentifier, type DatabaseOptions } from './database.js';
+import { DISK, type FolderFiles } from './folder-files.js';
 import {
   createDatasetViews,
   discoverDatasets,
@@ -28,6 +29,8 @@ export interface OutputFolderOptions {
   views?: boolean;
   /** Views that name each dataset's files as they are (views.sql) rather than a pattern. */
   listed?: boolean;
+  /** Where the folder is listed (default: the disk). */
+  files?: FolderFiles;
 }
 
 export interface OutputFolder {
@@ -41,9 +44,9 @@ export interface OutputFolder {
   close(): void;
 }
 
-function signature(dataset: Dataset): string {
+function signature(dataset: Dataset, files: FolderFiles): string {
   // A snapshot of a new date makes the latest snapshot's view anew: it names its date.
-  const latest = latestSnapshotView(dataset) === undefined ? undefined : latestDay(dataset);
+  const latest = latestSnapshotView(dataset) === undefined ? undefined : latestDay(dataset, files);
   return JSON.stringify([dataset.folder, dataset.hiveTypes, dataset.partitioned, latest]);
 }
 
@@ -84,13 +87,14 @@ export async function openOutputFolder(
   const folder: OutputFolder = {
     db,
     async refresh(found) {
-      const datasets = found ?? (await discoverDatasets(output));
-      const changed = datasets.filter((d) => made.get(d.name) !== signature(d));
+      const files = options.files ?? DISK;
+      const datasets = found ?? (await discoverDatasets(output, files));
+      const changed = datasets.filter((d) => made.get(d.name) !== signature(d, files));
       const unread = new Set(
-        await createDatasetViews(db, changed, options.derived, options.listed),
+        await createDatasetViews(db, changed, options.derived, { listed: options.listed, files }),
       );
       // A derived table that cannot be read has no view until it is built anew.
-      for (const d of changed) if (!unread.has(d.name)) made.set(d.name, signature(d));
+      for (const d of changed) if (!unread.has(d.name)) made.set(d.name, signature(d, files));
       if (options.empty) {
         empty = await createEmptyViews(db, options.empty, datasets, empty);
         // A dataset gone again has an empty view: its view is made anew when it is back.

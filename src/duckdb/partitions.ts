@@ -5,9 +5,9 @@
  * becomes `%3A`), so that DuckDB, Arrow, Polars and Spark read them back as
  * they were.
  */
-import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { fingerprint, type FileStat } from './fingerprints.js';
+import { DISK, namesIn, type FolderFiles } from './folder-files.js';
 import { EMPTY_PARTITION } from './portable.js';
 import { quotedString } from '@duckdb/node-api';
 
@@ -47,21 +47,12 @@ export function partitionFolder(column: string, value: string): string {
  * name: a partition folder holds the files road-etl wrote (and perhaps a
  * temporary one, whose name begins with a dot).
  */
-export function folderFiles(folder: string): string[] | undefined {
-  let names: string[];
-  try {
-    names = readdirSync(folder);
-  } catch {
-    return undefined;
-  }
-  const files: string[] = [];
-  for (const name of names.sort())
-    if (name.endsWith('.parquet') && !name.startsWith('.')) files.push(`${folder}${sep}${name}`);
-  return files.length === 0 ? undefined : files;
-}
-
-function statFile(file: string): FileStat | undefined {
-  return statSync(file, { bigint: true, throwIfNoEntry: false });
+export function folderFiles(folder: string, files: FolderFiles = DISK): string[] | undefined {
+  const found: string[] = [];
+  for (const entry of files.list(folder))
+    if (!entry.folder && entry.name.endsWith('.parquet') && !entry.name.startsWith('.'))
+      found.push(`${folder}${sep}${entry.name}`);
+  return found.length === 0 ? undefined : found;
 }
 
 /**
@@ -73,15 +64,21 @@ function statFile(file: string): FileStat | undefined {
  * folder's lock: nothing else writes into it meanwhile.
  */
 export class PartitionIndex {
+  /** Where the folders are listed and the files stat'ed. */
+  readonly folderFiles: FolderFiles;
   /** Partition folder (or dataset folder, for its own files) -> its files; null: none. */
   readonly #folders = new Map<string, { files: string[]; print?: string | undefined } | null>();
   /** File -> its size and time, and whether it looks whole (damaged.ts), once asked. */
   readonly #files = new Map<string, { stat: FileStat | undefined; whole?: boolean }>();
 
+  constructor(files: FolderFiles = DISK) {
+    this.folderFiles = files;
+  }
+
   #folder(folder: string): { files: string[]; print?: string | undefined } | undefined {
     let known = this.#folders.get(folder);
     if (known === undefined) {
-      const files = folderFiles(folder);
+      const files = folderFiles(folder, this.folderFiles);
       known = files ? { files } : null;
       this.#folders.set(folder, known);
     }
@@ -91,7 +88,7 @@ export class PartitionIndex {
   #stat(file: string): FileStat | undefined {
     let known = this.#files.get(file);
     if (known === undefined) {
-      known = { stat: statFile(file) };
+      known = { stat: this.folderFiles.stat(file) };
       this.#files.set(file, known);
     }
     return known.stat;
@@ -158,15 +155,8 @@ export class PartitionIndex {
   *#partitionFolders(
     folder: string,
   ): Generator<[string, { files: string[]; print?: string | undefined } | undefined]> {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(folder, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (!entry.isDirectory() || entry.name.indexOf('=') <= 0 || entry.name.startsWith('.'))
-        continue;
+    for (const entry of this.folderFiles.list(folder)) {
+      if (!entry.folder || entry.name.indexOf('=') <= 0 || entry.name.startsWith('.')) continue;
       yield [entry.name, this.#folder(`${folder}${sep}${entry.name}`)];
     }
   }
@@ -199,8 +189,8 @@ export class PartitionIndex {
 }
 
 /** The partitions of a dataset folder with their fingerprints, as they are now (PartitionIndex.scan). */
-export function scanPartitions(folder: string): PartitionScan {
-  return new PartitionIndex().scan(folder);
+export function scanPartitions(folder: string, files: FolderFiles = DISK): PartitionScan {
+  return new PartitionIndex(files).scan(folder);
 }
 
 /**
@@ -210,14 +200,9 @@ export function scanPartitions(folder: string): PartitionScan {
  */
 export function partitionValues(
   folder: string,
+  files: FolderFiles = DISK,
 ): Promise<{ column: string | undefined; values: string[] }> {
-  let names: string[];
-  try {
-    names = readdirSync(folder);
-  } catch {
-    names = [];
-  }
-  return Promise.resolve(partitionNames(names));
+  return Promise.resolve(partitionNames(namesIn(files, folder)));
 }
 
 /** The partition column and values that the names of a dataset folder's entries give. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DatabaseOptions } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 import { openOutputFolder, type OutputFolder, type EmptyViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
 import { STATE_FOLDER } from '../layout.js';
@@ -28,6 +29,7 @@ export async function openRunFolder(
   pipeline: Pipeline,
   output: string,
   logger: Logger,
+  files: FolderFiles,
 ): Promise<OutputFolder> {
   await makeFolder(join(output, STATE_FOLDER, 'duckdb-tmp'));
   // Every dataset road-etl knows is a view, empty until extracted, so SQL can name it.
@@ -39,6 +41,7 @@ export async function openRunFolder(
     derived: DATASET_VIEWS,
     empty,
     views: false,
+    files,
   });
   const { budget, memoryLimit, threads, wanted } = folder.db.memory;
   logger.log(

@@ -10,6 +10,7 @@ import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { OutputFolder } from '../duckdb/folder.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 import { explainOutOfMemory } from '../duckdb/memory.js';
 import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
 import { scratchFolder, stagingFolder } from '../layout.js';
@@ -54,6 +55,8 @@ export interface RunScope {
   shown?: string | undefined;
   /** For a local copy of a folder in a store: fetches what a step's decision reads before it runs. */
   fetchReads?: FetchReads | undefined;
+  /** Where the folder is listed (default: the disk). */
+  files?: FolderFiles | undefined;
 }
 
 export class StepRunner {
@@ -64,23 +67,27 @@ export class StepRunner {
   /** The extracts the steps wrote, for the manifest. */
   readonly exports: ExportRecord[] = [];
   /** The datasets' partitions as the steps found them, kept while sql steps write what they record. */
-  readonly #partitions = new PartitionIndex();
+  readonly #partitions: PartitionIndex;
   /** What the steps run so far built, by dataset: a later step counts it as changed (plan.ts). */
   readonly #pending = new Map<string, readonly string[] | 'all'>();
 
   constructor(scope: RunScope) {
     this.#scope = scope;
+    this.#partitions = new PartitionIndex(scope.files);
   }
 
   /** The run's DuckDB, made once: by the upgrade of old datasets or by the first step that asks. */
   async #instance(): Promise<Database> {
     const { pipeline, output, logger } = this.#scope;
-    this.#folder ??= await openRunFolder(pipeline, output, logger);
+    this.#folder ??= await openRunFolder(pipeline, output, logger, this.#partitions.folderFiles);
     return this.#folder.db;
   }
 
   #datasets(): Promise<readonly Dataset[]> {
-    return (this.#discovered ??= discoverDatasets(this.#scope.output).catch((error: unknown) => {
+    return (this.#discovered ??= discoverDatasets(
+      this.#scope.output,
+      this.#partitions.folderFiles,
+    ).catch((error: unknown) => {
       this.#discovered = undefined;
       throw error;
     }));

@@ -6,9 +6,9 @@
  * dataset is partitioned by the month's column; otherwise every month. A month
  * left without rows loses its file.
  */
-import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { folderFilesOf, namesIn, type FolderFiles } from '../duckdb/folder-files.js';
 import type { ExportSource } from '../sinks/exports.js';
 import { syncFolder } from '../util/fs.js';
 import { datasetsRead, exportFile } from './export-file.js';
@@ -32,12 +32,11 @@ function monthOf(value: string): string | undefined {
 }
 
 /** The months that files of this export exist for now, by their names. */
-async function monthsOnDisk(pattern: string): Promise<string[]> {
+function monthsOnDisk(files: FolderFiles, pattern: string): string[] {
   const name = basename(pattern);
   const at = name.indexOf(MONTH);
   const [before, after] = [name.slice(0, at), name.slice(at + MONTH.length)];
-  const entries = await readdir(dirname(pattern)).catch(() => []);
-  return entries
+  return namesIn(files, dirname(pattern))
     .filter((e) => e.startsWith(before) && e.endsWith(after))
     .map((e) => e.slice(before.length, e.length - after.length))
     .filter((m) => /^\d{4}-\d{2}$/.test(m))
@@ -49,7 +48,9 @@ type Changes = Awaited<ReturnType<typeof inputChanges>>;
 /** What an export reads: the datasets its table or query names (view names). */
 async function exportInputs(options: ExportStepOptions, context: PlanContext): Promise<string[]> {
   const text = options.table ?? options.query ?? '';
-  const there = (await context.datasets?.()) ?? (await discoverDatasets(context.output));
+  const there =
+    (await context.datasets?.()) ??
+    (await discoverDatasets(context.output, folderFilesOf(context)));
   const names = new Set([...there.map((d) => d.name), ...(context.pending?.keys() ?? [])]);
   return datasetsRead(
     text,
@@ -65,11 +66,8 @@ function monthChanges(
   const from = options.from ?? options.table;
   if (!from) return Promise.resolve(undefined);
   const pattern = insideFolder(context.output, options.path)!;
-  return inputChanges(
-    context,
-    from,
-    definitionHash([options]),
-    async () => (await monthsOnDisk(pattern)).length > 0,
+  return inputChanges(context, from, definitionHash([options]), () =>
+    Promise.resolve(monthsOnDisk(folderFilesOf(context), pattern).length > 0),
   );
 }
 
@@ -160,7 +158,7 @@ export async function exportMonths(
   }
 
   await context.bring(decision.reads);
-  const months = await monthsToWrite(db, column, source, pattern, changes);
+  const months = await monthsToWrite(db, column, source, pattern, changes, folderFilesOf(context));
   // A month's rows come from its partitions (what makes writing some months enough): its
   // statements read their files only, on a connection of its own. DuckDB lists every
   // partition of a view at each statement otherwise, a year's 365 for each.
@@ -221,8 +219,9 @@ async function writeMonths(
     };
     const result = await exportFile(db, options, rowsOfMonth, path, context);
     if (result.rows === 0) {
-      await rm(path, { force: true });
-      for (const sidecar of Object.values(csvSidecars(path))) await rm(sidecar, { force: true });
+      const files = folderFilesOf(context);
+      await files.remove(path);
+      for (const sidecar of Object.values(csvSidecars(path))) await files.remove(sidecar);
       await syncFolder(dirname(path));
       removed.push(month);
       continue;
@@ -262,6 +261,7 @@ async function monthsToWrite(
   source: ExportSource,
   pattern: string,
   changes: Changes | undefined,
+  files: FolderFiles,
 ): Promise<string[]> {
   if (changes?.mode === 'partial' && narrowedInput(changes, column))
     return [...new Set(changes.changed.map((value) => monthOf(value)!))].sort();
@@ -271,6 +271,6 @@ async function monthsToWrite(
     source.params,
   );
   const months = found.map((r) => String(r['month']));
-  for (const month of await monthsOnDisk(pattern)) if (!months.includes(month)) months.push(month);
+  for (const month of monthsOnDisk(files, pattern)) if (!months.includes(month)) months.push(month);
   return months.sort();
 }

@@ -13,6 +13,7 @@ import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { PartitionIndex, type PartitionScan } from '../duckdb/partitions.js';
 import { readCheckpoint } from '../sources/context.js';
 import type { PlanContext } from './step-kind.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 const buildCheckpoint = z.object({
   version: z.literal(1),
@@ -110,7 +111,8 @@ export async function inputChanges(
     buildCheckpoint,
     () => undefined,
   );
-  const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
+  const datasets = await (context.datasets?.() ??
+    discoverDatasets(context.output, folderFilesOf(context)));
   const index = context.partitions ?? new PartitionIndex();
   const source = datasets.find((d) => d.name === from);
   const { scan, input } = partitionsNow(source, index);

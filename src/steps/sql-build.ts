@@ -25,6 +25,7 @@ import {
   partitionColumnType,
   type InputRead,
 } from './sql-reads.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 /**
  * The DuckDB variable that holds the partition values of `incremental.from` as
@@ -102,7 +103,7 @@ export async function planBuild(
     context,
     incremental.from,
     hash,
-    () => outputsPresent(context.output, definition.outputs),
+    () => outputsPresent(folderFilesOf(context), context.output, definition.outputs),
     incremental.rebuild_on ?? [],
   );
   if (changes.mode === 'full') {

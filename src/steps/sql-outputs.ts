@@ -3,7 +3,6 @@
  * of theirs cannot be read or a partition is gone (each asks for a whole
  * build), and their partitions' fingerprints for the checkpoint.
  */
-import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { damagedFiles } from '../duckdb/damaged.js';
 import type { Database } from '../duckdb/database.js';
@@ -11,14 +10,20 @@ import { DERIVED_FOLDER } from '../duckdb/datasets.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
 import type { OutputPrints } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
+import { namesIn, type FolderFiles } from '../duckdb/folder-files.js';
 
 /** Whether every output has been written (its folder holds a file or a partition). */
-export async function outputsPresent(output: string, outputs: readonly string[]): Promise<boolean> {
+export function outputsPresent(
+  files: FolderFiles,
+  output: string,
+  outputs: readonly string[],
+): Promise<boolean> {
   for (const name of outputs) {
-    const entries = await readdir(join(output, DERIVED_FOLDER, name)).catch(() => []);
-    if (!entries.some((e) => e.endsWith('.parquet') || e.includes('='))) return false;
+    const entries = namesIn(files, join(output, DERIVED_FOLDER, name));
+    if (!entries.some((e) => e.endsWith('.parquet') || e.includes('=')))
+      return Promise.resolve(false);
   }
-  return true;
+  return Promise.resolve(true);
 }
 
 /**

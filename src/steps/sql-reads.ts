@@ -18,6 +18,7 @@ import { RunError } from '../errors.js';
 import { partitionsNow } from './input-changes.js';
 import type { IncrementalOptions, PartialChanges } from './sql-build.js';
 import type { PlanContext } from './step-kind.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 /** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
 export const PARTITIONS_VARIABLE = 'partitions';
@@ -118,7 +119,8 @@ async function partitionsOf(
   name: string,
   context: PlanContext,
 ): Promise<PartialChanges['input'] | undefined> {
-  const datasets = await (context.datasets?.() ?? discoverDatasets(context.output));
+  const datasets = await (context.datasets?.() ??
+    discoverDatasets(context.output, folderFilesOf(context)));
   const source = datasets.find((d) => d.name === name);
   if (source === undefined) return undefined;
   const { input } = partitionsNow(source, context.partitions ?? new PartitionIndex());

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { DERIVED_FOLDER, datasetLayout, datasetQuery, namedIn } from '../duckdb/datasets.js';
 import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-write.js';
+import { folderFilesOf, type FolderFiles } from '../duckdb/folder-files.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
 import { planBuild, type SqlBuild } from './sql-build.js';
@@ -95,7 +96,8 @@ async function readyInputs(
   if (build.mode === 'partial')
     for (const read of build.reads ?? []) await readOnly(db, read, context.partitions);
   // The outputs as they are, for the fold file: read before they are replaced.
-  if (build.mode === 'fold') await previousViews(db, options.outputs, context.output);
+  if (build.mode === 'fold')
+    await previousViews(db, options.outputs, context.output, folderFilesOf(context));
 }
 
 async function runFile(
@@ -148,7 +150,8 @@ async function runAndWrite(
   for (const table of options.outputs) {
     context.signal.throwIfAborted();
     const folder = join(context.output, DERIVED_FOLDER, table);
-    const write = { source: quotedIdentifier(table), folder, scratch: context.scratch };
+    const files = folderFilesOf(context);
+    const write = { source: quotedIdentifier(table), folder, scratch: context.scratch, files };
     let written;
     try {
       written = options.partition_by
@@ -167,7 +170,7 @@ async function runAndWrite(
     // The view as it was (a partial build adds no column), or made anew.
     if (!(await putViewBack(db, aside, table)))
       await db.run(
-        `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
+        `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder, files))}`,
       );
   }
   return { rowsIn, rowsOut, ...(counts ? { notes: { counts } } : {}) };
@@ -229,11 +232,12 @@ async function previousViews(
   db: Database,
   outputs: readonly string[],
   output: string,
+  files: FolderFiles,
 ): Promise<void> {
   for (const table of outputs) {
     const folder = join(output, DERIVED_FOLDER, table);
     await db.run(
-      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS ${await datasetQuery(db, await datasetLayout(folder))}`,
+      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS ${await datasetQuery(db, await datasetLayout(folder, files))}`,
     );
   }
 }
