@@ -15,6 +15,7 @@ import { RemoteFiles } from '../store/remote-files.js';
 import { writeViews } from '../pipeline/folder-description.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
+import { DISK } from '../duckdb/folder-files.js';
 
 export interface OutputFolder {
   /** The local folder to work on. */
@@ -53,7 +54,7 @@ export async function withOutputFolder<T>(
     });
     if (writes) {
       // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
-      await writeViews(local);
+      await writeViews(local, DISK);
       await putFolder(store, local, fetched, { onDemand: remote });
     }
     return result;

@@ -16,6 +16,7 @@ import { partitionValues } from '../duckdb/partitions.js';
 import { scratchFolder } from '../layout.js';
 import type { ExportRecord } from '../manifest.js';
 import { writeFileAtomic } from '../util/fs.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 
 export const DATASET_DESCRIPTION = 'exports/dataset.jsonld';
 
@@ -56,10 +57,13 @@ interface Coverage {
  * instant, where its first and last instants lie: a year of partitions is not
  * read for two of them (nor fetched, in an object store). '' for any other.
  */
-async function firstAndLast(output: string, name: string): Promise<string> {
-  const dataset = (await discoverDatasets(output)).find((d) => d.name === name);
+async function firstAndLast(
+  { output, files }: { output: string; files: FolderFiles },
+  name: string,
+): Promise<string> {
+  const dataset = (await discoverDatasets(output, files)).find((d) => d.name === name);
   if (!dataset?.partitioned) return '';
-  const { column, values } = await partitionValues(dataset.folder);
+  const { column, values } = await partitionValues(dataset.folder, files);
   const type = column === undefined ? undefined : dataset.hiveTypes[column];
   if (column === undefined || type === undefined || values.length === 0) return '';
   values.sort();
@@ -67,7 +71,10 @@ async function firstAndLast(output: string, name: string): Promise<string> {
   return ` WHERE ${quotedIdentifier(column)} IN (${ends.join(', ')})`;
 }
 
-async function coverage(db: Database, output: string): Promise<Coverage> {
+async function coverage(
+  db: Database,
+  folder: { output: string; files: FolderFiles },
+): Promise<Coverage> {
   const views = new Set(
     (await db.all(`SELECT view_name FROM duckdb_views() WHERE NOT internal`)).map((r) =>
       String(r['view_name']),
@@ -76,7 +83,7 @@ async function coverage(db: Database, output: string): Promise<Coverage> {
   const times: string[] = [];
   for (const [view, column] of TIMES.filter(([name]) => views.has(name)))
     times.push(
-      `SELECT min(${column}) AS lo, max(${column}) AS hi FROM ${view}${await firstAndLast(output, view)}`,
+      `SELECT min(${column}) AS lo, max(${column}) AS hi FROM ${view}${await firstAndLast(folder, view)}`,
     );
   let start: string | undefined;
   let end: string | undefined;
@@ -244,13 +251,14 @@ export function distributed(exports: readonly ExportRecord[]): ExportRecord[] {
  */
 export async function writeDatasetDescription(
   db: Database,
-  output: string,
+  folder: { output: string; files: FolderFiles },
   pipeline: { name: string; description: string | undefined; publication: Publication },
   exports: readonly ExportRecord[],
 ): Promise<boolean> {
   const extracts = distributed(exports);
   if (extracts.length === 0) return false;
-  const found = await coverage(db, output);
+  const found = await coverage(db, folder);
+  const { output } = folder;
   const description = describeDataset(
     pipeline.publication,
     {

@@ -6,6 +6,7 @@
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { Logger } from '../log.js';
 import type { PartitionSet } from '../steps/step-kind.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 
 /** Fetches the partitions of a dataset folder (all, or those of these values); resolves to the files fetched. */
 export type FetchReads = (
@@ -36,8 +37,9 @@ export async function fetchEveryDataset(
   output: string,
   fetchReads: FetchReads,
   logger: Logger,
+  files: FolderFiles,
 ): Promise<string[]> {
-  const datasets = await discoverDatasets(output);
+  const datasets = await discoverDatasets(output, files);
   return fetchDecisionReads(fetchReads, datasets, {
     stepId: 'the report',
     reads: datasets.map((d) => ({ dataset: d.name, partitions: 'all' })),

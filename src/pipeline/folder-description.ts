@@ -10,6 +10,7 @@ import { DATASET_VIEWS } from '../sources/views.js';
 import type { Pipeline } from './build.js';
 import { DATASET_DESCRIPTION, writeDatasetDescription } from './dataset-description.js';
 import type { ManifestWriter } from './manifest.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 
 /**
  * Writes views.sql and, where there are extracts, exports/dataset.jsonld (then
@@ -20,16 +21,20 @@ export async function describeFolder(
   output: string,
   pipeline: Pipeline,
   writer: ManifestWriter | undefined,
+  files: FolderFiles,
 ): Promise<Error | undefined> {
   let folder: OutputFolder;
   try {
-    folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true });
+    folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true, files });
   } catch (error) {
     return explainIoError(error, `writing ${VIEWS_FILE}`);
   }
   try {
     await writeViewsScript(folder.db, output);
-    if (writer && (await writeDatasetDescription(folder.db, output, pipeline, writer.exports)))
+    if (
+      writer &&
+      (await writeDatasetDescription(folder.db, { output, files }, pipeline, writer.exports))
+    )
       await writer.relist();
     return undefined;
   } catch (error) {
@@ -40,8 +45,8 @@ export async function describeFolder(
 }
 
 /** Writes views.sql alone, as describeFolder writes it (a command that writes no extract). */
-export async function writeViews(output: string): Promise<void> {
-  const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true });
+export async function writeViews(output: string, files: FolderFiles): Promise<void> {
+  const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true, files });
   try {
     await writeViewsScript(folder.db, output);
   } finally {

@@ -7,8 +7,8 @@
  * knows of each extract it wrote: rows, format, writer, and the size and time
  * of the file it hashed, so that a file is hashed again only when it changed).
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { redactor } from '../log.js';
@@ -28,6 +28,7 @@ import type { Pipeline } from './build.js';
 import { REPORT_PATH } from '../report/index.js';
 import { isTemporaryName, sha256File, writeFileAtomic } from '../util/fs.js';
 import { VERSION } from '../version.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 
 export { MANIFEST_FILE, type Manifest, type PipelineRun } from '../manifest.js';
 
@@ -90,13 +91,23 @@ function sameMillisecond(a: number, b: number): boolean {
 }
 
 /** Every file below exports/ (relative paths with forward slashes), temporary files left out. */
-async function filesUnder(output: string): Promise<string[]> {
-  const folder = join(output, EXPORTS_FOLDER);
-  const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((e) => e.isFile() && !isTemporaryName(e.name) && !e.name.startsWith('.'))
-    .map((e) => relative(output, join(e.parentPath, e.name)).split(sep).join('/'))
-    .sort();
+function filesUnder(files: FolderFiles, output: string): string[] {
+  const found: string[] = [];
+  const walk = (folder: string, prefix: string): void => {
+    for (const entry of files.list(folder)) {
+      if (entry.folder) walk(join(folder, entry.name), `${prefix}${entry.name}/`);
+      else if (!isTemporaryName(entry.name) && !entry.name.startsWith('.'))
+        found.push(`${prefix}${entry.name}`);
+    }
+  };
+  walk(join(output, EXPORTS_FOLDER), `${EXPORTS_FOLDER}/`);
+  return found.sort();
+}
+
+/** A file's size and time in milliseconds, as the folder's listing has them. */
+function sizeAndTime(files: FolderFiles, file: string) {
+  const info = files.stat(file);
+  return info && { size: Number(info.size), mtimeMs: Number(info.mtimeNs / 1000n) / 1000 };
 }
 
 /**
@@ -105,13 +116,14 @@ async function filesUnder(output: string): Promise<string[]> {
  * hashed now. Resolves to the list and the knowledge to keep.
  */
 async function listExports(
+  files: FolderFiles,
   output: string,
   known: Record<string, KnownExport>,
 ): Promise<{ exports: ExportRecord[]; known: Record<string, KnownExport> }> {
   const exports: ExportRecord[] = [];
   const kept: Record<string, KnownExport> = {};
-  for (const path of await filesUnder(output)) {
-    const info = await stat(join(output, path)).catch(() => undefined);
+  for (const path of filesUnder(files, output)) {
+    const info = sizeAndTime(files, join(output, path));
     if (!info) continue;
     let record = known[path];
     if (!record || record.bytes !== info.size || !sameMillisecond(record.mtime_ms, info.mtimeMs)) {
@@ -143,25 +155,32 @@ async function listExports(
  */
 export class ManifestWriter {
   readonly #output: string;
+  readonly #files: FolderFiles;
   readonly #runs: Record<string, PipelineRun>;
   #listed: { exports: ExportRecord[]; known: Record<string, KnownExport> };
 
   private constructor(
     output: string,
+    files: FolderFiles,
     runs: Record<string, PipelineRun>,
     listed: { exports: ExportRecord[]; known: Record<string, KnownExport> },
   ) {
     this.#output = output;
+    this.#files = files;
     this.#runs = runs;
     this.#listed = listed;
   }
 
   /** Reads the folder's state; `written` are the extracts the run wrote. */
-  static async open(output: string, written: readonly ExportRecord[]): Promise<ManifestWriter> {
+  static async open(
+    output: string,
+    written: readonly ExportRecord[],
+    files: FolderFiles,
+  ): Promise<ManifestWriter> {
     const runs = (await readState(output, RUNS_FILE, runsSchema)) ?? {};
     const known = (await readState(output, EXPORTS_FILE, knownExportsSchema)) ?? {};
     for (const record of written) {
-      const info = await stat(join(output, record.path)).catch(() => undefined);
+      const info = sizeAndTime(files, join(output, record.path));
       if (!info) continue;
       // Written again with the same bytes: changed when it last changed (DCAT's dct:modified).
       const before = known[record.path];
@@ -172,7 +191,7 @@ export class ManifestWriter {
         mtime_ms: info.mtimeMs,
       };
     }
-    return new ManifestWriter(output, runs, await listExports(output, known));
+    return new ManifestWriter(output, files, runs, await listExports(files, output, known));
   }
 
   /** The extracts on disk, as the manifest lists them. */
@@ -182,7 +201,7 @@ export class ManifestWriter {
 
   /** Lists the extracts on disk again (after a file under exports/ was written since `open`). */
   async relist(): Promise<void> {
-    this.#listed = await listExports(this.#output, this.#listed.known);
+    this.#listed = await listExports(this.#files, this.#output, this.#listed.known);
   }
 
   /** The manifest with `run` as its pipeline's last run (redacted). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DatabaseOptions } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
-import type { FolderFiles } from '../duckdb/folder-files.js';
+import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
 import { openOutputFolder, type OutputFolder, type EmptyViews } from '../duckdb/folder.js';
 import { formatSize, parseSize } from '../duckdb/memory.js';
 import { STATE_FOLDER } from '../layout.js';
@@ -58,7 +58,10 @@ export async function openRunFolder(
  * The folder as a plan's decisions see it (FolderView): a DuckDB of its own
  * over the folder's datasets, in memory (nothing is written in the folder).
  */
-export async function openPlanFolder(output: string): Promise<FolderView & { close(): void }> {
+export async function openPlanFolder(
+  output: string,
+  files: FolderFiles = DISK,
+): Promise<FolderView & { close(): void }> {
   const empty: EmptyViews = Object.fromEntries(
     [...STEP_KINDS.values()].flatMap((k) => Object.entries(k.views ?? {})),
   );
@@ -66,16 +69,17 @@ export async function openPlanFolder(output: string): Promise<FolderView & { clo
     derived: DATASET_VIEWS,
     empty,
     views: false,
+    files,
   });
   let discovered: Promise<readonly Dataset[]> | undefined;
-  const datasets = () => (discovered ??= discoverDatasets(output));
+  const datasets = () => (discovered ??= discoverDatasets(output, files));
   return {
     datasets,
     database: async () => {
       await folder.refresh(await datasets());
       return folder.db;
     },
-    partitions: new PartitionIndex(),
+    partitions: new PartitionIndex(files),
     close: () => folder.close(),
   };
 }

@@ -27,6 +27,7 @@ import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
 import { checkUpstreams } from './upstream-check.js';
 import { startUpstream } from './upstream-start.js';
+import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
 
 export interface RunOptions {
   /** Absolute output folder. */
@@ -47,6 +48,8 @@ export interface RunOptions {
   shown?: string | undefined;
   /** For a local copy of a folder in a store: fetches what a step's decision reads before it runs. */
   fetchReads?: FetchReads | undefined;
+  /** Where the folder is listed (default: the disk). */
+  files?: FolderFiles | undefined;
 }
 
 export interface RunResult {
@@ -162,6 +165,7 @@ async function takeFolder(
       ahead: options.ahead,
       shown: options.shown,
       fetchReads: options.fetchReads,
+      files: options.files,
     });
     return { runner, simulator, release };
   } catch (error) {
@@ -219,7 +223,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     pipelineRun(pipeline, { started, reports, exports, failure }, report);
   let writer: ManifestWriter | undefined;
   try {
-    writer = await ManifestWriter.open(output, exports);
+    writer = await ManifestWriter.open(output, exports, options.files ?? DISK);
   } catch (error) {
     failure ??= explainIoError(error, 'writing manifest.json');
   }
@@ -234,7 +238,8 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     try {
       const manifest = writer.manifest(runNow(REPORT_PATH), REPORT_PATH);
       // The report reads every dataset: a local copy of a folder in a store fetches them first.
-      if (options.fetchReads) await fetchEveryDataset(output, options.fetchReads, logger);
+      if (options.fetchReads)
+        await fetchEveryDataset(output, options.fetchReads, logger, options.files ?? DISK);
       report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
     } catch (error) {
       failure ??= error as Error;
@@ -243,7 +248,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   }
   // views.sql and dataset.jsonld follow what has landed, whatever the run's end: a failed step may have landed some.
   if (!(failure instanceof InterruptedError))
-    failure ??= await describeFolder(output, pipeline, writer);
+    failure ??= await describeFolder(output, pipeline, writer, options.files ?? DISK);
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;
   try {

@@ -23,6 +23,7 @@ import { EVENTS_DATASET } from '../sources/signs/landing.js';
 import { formatIsoDate } from '../util/time.js';
 import { partitionsThere } from './decisions.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 export { signsEventsOptions, type SignsEventsOptions };
 export type { Gap } from '../sources/signs/checkpoint.js';
@@ -55,7 +56,7 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   upstreamIdentity: feedIdentityHooks(true),
   async reset(_options, context) {
     await rm(compactionPaths(context).journal, { force: true });
-    await removeStepFiles(context.output, context.stepId);
+    await removeStepFiles(context.output, context.stepId, folderFilesOf(context));
   },
   async run(options, context, plan) {
     const upstream = upstreamOf(context, 'signs', 'signs.events');

@@ -10,6 +10,7 @@ import {
 } from '../../src/sources/signs/compaction.js';
 import { parseUnitFile } from '../../src/sources/signs/landing.js';
 import { duck, outputHashes, testDir, writeParquet } from '../helpers/tmp.js';
+import { DISK } from '../../src/duckdb/folder-files.js';
 
 const DAY = 'publication_date=2024-01-01';
 const OTHER_DAY = 'publication_date=2024-01-02';
@@ -43,6 +44,7 @@ async function landedOutput(): Promise<{ output: string; paths: CompactionPaths 
     output,
     paths: {
       output,
+      files: DISK,
       scratch: join(output, '.state/tmp'),
       journal: join(output, '.state/compaction/ev.json'),
     },

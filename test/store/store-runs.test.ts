@@ -20,6 +20,7 @@ import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { COMMIT_KEY, fetchFolder, readCommit } from '../../src/store/sync.js';
 import { putFolder } from '../../src/store/put-folder.js';
 import { writeViews } from '../../src/pipeline/folder-description.js';
+import { DISK } from '../../src/duckdb/folder-files.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -171,7 +172,7 @@ describe.each([
       .find((file) => file.endsWith('.parquet'))!;
     await utimes(join(killed, 'derived/bicycle_daily', daily), new Date(), new Date());
     // (views.sql written as a run writes it, naming the folder's paths)
-    await writeViews(killed);
+    await writeViews(killed, DISK);
     const kill = (phase: string) => {
       if (phase === 'uploaded') throw new Error('killed');
     };

@@ -14,13 +14,14 @@
  * rules that find a step's files (and its uncommitted units) still apply.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { quotedString, type Database } from '../../duckdb/database.js';
-import { commitFile, exists, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
+import { commitFile, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
 import { comparePositions, EVENTS_DATASET, parseUnitFile, unitStem } from './landing.js';
 import { portableCopySql } from '../../duckdb/portable.js';
+import { namesIn, type FolderFiles } from '../../duckdb/folder-files.js';
 
 /** Files at least this large are of a useful size already, and are left as they are. */
 const SMALL_FILE_BYTES = 32 * 2 ** 20;
@@ -40,6 +41,8 @@ export type CompactionPoint = 'written' | 'journaled' | 'committed' | 'removed';
 
 export interface CompactionPaths {
   output: string;
+  /** Where the folder is listed and files are removed. */
+  files: FolderFiles;
   /** Where temporary files are written (on the output's file system). */
   scratch: string;
   /** The journal of the merge in progress. */
@@ -70,10 +73,10 @@ export async function recoverCompaction(paths: CompactionPaths): Promise<number>
   }
   const folder = join(paths.output, EVENTS_DATASET, journal.folder);
   let removed = 0;
-  if (await exists(join(folder, journal.merged))) {
+  if (paths.files.stat(join(folder, journal.merged))) {
     for (const name of journal.replaced) {
-      if (await exists(join(folder, name))) {
-        await rm(join(folder, name), { force: true });
+      if (paths.files.stat(join(folder, name))) {
+        await paths.files.remove(join(folder, name));
         removed++;
       }
     }
@@ -84,16 +87,17 @@ export async function recoverCompaction(paths: CompactionPaths): Promise<number>
 }
 
 /** A step's files in one partition, in feed order, with their sizes. */
-async function stepFiles(
+function stepFiles(
+  files: FolderFiles,
   folder: string,
   stepId: string,
-): Promise<{ name: string; bytes: number }[]> {
+): { name: string; bytes: number }[] {
   const found: { name: string; bytes: number; start: { ms: number; index: number } }[] = [];
-  for (const name of await readdir(folder).catch(() => [])) {
-    const start = parseUnitFile(stepId, name);
+  for (const entry of files.list(folder)) {
+    const start = entry.folder ? undefined : parseUnitFile(stepId, entry.name);
     if (!start) continue;
-    const info = await stat(join(folder, name)).catch(() => undefined);
-    if (info?.isFile()) found.push({ name, bytes: info.size, start });
+    const info = files.stat(join(folder, entry.name));
+    if (info) found.push({ name: entry.name, bytes: Number(info.size), start });
   }
   return found.sort((a, b) => comparePositions(a.start, b.start) || a.name.localeCompare(b.name));
 }
@@ -139,10 +143,10 @@ export async function compactEvents(
 ): Promise<Compacted> {
   const result: Compacted = { partitions: 0, replaced: 0, merged: [] };
   const root = join(paths.output, EVENTS_DATASET);
-  for (const partition of (await readdir(root).catch(() => [])).sort()) {
+  for (const partition of namesIn(paths.files, root)) {
     if (!partition.includes('=')) continue;
     const folder = join(root, partition);
-    const planned = groups(await stepFiles(folder, stepId));
+    const planned = groups(stepFiles(paths.files, folder, stepId));
     if (planned.length > 0) result.partitions++;
     for (const names of planned) {
       signal.throwIfAborted();

@@ -4,7 +4,7 @@
  * unrecorded files removed first), the feed read (events-run.ts) and the small
  * files merged after.
  */
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
 import { RunError } from '../../errors.js';
@@ -16,8 +16,9 @@ import { compactEvents, recoverCompaction, type CompactionPaths } from './compac
 import type { SignsEventsOptions } from './events-options.js';
 import { EventsRun } from './events-run.js';
 import { offsetMs } from './feed.js';
-import { EVENTS_DATASET, QUARANTINE_DATASET, parseUnitFile, removeUncommitted } from './landing.js';
+import { eventFolders, parseUnitFile, removeUncommitted } from './landing.js';
 import { planRanges, position, rangeStart, type RangeState } from './ranges.js';
+import { folderFilesOf, namesIn, type FolderFiles } from '../../duckdb/folder-files.js';
 
 /**
  * What a run of the feed starts from: the ranges of the checkpoint with their
@@ -82,6 +83,7 @@ function readEventsCheckpoint(context: PlanContext): EventsCheckpoint | undefine
 export function compactionPaths(context: RunContext): CompactionPaths {
   return {
     output: context.output,
+    files: folderFilesOf(context),
     scratch: context.scratch,
     journal: join(context.output, STATE_FOLDER, 'compaction', `${context.stepId}.json`),
   };
@@ -113,15 +115,14 @@ async function firstRanges(
 }
 
 /** Removes every file the step landed (--reset). */
-export async function removeStepFiles(output: string, stepId: string): Promise<void> {
-  const folders = [join(output, QUARANTINE_DATASET)];
-  for (const entry of await readdir(join(output, EVENTS_DATASET)).catch(() => []))
-    folders.push(join(output, EVENTS_DATASET, entry));
-  for (const folder of folders) {
-    for (const name of await readdir(folder).catch(() => [])) {
-      if (parseUnitFile(stepId, name)) await rm(join(folder, name), { force: true });
-    }
-  }
+export async function removeStepFiles(
+  output: string,
+  stepId: string,
+  files: FolderFiles,
+): Promise<void> {
+  for (const folder of eventFolders(files, output))
+    for (const name of namesIn(files, folder))
+      if (parseUnitFile(stepId, name)) await files.remove(join(folder, name));
 }
 
 /**
@@ -152,6 +153,7 @@ async function startingCheckpoint(
     };
   }
   const removed = await removeUncommitted(
+    folderFilesOf(context),
     context.output,
     context.stepId,
     checkpoint.ranges.map((r) => ({

@@ -9,7 +9,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { quotedString, type Database } from '../../duckdb/database.js';
@@ -19,6 +19,7 @@ import { arrayElementRanges, hasLineBreak } from '../../util/json-array.js';
 import type { TakenPage } from './feed.js';
 import { signTyping } from './schema.js';
 import { portableCopySql } from '../../duckdb/portable.js';
+import { namesIn, type FolderFiles } from '../../duckdb/folder-files.js';
 
 export const EVENTS_DATASET = join('signs', 'events');
 
@@ -222,6 +223,7 @@ export async function landUnit(
  * record. Resolves to the number of files removed.
  */
 export async function removeUncommitted(
+  files: FolderFiles,
   output: string,
   stepId: string,
   ranges: readonly { committed: FeedPosition; endMs: number | undefined }[],
@@ -238,16 +240,23 @@ export async function removeUncommitted(
       )
     );
   };
-  const folders = [join(output, QUARANTINE_DATASET)];
-  for (const entry of await readdir(join(output, EVENTS_DATASET)).catch(() => []))
-    folders.push(join(output, EVENTS_DATASET, entry));
-  for (const folder of folders) {
-    for (const name of await readdir(folder).catch(() => [])) {
+  for (const folder of eventFolders(files, output)) {
+    for (const name of namesIn(files, folder)) {
       if (uncommitted(name)) {
-        await rm(join(folder, name), { force: true });
+        await files.remove(join(folder, name));
         removed++;
       }
     }
   }
   return removed;
+}
+
+/** The folders of the event feed's files: its quarantine, and each partition of signs/events. */
+export function eventFolders(files: FolderFiles, output: string): string[] {
+  return [
+    join(output, QUARANTINE_DATASET),
+    ...namesIn(files, join(output, EVENTS_DATASET)).map((name) =>
+      join(output, EVENTS_DATASET, name),
+    ),
+  ];
 }
