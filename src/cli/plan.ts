@@ -38,10 +38,10 @@ export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
           'text: the plan in words; json: one line of JSON, each step with its decision (decision, why, builds, reads, files)',
       }) as unknown as Argv<PlanArgs>,
   handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output, shown }) => {
+    withOutputFolder(args, io, async ({ folder: output, shown, files }) => {
       await checkFolderFormat(output, shown(output));
       const pipeline = await pipelineFromArgs(args, output, io);
-      const folder = await openPlanFolder(output);
+      const folder = await openPlanFolder(output, files);
       try {
         const plan = await planRun(
           pipeline,

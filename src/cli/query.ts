@@ -238,10 +238,14 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         'signs per code',
       ) as unknown as Argv<QueryArgs>,
   handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output, fetch }) => {
+    withOutputFolder(args, io, async ({ folder: output, fetch, files }) => {
       const logger = loggerFor(args, io);
       const write = (text: string): Promise<void> => writeOut(io.stdout, text);
-      const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, views: false });
+      const folder = await openOutputFolder(output, {
+        derived: DATASET_VIEWS,
+        views: false,
+        files,
+      });
       try {
         const datasets = await folder.refresh();
         if (datasets.length === 0)

@@ -53,12 +53,12 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
     await withOutputFolder(
       args,
       io,
-      async ({ folder: output, shown, fetch }) => {
+      async ({ folder: output, shown, fetch, files }) => {
         const folder = await stat(output).catch(() => undefined);
         if (!folder?.isDirectory())
           throw new InputError(`--output ${output}: no such folder (run a pipeline into it first)`);
         // The report reads every dataset: a folder in a store fetches them first.
-        await fetch((await discoverDatasets(output)).map((d) => d.folder));
+        await fetch((await discoverDatasets(output, files)).map((d) => d.folder));
         const report = await writeReport(output, {
           mapSigns,
           tiles:

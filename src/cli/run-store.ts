@@ -135,6 +135,7 @@ async function inStore(
     staged,
     store: {
       url: taken.url,
+      files: remote,
       fetchReads: (folder, partitions) =>
         remote.fetchPartitions(
           folder,

@@ -89,6 +89,7 @@ export async function takingTurns<T>(
 
 /** A run on a local copy of a folder in an object store. */
 import type { FetchReads } from '../pipeline/fetch-reads.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 
 export interface StoreRun {
   url: string;
@@ -96,6 +97,8 @@ export interface StoreRun {
   put(): Promise<void>;
   /** Fetches the partitions (all of them, or those of these values) of a dataset folder of the local copy. */
   fetchReads: FetchReads;
+  /** The local copy as the folder's listing: with the commit's files not fetched. */
+  files: FolderFiles;
 }
 
 /** The summary with the store's URL where the local copy's paths are. */

@@ -205,6 +205,7 @@ async function runCommandFor(
         repair: commaList(args.repair),
         shown: store?.url,
         fetchReads: store?.fetchReads,
+        files: store?.files,
       }),
   });
   let { summary, failure } = result;

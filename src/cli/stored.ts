@@ -15,7 +15,7 @@ import { RemoteFiles } from '../store/remote-files.js';
 import { writeViews } from '../pipeline/folder-description.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
-import { DISK } from '../duckdb/folder-files.js';
+import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
 
 export interface OutputFolder {
   /** The local folder to work on. */
@@ -24,6 +24,8 @@ export interface OutputFolder {
   shown: (path: string) => string;
   /** Brings these dataset folders' files (a folder in a store: fetched; on a disk: nothing to do). */
   fetch: (datasetFolders: readonly string[]) => Promise<void>;
+  /** The folder's listing (a folder in a store: with the commit's files not fetched). */
+  files: FolderFiles;
 }
 
 export async function withOutputFolder<T>(
@@ -35,7 +37,12 @@ export async function withOutputFolder<T>(
 ): Promise<T> {
   const target = outputTarget(args);
   if (target.kind === 'local')
-    return work({ folder: target.folder, shown: (path) => path, fetch: () => Promise.resolve() });
+    return work({
+      folder: target.folder,
+      shown: (path) => path,
+      fetch: () => Promise.resolve(),
+      files: DISK,
+    });
   const store = await openStore(target.url, io.env);
   const local = await makeScratchCopy();
   let held: Awaited<ReturnType<typeof store.lock>> | undefined;
@@ -51,10 +58,11 @@ export async function withOutputFolder<T>(
       fetch: async (folders) => {
         for (const folder of folders) await remote.fetchPartitions(folder, () => true);
       },
+      files: remote,
     });
     if (writes) {
       // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
-      await writeViews(local, DISK);
+      await writeViews(local, remote);
       await putFolder(store, local, fetched, { onDemand: remote });
     }
     return result;

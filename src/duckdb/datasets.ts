@@ -4,6 +4,7 @@
  * is its path joined with "_" (signs/events -> signs_events); tables that SQL
  * steps derive live in derived/<name>/ and are named <name>.
  */
+import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
@@ -29,11 +30,14 @@ export interface Dataset {
 }
 
 /** How a dataset folder is laid out: partitioned or not, and the types of its partition columns. */
-export function datasetLayout(
+export async function datasetLayout(
   folder: string,
   files: FolderFiles = DISK,
 ): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>> {
-  return Promise.resolve(layoutOf(files, folder, namesIn(files, folder)));
+  const layout = layoutOf(files, folder, namesIn(files, folder));
+  // A view of the dataset is made from this file.
+  if (layout.sample !== undefined) await files.bring([layout.sample]);
+  return layout;
 }
 
 /**
@@ -212,11 +216,12 @@ export function datasetFiles(
 
 /**
  * Creates (or replaces) one view per dataset, and the views `derived` gives for
- * a dataset of that name (from its view and its latest snapshot's view). With
- * `listed`, a view names the dataset's files as they are now rather than a
- * pattern: it reads those files, whatever is written beside them later.
- * Resolves to the derived tables left without a view because a file of theirs
- * cannot be read: the step that builds such a table builds it anew.
+ * a dataset of that name (from its view and its latest snapshot's view), each
+ * made from one of its files (brought here first). With `listed`, a view names
+ * the dataset's files as they are now rather than a pattern; those not on this
+ * machine (in an object store) are left out of it, and `named` gets its query
+ * naming them all (views.sql). Resolves to the derived tables left without a
+ * view because a file of theirs cannot be read (their step builds them anew).
  */
 export async function createDatasetViews(
   db: Database,
@@ -227,15 +232,24 @@ export async function createDatasetViews(
   {
     listed = false,
     files: folderFiles = DISK,
-  }: { listed?: boolean | undefined; files?: FolderFiles } = {},
+    named,
+  }: {
+    listed?: boolean | undefined;
+    files?: FolderFiles;
+    named?: Map<string, string> | undefined;
+  } = {},
 ): Promise<string[]> {
   const unread: string[] = [];
   for (const dataset of datasets) {
+    // (an object the store no longer has is named as such, not as a damaged file)
+    if (dataset.sample !== undefined) await folderFiles.bring([dataset.sample]);
     try {
       const files = listed ? datasetFiles(dataset, folderFiles) : undefined;
+      const here = files?.filter((file) => existsSync(file));
       await db.run(
-        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, files)}`,
+        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, here)}`,
       );
+      if (files && named) named.set(dataset.name, await datasetQuery(db, dataset, files));
       const latest = latestSnapshotView(dataset);
       if (latest) {
         const all = quotedIdentifier(dataset.name);

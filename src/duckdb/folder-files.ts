@@ -22,6 +22,8 @@ export interface FolderFiles {
   stat(file: string): FileStat | undefined;
   /** Removes a file, or a folder with all it holds (nothing when it is not there). */
   remove(path: string): Promise<void>;
+  /** Makes these files of the folder readable here (on a disk they are). */
+  bring(files: readonly string[]): Promise<void>;
 }
 
 /** The folder as the disk holds it. */
@@ -40,6 +42,9 @@ export const DISK: FolderFiles = {
   },
   remove(path) {
     return rm(path, { recursive: true, force: true });
+  },
+  bring() {
+    return Promise.resolve();
   },
 };
 

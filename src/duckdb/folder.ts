@@ -41,6 +41,11 @@ export interface OutputFolder {
    * partitions takes tens of ms. Resolves to the datasets.
    */
   refresh(found?: readonly Dataset[]): Promise<readonly Dataset[]>;
+  /**
+   * With `listed`: each dataset's view as it names every file of the folder,
+   * those not on this machine too (views.sql names them all).
+   */
+  named: Map<string, string>;
   close(): void;
 }
 
@@ -86,12 +91,17 @@ export async function openOutputFolder(
   let empty = new Set<string>();
   const folder: OutputFolder = {
     db,
+    named: new Map(),
     async refresh(found) {
       const files = options.files ?? DISK;
       const datasets = found ?? (await discoverDatasets(output, files));
       const changed = datasets.filter((d) => made.get(d.name) !== signature(d, files));
       const unread = new Set(
-        await createDatasetViews(db, changed, options.derived, { listed: options.listed, files }),
+        await createDatasetViews(db, changed, options.derived, {
+          listed: options.listed,
+          files,
+          named: folder.named,
+        }),
       );
       // A derived table that cannot be read has no view until it is built anew.
       for (const d of changed) if (!unread.has(d.name)) made.set(d.name, signature(d, files));

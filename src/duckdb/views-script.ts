@@ -8,7 +8,7 @@
 import { sep } from 'node:path';
 import { scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { quotedString, type Database } from './database.js';
+import { quotedIdentifier, quotedString, type Database } from './database.js';
 
 export const VIEWS_FILE = 'views.sql';
 
@@ -27,24 +27,38 @@ SET TimeZone = 'UTC';
  * `db`, a DuckDB over the folder that has made them as `road-etl query` does
  * (openOutputFolder with the derived views, no empty views).
  */
-export async function viewsScript(db: Database, output: string): Promise<string> {
+export async function viewsScript(
+  db: Database,
+  output: string,
+  /** Views whose query is this rather than the one made in `db`, by name. */
+  named: ReadonlyMap<string, string> = new Map(),
+): Promise<string> {
   // In the order they were made: a view comes after those it reads.
   const views = await db.all(
     `SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY view_oid`,
   );
   // The folder's absolute path as the SQL quotes it, up to its separator, becomes nothing.
   const absolute = quotedString(output.endsWith(sep) ? output : `${output}${sep}`).slice(0, -1);
-  const statements = views.map((view) =>
-    String(view['sql'])
+  const statements = views.map((view) => {
+    const query = named.get(String(view['view_name']));
+    const sql =
+      query === undefined
+        ? String(view['sql'])
+        : `CREATE VIEW ${quotedIdentifier(String(view['view_name']))} AS ${query};`;
+    return sql
       .split(absolute)
       .join("'")
-      .replace(/^CREATE VIEW /, 'CREATE OR REPLACE VIEW '),
-  );
+      .replace(/^CREATE VIEW /, 'CREATE OR REPLACE VIEW ');
+  });
   return `${HEADER}\n${statements.join('\n\n')}\n`;
 }
 
 /** Writes `views.sql` at the folder's root (atomically), from `db` as viewsScript has it. */
-export async function writeViewsScript(db: Database, output: string): Promise<void> {
-  const script = await viewsScript(db, output);
+export async function writeViewsScript(
+  db: Database,
+  output: string,
+  named?: ReadonlyMap<string, string>,
+): Promise<void> {
+  const script = await viewsScript(db, output, named);
   await writeFileAtomic(`${output}${sep}${VIEWS_FILE}`, script, scratchFolder(output));
 }

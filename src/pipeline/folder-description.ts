@@ -30,7 +30,7 @@ export async function describeFolder(
     return explainIoError(error, `writing ${VIEWS_FILE}`);
   }
   try {
-    await writeViewsScript(folder.db, output);
+    await writeViewsScript(folder.db, output, folder.named);
     if (
       writer &&
       (await writeDatasetDescription(folder.db, { output, files }, pipeline, writer.exports))
@@ -48,7 +48,7 @@ export async function describeFolder(
 export async function writeViews(output: string, files: FolderFiles): Promise<void> {
   const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true, files });
   try {
-    await writeViewsScript(folder.db, output);
+    await writeViewsScript(folder.db, output, folder.named);
   } finally {
     folder.close();
   }

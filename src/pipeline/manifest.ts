@@ -127,6 +127,7 @@ async function listExports(
     if (!info) continue;
     let record = known[path];
     if (!record || record.bytes !== info.size || !sameMillisecond(record.mtime_ms, info.mtimeMs)) {
+      await files.bring([join(output, path)]);
       const sha256 = await sha256File(join(output, path));
       // The same bytes under another time (a copy that did not keep it): still what was written.
       record =

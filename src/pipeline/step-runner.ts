@@ -4,15 +4,13 @@
  * output folder, made once and its views kept up to date), measured, logged
  * and reported for the manifest.
  */
-import { explainDamagedFile } from '../duckdb/damaged.js';
 import { join } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { OutputFolder } from '../duckdb/folder.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
 import type { FolderFiles } from '../duckdb/folder-files.js';
-import { explainOutOfMemory } from '../duckdb/memory.js';
-import { InputError, InterruptedError, RunError, explainIoError } from '../errors.js';
+import { InterruptedError } from '../errors.js';
 import { scratchFolder, stagingFolder } from '../layout.js';
 import type { Logger } from '../log.js';
 import type { ExportRecord, StepReport } from '../manifest.js';
@@ -30,7 +28,7 @@ import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
 import { fetchDecisionReads, type FetchReads } from './fetch-reads.js';
 import { addPending, planStep } from './plan.js';
-import { REPAIR_DOES, repairCommand } from './repair.js';
+import { stepFailure } from './step-failure.js';
 import { identifyUpstream } from './upstream-check.js';
 import { StepMeter } from './resources.js';
 import { openRunFolder } from './run-folder.js';
@@ -127,7 +125,10 @@ export class StepRunner {
       if (outcome.decision) addPending(this.#pending, outcome.decision.builds);
     } catch (error) {
       progress.finish();
-      failure = this.#failure(error, step);
+      failure = stepFailure(error, step.id, {
+        ...this.#scope,
+        memory: this.#folder?.db.memory,
+      });
       report.status = failure instanceof InterruptedError ? 'interrupted' : 'failed';
       report.error = failure.message;
       // A file the step was writing when it failed is no use and may hold the space a rerun
@@ -258,35 +259,9 @@ export class StepRunner {
       });
   }
 
-  /** Why a step failed, as the run reports it. */
-  #failure(error: unknown, step: PipelineStep): Error {
-    const { signal } = this.#scope;
-    if (signal.aborted) return new InterruptedError(String(signal.reason ?? 'a signal'));
-    return (
-      explainOutOfMemory(error, `step ${step.id}`, this.#folder?.db.memory) ??
-      explainDamagedFile(
-        error,
-        this.#scope.output,
-        (file, dataset) =>
-          `run: ${repairCommand(this.#scope.pipeline, this.#scope.shown ?? this.#scope.output, file, dataset)} (${REPAIR_DOES})`,
-      ) ??
-      explainIoError(afterStart(error), `step ${step.id}`)
-    );
-  }
-
   close(): void {
     this.#folder?.close();
   }
-}
-
-/**
- * A problem of the input found only once the run has started (a selection that
- * matches nothing in the catalog just fetched): the lock, state and manifest
- * are written by then, so it is a failed run (exit 1), not bad input (exit 2,
- * which promises that nothing was written).
- */
-function afterStart(error: unknown): unknown {
-  return error instanceof InputError ? new RunError(error.message, { cause: error }) : error;
 }
 
 /** The files of a step still there at its end (one it merged into another later is not). */

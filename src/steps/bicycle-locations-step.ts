@@ -19,6 +19,7 @@ import {
 } from '../sources/bicycle/catalog.js';
 import { BicycleClient } from '../sources/bicycle/client.js';
 import { makeFolder } from '../util/fs.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 const bicycleLocationsOptions = z.strictObject({
   ...requestOptions(120_000),
@@ -50,7 +51,7 @@ export const bicycleLocationsStep = defineStepKind<
     };
   },
   async reset(_options, context) {
-    await rm(join(context.output, LOCATIONS_DATASET), { recursive: true, force: true });
+    await folderFilesOf(context).remove(join(context.output, LOCATIONS_DATASET));
   },
   async run(options, context) {
     const upstream = upstreamOf(context, 'bicycle', 'bicycle.locations');

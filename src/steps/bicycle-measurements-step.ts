@@ -37,6 +37,7 @@ import {
 import { readPolygon } from '../sources/bicycle/selection.js';
 import { datesOf, readOf } from './decisions.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 export { bicycleMeasurementsOptions, type BicycleMeasurementsOptions };
 
@@ -88,7 +89,9 @@ export const bicycleMeasurementsStep = defineStepKind<
     // Measurements are worth what their locations are: the catalog identifies the service.
     async identify(_options, context) {
       const upstream = context.upstream.bicycle;
-      const catalog = upstream && (await storedCatalog(await context.database(), context.output));
+      const catalog =
+        upstream &&
+        (await storedCatalog(await context.database(), context.output, folderFilesOf(context)));
       return (
         catalog &&
         catalogIdentity(
@@ -115,8 +118,8 @@ export const bicycleMeasurementsStep = defineStepKind<
   async reset(_options, context) {
     // Started over, the step forgets its data too (measurements and their quarantine).
     await rm(context.staging, { recursive: true, force: true });
-    await rm(join(context.output, MEASUREMENTS_DATASET), { recursive: true, force: true });
-    await rm(join(context.output, BICYCLE_QUARANTINE_DATASET), { recursive: true, force: true });
+    await folderFilesOf(context).remove(join(context.output, MEASUREMENTS_DATASET));
+    await folderFilesOf(context).remove(join(context.output, BICYCLE_QUARANTINE_DATASET));
   },
   run(options, context, plan) {
     const upstream = upstreamOf(context, 'bicycle', 'bicycle.measurements');

@@ -6,7 +6,6 @@
  * snapshot. A download the service says is unchanged (If-Modified-Since) adds
  * nothing.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { landedLiveIdentity, liveDiffers, type LiveIdentity } from '../sources/signs/identity.js';
 import {
@@ -30,6 +29,7 @@ import { describeDownload, planDownload, runDownload, type DownloadPlan } from '
 import { partitionsThere } from './decisions.js';
 import { formatIsoDate } from '../util/time.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 export type { SignsLiveOptions };
 
@@ -92,7 +92,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
     },
   },
   async reset(_options, context) {
-    await rm(join(context.output, LIVE_DATASET), { recursive: true, force: true });
+    await folderFilesOf(context).remove(join(context.output, LIVE_DATASET));
   },
   async run(options, context, plan) {
     // A bulk file needs no upstream.

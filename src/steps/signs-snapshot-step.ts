@@ -3,7 +3,6 @@
  * to disk and landed as signs/snapshot/data.parquet, replacing the previous one
  * (sources/signs/snapshot-landing.ts), when the service has a newer one.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignsClient } from '../sources/signs/client.js';
 import {
@@ -13,7 +12,6 @@ import {
 } from '../sources/signs/snapshot-options.js';
 import { SNAPSHOT_VIEW_COLUMNS } from '../sources/signs/schema.js';
 import { SNAPSHOT_DATASET, landSnapshot } from '../sources/signs/snapshot-landing.js';
-import { exists } from '../util/fs.js';
 import {
   describeDownload,
   lastModifiedMs,
@@ -23,6 +21,7 @@ import {
 } from './download.js';
 import { feedIdentityHooks } from './feed-identity.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
+import { folderFilesOf } from '../duckdb/folder-files.js';
 
 export type { SignsSnapshotOptions };
 
@@ -32,12 +31,12 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
   options: signsSnapshotOptions,
   source: 'signs',
   views: { signs_snapshot: SNAPSHOT_VIEW_COLUMNS },
-  async plan(options, context) {
+  plan(options, context) {
     const kept = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
     return planDownload(
       context,
       snapshotRequestKey(options),
-      options.refresh === 'if-modified' && (await exists(kept)),
+      options.refresh === 'if-modified' && folderFilesOf(context).stat(kept) !== undefined,
     );
   },
   describe(plan, options) {
@@ -61,7 +60,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
   },
   upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
-    await rm(join(context.output, SNAPSHOT_DATASET), { recursive: true, force: true });
+    await folderFilesOf(context).remove(join(context.output, SNAPSHOT_DATASET));
   },
   async run(options, context, plan) {
     const upstream = upstreamOf(context, 'signs', 'signs.snapshot');

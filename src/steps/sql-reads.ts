@@ -146,6 +146,9 @@ export async function readOnly(
   const files = read.values.flatMap((value) =>
     index.filesIn(join(read.source.folder, partitionFolder(read.column, value))),
   );
+  // What it reads (and the file its columns are read from) brought here, if the step's plan did not.
+  const sample = read.source.sample === undefined ? [] : [read.source.sample];
+  await index.folderFiles.bring([...files, ...sample]);
   // None of them there: the columns without rows.
   const query =
     files.length > 0

@@ -33,7 +33,6 @@ function objectKey(path: string, stamp: string): string {
 interface LocalFile {
   bytes: number;
   mtime_ms: number;
-  ino: number;
 }
 
 /**
@@ -50,11 +49,7 @@ function localFiles(local: string): Map<string, LocalFile> {
     const key = relative(local, join(entry.parentPath, entry.name)).split(sep).join('/');
     if (localOnly(key)) continue;
     const info = statSync(join(local, ...key.split('/')), { bigint: true });
-    found.set(key, {
-      bytes: Number(info.size),
-      mtime_ms: Number(mtimeMillis(info.mtimeNs)),
-      ino: Number(info.ino),
-    });
+    found.set(key, { bytes: Number(info.size), mtime_ms: Number(mtimeMillis(info.mtimeNs)) });
   }
   return found;
 }
@@ -90,24 +85,11 @@ export async function putFolder(
     onDemand,
   }: { passed?: (phase: 'uploaded' | 'committed') => void; onDemand?: RemoteFiles } = {},
 ): Promise<Put> {
-  let files = localFiles(local);
-  // No placeholder is ever put as data: one a step moved is fetched where it is.
-  if (onDemand) {
-    const stats = new Map(
-      [...files].map(([key, file]) => [
-        join(local, ...key.split('/')),
-        { ino: file.ino, size: file.bytes, mtimeMs: file.mtime_ms },
-      ]),
-    );
-    if ((await onDemand.settle(stats)) > 0) files = localFiles(local);
-  }
-  // Placeholders are never put: they go while the put uploads.
-  const discarding = onDemand?.discard();
-  try {
-    return await putListed(store, local, files, previous, passed, listed);
-  } finally {
-    await discarding;
-  }
+  const files = localFiles(local);
+  // The commit's files not fetched (nor removed, nor written since): named again as they are.
+  for (const [path, recorded] of onDemand?.left ?? [])
+    if (!files.has(path)) files.set(path, { bytes: recorded.bytes, mtime_ms: recorded.mtime_ms });
+  return putListed(store, local, files, previous, passed, listed);
 }
 
 /** putFolder once the local folder is listed (`files`). */

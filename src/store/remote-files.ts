@@ -1,62 +1,39 @@
 /**
- * The files of a folder in an object store that a run has not fetched: each
- * stands in the local copy as a placeholder of its size and time (a sparse
- * file, no disk space), so that listing, fingerprints and plans see the folder
- * as its commit names it. The runner fetches what each step's decision reads
- * before the step runs (pipeline/fetch-reads.ts); the put fetches a
- * placeholder a step moved, and puts no other.
+ * The local copy of a folder in an object store, as the run sees it: the
+ * files fetched or written here, and the files of the folder's commit not
+ * fetched (FolderFiles, duckdb/folder-files.ts). A file not fetched is listed
+ * and stat'ed with the size and time its commit gives it, so that listings,
+ * fingerprints and plans see the folder whole; it is fetched before a step
+ * whose plan reads it (pipeline/fetch-reads.ts). One removed by a step is no
+ * longer part of the folder; the put carries those left over from the commit
+ * into the next one as they are.
  */
-import { closeSync, fstatSync, ftruncateSync, futimesSync, openSync, statSync } from 'node:fs';
 import { rm, utimes } from 'node:fs/promises';
-import { once } from 'node:events';
-import { basename, dirname, relative, sep } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import { RunError } from '../errors.js';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import type { FileStat } from '../duckdb/fingerprints.js';
+import { DISK, type FolderEntry, type FolderFiles } from '../duckdb/folder-files.js';
+import { MissingObjectError, RunError } from '../errors.js';
 import type { ObjectStore } from './store.js';
 import { transferAll } from './sync.js';
 
-interface Waiting {
+/** A file of the commit not fetched: the object that holds it, its size and time. */
+export interface Unfetched {
   key: string;
   bytes: number;
-  mtimeMs: number;
+  mtime_ms: number;
   /** The object's version the commit names. */
   version: string;
-  ino: number;
 }
 
-/** What a stat says of a file that tells a placeholder (its time in milliseconds). */
-export interface FileInfo {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-/**
- * Whether a file's stat is the placeholder's: the same file (inode), size and
- * time (to the millisecond: a time set from milliseconds reads back a hair off).
- */
-function isPlaceholder(info: FileInfo, waiting: Waiting) {
-  return (
-    info.ino === waiting.ino &&
-    info.size === waiting.bytes &&
-    Math.round(info.mtimeMs) === waiting.mtimeMs
-  );
-}
-
-/** Removes `files`, then those of `folders` left empty (a thread's code: RemoteFiles.discard). */
-const REMOVER = `
-const { rmdirSync, unlinkSync } = require('node:fs');
-const { workerData } = require('node:worker_threads');
-for (const file of workerData.files) try { unlinkSync(file); } catch {}
-for (const folder of workerData.folders) try { rmdirSync(folder); } catch {}
-`;
-
-export class RemoteFiles {
+export class RemoteFiles implements FolderFiles {
   readonly #store: ObjectStore;
   readonly #root: string;
-  /** Local path -> the object it stands for. */
-  readonly #waiting = new Map<string, Waiting>();
-  /** What was fetched on demand. */
+  /** Local path -> the object it stands for, while not fetched. */
+  readonly #unfetched = new Map<string, Unfetched>();
+  /** Folder -> the names in it that stand for files not fetched, or folders holding some. */
+  readonly #names = new Map<string, Map<string, boolean>>();
+  /** What was fetched for the steps. */
   fetched = { files: 0, bytes: 0 };
 
   /** The local copy's folder. */
@@ -69,80 +46,109 @@ export class RemoteFiles {
     this.#root = root;
   }
 
-  /**
-   * Puts a placeholder for the object `key`, of the size and time the commit
-   * gives it, at `file` (synchronous: thousands in a row cost least so).
-   */
-  place(
-    file: string,
-    {
-      key,
-      bytes,
-      mtime_ms: mtimeMs,
-      version,
-    }: { key: string; bytes: number; mtime_ms: number; version: string },
-  ): void {
-    const fd = openSync(file, 'w');
-    try {
-      ftruncateSync(fd, bytes);
-      // The commit's time (whole milliseconds), given again to the file once fetched.
-      const time = new Date(mtimeMs);
-      futimesSync(fd, time, time);
-      this.#waiting.set(file, { key, bytes, mtimeMs, version, ino: fstatSync(fd).ino });
-    } finally {
-      closeSync(fd);
+  /** Names `file` as the commit's, held by the object `recorded`, not fetched. */
+  expect(file: string, recorded: Unfetched): void {
+    this.#unfetched.set(file, recorded);
+    let folder = false;
+    for (let path = file; path.startsWith(this.#root + sep); path = dirname(path)) {
+      const parent = dirname(path);
+      let names = this.#names.get(parent);
+      if (!names) this.#names.set(parent, (names = new Map<string, boolean>()));
+      names.set(path.slice(parent.length + 1), folder);
+      folder = true;
     }
   }
 
-  /** Whether `file` is a placeholder still (not fetched, not replaced). */
+  list(folder: string): FolderEntry[] {
+    const entries = DISK.list(folder);
+    const named = this.#names.get(folder);
+    if (!named) return entries;
+    const seen = new Set(entries.map((entry) => entry.name));
+    for (const [name, isFolder] of named)
+      if (!seen.has(name) && this.#holds(join(folder, name), isFolder))
+        entries.push({ name, folder: isFolder });
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Whether `path` still stands for a file not fetched, or (a folder) holds one. */
+  #holds(path: string, isFolder: boolean): boolean {
+    if (!isFolder) return this.#unfetched.has(path);
+    const names = this.#names.get(path);
+    return names !== undefined && [...names].some(([name, f]) => this.#holds(join(path, name), f));
+  }
+
+  stat(file: string): FileStat | undefined {
+    const local = statSync(file, { bigint: true, throwIfNoEntry: false });
+    if (local) return local;
+    const recorded = this.#unfetched.get(file);
+    return (
+      recorded && { size: BigInt(recorded.bytes), mtimeNs: BigInt(recorded.mtime_ms) * 1_000_000n }
+    );
+  }
+
+  async remove(path: string): Promise<void> {
+    await rm(path, { recursive: true, force: true });
+    for (const file of this.#unfetched.keys())
+      if (file === path || file.startsWith(path + sep)) this.#unfetched.delete(file);
+  }
+
+  /** Whether `file` is the commit's and not fetched (nor written here since). */
   has(file: string): boolean {
-    const waiting = this.#waiting.get(file);
-    const info = waiting && statSync(file, { throwIfNoEntry: false });
-    return info !== undefined && isPlaceholder(info, waiting!);
+    return this.#unfetched.has(file) && statSync(file, { throwIfNoEntry: false }) === undefined;
   }
 
   /**
-   * Fetches the object a placeholder stands for into `file`, with the commit's
-   * time; an object changed since the commit (by something other than a put
-   * of road-etl, which writes down what it uploads) is refused, not taken for
-   * the commit's.
+   * Fetches the object of a file not fetched into its place, with the
+   * commit's time; an object changed since the commit (by something other
+   * than a put of road-etl, which writes down what it uploads) is refused,
+   * not taken for the commit's.
    */
-  async #download(waiting: Waiting, file: string): Promise<void> {
-    const got = await this.#store.download(waiting.key, file);
-    if (got.version !== waiting.version) {
+  async #download(file: string, recorded: Unfetched): Promise<void> {
+    mkdirSync(dirname(file), { recursive: true });
+    const got = await this.#store.download(recorded.key, file).catch((error: unknown) => {
+      // Named by the file it holds, which a repair names.
+      if (error instanceof MissingObjectError)
+        throw new MissingObjectError(error.url, error.key, {
+          cause: error,
+          path: relative(this.#root, file).split(sep).join('/'),
+        });
+      throw error;
+    });
+    if (got.version !== recorded.version) {
       await rm(file, { force: true });
       throw new RunError(
-        `${this.#store.url}${waiting.key} is not the object the folder's last commit names (it was written since by something other than road-etl): restore it from the store's versions or a backup`,
+        `${this.#store.url}${recorded.key} is not the object the folder's last commit names (it was written since by something other than road-etl): restore it from the store's versions or a backup`,
       );
     }
-    const time = new Date(waiting.mtimeMs);
+    const time = new Date(recorded.mtime_ms);
     await utimes(file, time, time);
     this.fetched.files++;
     this.fetched.bytes += got.bytes;
   }
 
-  /**
-   * Fetches those of `files` that are placeholders (TRANSFERS at a time), each
-   * with the time it had; resolves to those fetched.
-   */
+  async bring(files: readonly string[]): Promise<void> {
+    await this.fetch(files);
+  }
+
+  /** Fetches those of `files` not fetched (TRANSFERS at a time); resolves to those fetched. */
   async fetch(files: Iterable<string>): Promise<string[]> {
     const wanted = [...new Set(files)].filter((file) => this.has(file));
     await transferAll(wanted, async (file) => {
-      await this.#download(this.#waiting.get(file)!, file);
-      this.#waiting.delete(file);
+      await this.#download(file, this.#unfetched.get(file)!);
+      this.#unfetched.delete(file);
     });
     return wanted;
   }
 
   /**
-   * Fetches the placeholders under the dataset folder `dataset` whose
+   * Fetches the files not fetched under the dataset folder `dataset` whose
    * partition folder (`column=value`) `wanted` accepts (every one without
    * partitions when `wanted` accepts the empty column). Resolves to the files fetched.
    */
   fetchPartitions(dataset: string, wanted: (column: string, value: string) => boolean) {
-    const chosen = [...this.#waiting.keys()].filter((path) => {
+    const chosen = [...this.#unfetched.keys()].filter((path) => {
       if (!path.startsWith(dataset + sep)) return false;
-      const name = basename(dirname(path));
+      const name = dirname(path).slice(dirname(dirname(path)).length + 1);
       const at = name.indexOf('=');
       return dirname(path) === dataset
         ? wanted('', '')
@@ -152,51 +158,14 @@ export class RemoteFiles {
   }
 
   /**
-   * Before the folder is put back: a placeholder moved elsewhere by a step
-   * (renamed: the same file) is fetched where it is, so that no placeholder
-   * is ever put as data. `files`: every file of the folder with its inode,
-   * size and time, as just stat'ed (none is stat'ed again). Resolves to the
-   * number fetched.
+   * The commit's files neither fetched, nor removed, nor written here since,
+   * by their path in the folder (with `/`): what the next commit names as the
+   * last one did.
    */
-  async settle(files: ReadonlyMap<string, FileInfo>): Promise<number> {
-    // Those no longer where they were placed (moved, or removed, or replaced by a new file).
-    const gone = new Map<number, Waiting>();
-    for (const [file, waiting] of this.#waiting) {
-      const info = files.get(file);
-      if (info === undefined || !isPlaceholder(info, waiting)) {
-        gone.set(waiting.ino, waiting);
-        this.#waiting.delete(file);
-      }
-    }
-    let count = 0;
-    if (gone.size === 0) return count;
-    for (const [file, info] of files) {
-      const moved = gone.get(info.ino);
-      if (!moved || !isPlaceholder(info, moved)) continue;
-      await this.#download(moved, file);
-      count++;
-    }
-    return count;
-  }
-
-  /**
-   * The put has listed the folder, so nothing reads a placeholder any more:
-   * those still waiting go, with the partition folders they leave empty, in
-   * a thread of their own while the put uploads (a year's 2,500 take a fifth
-   * of a second to remove). What is left goes with the local copy.
-   */
-  async discard(): Promise<void> {
-    const files = [...this.#waiting.keys()];
-    this.#waiting.clear();
-    if (files.length === 0) return;
-    const folders = [...new Set(files.map((file) => dirname(file)))];
-    const remover = new Worker(REMOVER, { eval: true, workerData: { files, folders } });
-    // A file it could not remove is removed with the local copy.
-    await once(remover, 'exit').catch(() => undefined);
-  }
-
-  /** The placeholders left, relative to the folder (for tests and logs). */
-  get waiting(): string[] {
-    return [...this.#waiting.keys()].map((file) => relative(this.#root, file));
+  get left(): Map<string, Unfetched> {
+    const left = new Map<string, Unfetched>();
+    for (const [file, recorded] of this.#unfetched)
+      if (this.has(file)) left.set(relative(this.#root, file).split(sep).join('/'), recorded);
+    return left;
   }
 }

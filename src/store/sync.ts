@@ -197,35 +197,15 @@ export interface Fetched {
   bytes: number;
 }
 
-/** A dataset's folder (above its partitions) for a Parquet file's path; undefined for other files. */
-function datasetOf(path: string): string | undefined {
-  if (!path.endsWith('.parquet')) return undefined;
-  const parts = path.split('/').slice(0, -1);
-  while (parts.length > 0 && parts.at(-1)!.includes('=')) parts.pop();
-  return parts.join('/');
-}
-
-/** What a run on demand fetches at once: files not data (extracts aside), and each dataset's first. */
-function fetchedAtOnce(paths: readonly string[]): Set<string> {
-  const now = new Set<string>();
-  const firsts = new Map<string, string>();
-  for (const path of paths) {
-    const dataset = datasetOf(path);
-    if (dataset === undefined) {
-      if (!path.startsWith('exports/')) now.add(path);
-      continue;
-    }
-    const first = firsts.get(dataset);
-    if (first === undefined || path < first) firsts.set(dataset, path);
-  }
-  for (const path of firsts.values()) now.add(path);
-  return now;
+/** Whether a file is fetched only when a step reads it: data (Parquet) and extracts. */
+function fetchedWhenRead(path: string): boolean {
+  return path.endsWith('.parquet') || path.startsWith('exports/');
 }
 
 /**
  * Fetches the folder's last commit into the local folder `local` (empty):
- * every file, or, with `onDemand`, a placeholder for each file that is data
- * (fetched before a step that reads it: remote-files.ts).
+ * every file, or, with `onDemand`, the files other than data and extracts,
+ * the others named to it (fetched before a step that reads them: remote-files.ts).
  */
 export async function fetchFolder(
   store: ObjectStore,
@@ -252,38 +232,35 @@ export async function fetchFolder(
   }
   const maybeRewritten = new Set(unfinished);
   const entries = Object.entries(commit.files).filter(([key]) => !skip.has(key));
-  const atOnce = onDemand ? fetchedAtOnce(entries.map(([key]) => key)) : undefined;
   let bytes = 0;
   let fetched = 0;
   const path = (key: string): string => join(local, ...key.split('/'));
-  // Folders and placeholders are made one after the other, synchronously: thousands of
-  // them in a row cost least so (at once, they contend for the same folders).
-  for (const folder of new Set(entries.map(([key]) => dirname(path(key)))))
-    mkdirSync(folder, { recursive: true });
-  const placed = onDemand
-    ? entries.filter(([key, { key: object }]) => !atOnce!.has(key) && !maybeRewritten.has(object))
+  // One a killed put may have uploaded again is fetched at once (see above).
+  const later = onDemand
+    ? entries.filter(
+        ([key, { key: object }]) => fetchedWhenRead(key) && !maybeRewritten.has(object),
+      )
     : [];
-  const placedKeys = new Set(placed.map(([key]) => key));
-  const fetching = transferAll(
-    entries.filter(([key]) => !placedKeys.has(key)),
-    async ([key, recorded]) => {
-      const got = await store.download(recorded.key, path(key)).catch((error: unknown) => {
-        // Named by the file it holds, which a repair names.
-        if (error instanceof MissingObjectError)
-          throw new MissingObjectError(error.url, error.key, { cause: error, path: key });
-        throw error;
-      });
-      bytes += got.bytes;
-      fetched++;
-      // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
-      if (got.version === recorded.version) {
-        const time = new Date(recorded.mtime_ms);
-        await utimes(path(key), time, time);
-      }
-    },
-  );
-  for (const [key, recorded] of placed) onDemand!.place(path(key), recorded);
-  await fetching;
+  const laterKeys = new Set(later.map(([key]) => key));
+  const now = entries.filter(([key]) => !laterKeys.has(key));
+  for (const folder of new Set(now.map(([key]) => dirname(path(key)))))
+    mkdirSync(folder, { recursive: true });
+  for (const [key, recorded] of later) onDemand!.expect(path(key), recorded);
+  await transferAll(now, async ([key, recorded]) => {
+    const got = await store.download(recorded.key, path(key)).catch((error: unknown) => {
+      // Named by the file it holds, which a repair names.
+      if (error instanceof MissingObjectError)
+        throw new MissingObjectError(error.url, error.key, { cause: error, path: key });
+      throw error;
+    });
+    bytes += got.bytes;
+    fetched++;
+    // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
+    if (got.version === recorded.version) {
+      const time = new Date(recorded.mtime_ms);
+      await utimes(path(key), time, time);
+    }
+  });
   const listed = new Set([
     ...Object.values(commit.files).map((file) => file.key),
     ...unfinished,

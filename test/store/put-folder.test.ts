@@ -69,7 +69,7 @@ describe('a folder in an object store, put and fetched again', () => {
     // The night rewrites day two and drops day one.
     await write(local, { 'd/day=2026-10-02/data.parquet': 'day two, again' });
     await utimes(join(local, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
-    await rm(join(local, 'd/day=2026-10-01'), { recursive: true });
+    await remote.remove(join(local, 'd/day=2026-10-01'));
     const put = await putFolder(store, local, fetched, { onDemand: remote });
     expect(store.listings).toBe(0);
     // Day two's new version is an object of its own; the old one goes with day one's.
@@ -84,19 +84,23 @@ describe('a folder in an object store, put and fetched again', () => {
     ]);
   });
 
-  it('removes the placeholders left while it puts, and its commit still names their objects', async () => {
+  it('names again the commit’s files it never fetched (never on this machine), but not those a step removed', async () => {
     const store = await committed();
     const local = join(await testDir(), 'night');
     const remote = new RemoteFiles(store, local);
     const fetched = await fetchFolder(store, local, remote);
-    expect(remote.waiting).toEqual(['d/day=2026-10-02/data.parquet']);
+    expect([...remote.left.keys()].sort()).toEqual([
+      'd/day=2026-10-01/data.parquet',
+      'd/day=2026-10-02/data.parquet',
+    ]);
+    await expect(stat(join(local, 'd'))).rejects.toThrow(/ENOENT/);
+    await remote.remove(join(local, 'd/day=2026-10-01'));
     await write(local, { 'd/day=2026-10-03/data.parquet': 'day three' });
     await putFolder(store, local, fetched, { onDemand: remote });
-    // Day two, never read, is gone from the local copy with its partition folder.
     await expect(stat(join(local, 'd/day=2026-10-02'))).rejects.toThrow(/ENOENT/);
-    expect(await readFile(join(local, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe('day three');
     const again = join(await testDir(), 'next');
     await fetchFolder(store, again);
+    await expect(stat(join(again, 'd/day=2026-10-01'))).rejects.toThrow(/ENOENT/);
     expect(await readFile(join(again, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
     expect(await readFile(join(again, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe('day three');
   });
@@ -146,8 +150,10 @@ describe('a folder in an object store, put and fetched again', () => {
     const remote = new RemoteFiles(store, local);
     const fetched = await fetchFolder(store, local, remote);
     expect(store.listings).toBe(0);
-    // Day one, the dataset's first file (fetched at once for its view), as committed.
+    // Day one, fetched when asked, as committed and with its time.
     const one = join(local, 'd/day=2026-10-01/data.parquet');
+    await expect(stat(one)).rejects.toThrow(/ENOENT/);
+    await remote.fetch([one]);
     expect(await readFile(one, 'utf8')).toBe('day one');
     expect(Math.round((await stat(one)).mtimeMs)).toBe(TIME.getTime());
     await remote.fetch([join(local, 'd/day=2026-10-02/data.parquet')]);

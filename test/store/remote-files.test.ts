@@ -1,84 +1,100 @@
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local-store.js';
 import { RemoteFiles } from '../../src/store/remote-files.js';
 import { testDir } from '../helpers/tmp.js';
 
-/** A store holding `keys` (each its own text), and an empty local folder with a placeholder of each. */
-async function placed(keys: string[]) {
+/** A store holding `keys` (each its own text), and an empty local folder that knows them as its commit's. */
+async function committed(keys: string[]) {
   const served = join(await testDir(), 'store');
   const local = join(await testDir(), 'local');
   const store = new LocalStore(served);
   const staged = join(await testDir(), 'staged');
-  const versions = new Map<string, string>();
+  const remote = new RemoteFiles(store, local);
+  const time = Date.parse('2026-10-01T12:00:00.123Z');
   for (const key of keys) {
     const file = join(staged, key);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, `the bytes of ${key}`);
-    versions.set(key, (await store.upload(file, key)).version);
-  }
-  const remote = new RemoteFiles(store, local);
-  const time = Date.parse('2026-10-01T12:00:00.123Z');
-  for (const key of keys) {
-    const file = join(local, key);
-    await mkdir(dirname(file), { recursive: true });
-    remote.place(file, {
+    const { version } = await store.upload(file, key);
+    remote.expect(join(local, key), {
       key,
       bytes: `the bytes of ${key}`.length,
       mtime_ms: time,
-      version: versions.get(key)!,
+      version,
     });
   }
   return { remote, local, time, store, staged };
 }
 
-describe('a folder fetched on demand (RemoteFiles)', () => {
-  it('stands each file in as a placeholder of its size and time, fetched when asked, with that time', async () => {
-    const { remote, local, time } = await placed(['d/day=2026-10-01/data.parquet']);
-    const file = join(local, 'd/day=2026-10-01/data.parquet');
-    const info = await stat(file);
-    expect(info.size).toBe('the bytes of d/day=2026-10-01/data.parquet'.length);
-    expect(Math.round(info.mtimeMs)).toBe(time);
-    expect((await readFile(file)).every((b) => b === 0)).toBe(true);
+const DAY_ONE = 'd/day=2026-10-01/data.parquet';
+const DAY_TWO = 'd/day=2026-10-02/data.parquet';
+
+describe('the local copy of a folder in a store (RemoteFiles)', () => {
+  it('lists each file of the commit with the size and time the commit gives it, none of them here until fetched, then with that time', async () => {
+    const { remote, local, time } = await committed([DAY_ONE, DAY_TWO]);
+    const file = join(local, DAY_ONE);
+    await expect(stat(join(local, 'd'))).rejects.toThrow(/ENOENT/);
+    expect(remote.list(local)).toEqual([{ name: 'd', folder: true }]);
+    expect(remote.list(join(local, 'd'))).toEqual([
+      { name: 'day=2026-10-01', folder: true },
+      { name: 'day=2026-10-02', folder: true },
+    ]);
+    expect(remote.list(dirname(file))).toEqual([{ name: 'data.parquet', folder: false }]);
+    expect(remote.stat(file)).toEqual({
+      size: BigInt(`the bytes of ${DAY_ONE}`.length),
+      mtimeNs: BigInt(time) * 1_000_000n,
+    });
     expect(remote.has(file)).toBe(true);
     expect(await remote.fetch([file])).toEqual([file]);
-    expect(await readFile(file, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
+    expect(await readFile(file, 'utf8')).toBe(`the bytes of ${DAY_ONE}`);
     expect(Math.round((await stat(file)).mtimeMs)).toBe(time);
     expect(remote.has(file)).toBe(false);
+    expect([...remote.left.keys()]).toEqual([DAY_TWO]);
   });
 
-  it('knows a placeholder replaced by a step as data, and never fetches over it', async () => {
-    const { remote, local } = await placed(['d/day=2026-10-01/data.parquet']);
-    const file = join(local, 'd/day=2026-10-01/data.parquet');
-    await writeFile(`${file}.new`, 'written by the run');
-    await rename(`${file}.new`, file);
+  it('takes a file a step wrote for the folder’s, and never fetches over it', async () => {
+    const { remote, local } = await committed([DAY_ONE]);
+    const file = join(local, DAY_ONE);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, 'written by the run');
     expect(remote.has(file)).toBe(false);
+    expect(remote.stat(file)?.size).toBe(BigInt('written by the run'.length));
     expect(await remote.fetch([file])).toEqual([]);
     expect(await readFile(file, 'utf8')).toBe('written by the run');
+    expect([...remote.left.keys()]).toEqual([]);
   });
 
-  it('fetches a placeholder a step moved where it is now before the folder is put', async () => {
-    const { remote, local } = await placed(['d/day=2026-10-01/data.parquet']);
-    const from = join(local, 'd/day=2026-10-01/data.parquet');
-    const to = join(local, 'd/month=2026-10/data.parquet');
-    await mkdir(dirname(to), { recursive: true });
-    await rename(from, to);
-    const info = await stat(to);
-    const moved = { ino: info.ino, size: info.size, mtimeMs: Math.round(info.mtimeMs) };
-    expect(await remote.settle(new Map([[to, moved]]))).toBe(1);
-    expect(await readFile(to, 'utf8')).toBe('the bytes of d/day=2026-10-01/data.parquet');
+  it('forgets what a step removed: a file, or a folder with all it holds', async () => {
+    const { remote, local } = await committed([DAY_ONE, DAY_TWO, 'e/data.parquet']);
+    await remote.remove(join(local, DAY_ONE));
+    expect(remote.stat(join(local, DAY_ONE))).toBeUndefined();
+    expect(remote.list(join(local, 'd')).map((e) => e.name)).toEqual(['day=2026-10-02']);
+    await remote.remove(join(local, 'd'));
+    expect(remote.list(local).map((e) => e.name)).toEqual(['e']);
+    expect([...remote.left.keys()]).toEqual(['e/data.parquet']);
+  });
+
+  it('fetches the partitions a plan reads, and no other', async () => {
+    const { remote, local } = await committed([DAY_ONE, DAY_TWO]);
+    const fetched = await remote.fetchPartitions(
+      join(local, 'd'),
+      (column, value) => column === 'day' && value === '2026-10-02',
+    );
+    expect(fetched).toEqual([join(local, DAY_TWO)]);
+    await expect(stat(join(local, DAY_ONE))).rejects.toThrow(/ENOENT/);
+    expect(await readFile(join(local, DAY_TWO), 'utf8')).toBe(`the bytes of ${DAY_TWO}`);
   });
 
   it('refuses an object written since the commit by something else, rather than take it for the commit’s', async () => {
-    const key = 'd/day=2026-10-01/data.parquet';
-    const { remote, local, store, staged } = await placed([key]);
-    const file = join(local, key);
-    await writeFile(join(staged, key), 'the bytes of another writer');
-    await store.upload(join(staged, key), key);
+    const { remote, local, store, staged } = await committed([DAY_ONE]);
+    const file = join(local, DAY_ONE);
+    await writeFile(join(staged, DAY_ONE), 'the bytes of another writer');
+    await store.upload(join(staged, DAY_ONE), DAY_ONE);
     await expect(remote.fetch([file])).rejects.toThrow(
       /is not the object the folder's last commit names/,
     );
-    expect(remote.has(file)).toBe(false);
+    await expect(stat(file)).rejects.toThrow(/ENOENT/);
   });
 });

@@ -9,8 +9,9 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
-import { exists, makeFolder, temporaryPath } from '../../util/fs.js';
+import { makeFolder, temporaryPath } from '../../util/fs.js';
 import type { CatalogLocation } from './selection.js';
+import type { FolderFiles } from '../../duckdb/folder-files.js';
 
 export const LOCATIONS_DATASET = join('bicycle', 'locations');
 
@@ -84,9 +85,11 @@ async function locationsOf(db: Database, rows: string): Promise<CatalogLocation[
 export async function storedCatalog(
   db: Database,
   output: string,
+  files: FolderFiles,
 ): Promise<CatalogLocation[] | undefined> {
   const file = catalogFile(output);
-  if (!(await exists(file))) return undefined;
+  if (files.stat(file) === undefined) return undefined;
+  await files.bring([file]);
   return locationsOf(db, `read_parquet(${quotedString(file)})`);
 }
 
@@ -101,11 +104,10 @@ function downloadedCatalog(db: Database, file: string, bytes: number): Promise<C
  */
 export async function readCatalog(
   db: Database,
-  output: string,
-  scratch: string,
+  { output, files, scratch }: { output: string; files: FolderFiles; scratch: string },
   download: () => Promise<Buffer>,
 ): Promise<CatalogLocation[]> {
-  const stored = await storedCatalog(db, output);
+  const stored = await storedCatalog(db, output, files);
   if (stored) return stored;
   const body = await download();
   await makeFolder(scratch);

@@ -8,11 +8,12 @@ import { rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString, type Database } from '../../duckdb/database.js';
 import { scratchFolder } from '../../layout.js';
-import { commitFile, exists, temporaryPath, makeFolder } from '../../util/fs.js';
+import { commitFile, temporaryPath, makeFolder } from '../../util/fs.js';
 import { DAY_MS, formatIsoDate } from '../../util/time.js';
 import { Coverage, type Batch } from './batches.js';
 import { MEASUREMENTS_DATASET, MEASUREMENT_NAMES, PARTITION_FILE } from './landing.js';
 import { portableCopySql } from '../../duckdb/portable.js';
+import type { FolderFiles } from '../../duckdb/folder-files.js';
 
 /** Rows of staged files that belong in the dataset. */
 function keptRows(files: readonly string[]): string {
@@ -29,6 +30,8 @@ export function datesOf(from: number, to: number): number[] {
 
 interface CommitInput {
   output: string;
+  /** The folder's listing: the day's file may be the commit's, not yet fetched. */
+  files: FolderFiles;
   /** Staged batch files (absolute), with the period each covers. */
   staged: readonly { file: string; from: number; to: number }[];
   /** The run's period: the rows of its locations (table commit_selected) in it are replaced. */
@@ -55,12 +58,13 @@ async function commitDate(
   input: CommitInput,
   day: number,
 ): Promise<{ rows: number; file: string | undefined; removed: boolean }> {
-  const { output, staged, from, to } = input;
+  const { output, files, staged, from, to } = input;
   const folder = join(output, MEASUREMENTS_DATASET, `date=${formatIsoDate(day)}`);
   const target = join(folder, PARTITION_FILE);
   const parts: string[] = [];
-  const existed = await exists(target);
+  const existed = files.stat(target) !== undefined;
   if (existed) {
+    await files.bring([target]);
     parts.push(`SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
       WHERE NOT (measurement_hour >= make_timestamptz(${from * 1000}) AND measurement_hour < make_timestamptz(${to * 1000})
                  AND location_id IN (SELECT location_id FROM commit_selected))`);
@@ -85,7 +89,7 @@ async function commitDate(
     return { rows, file: target, removed: false };
   }
   await rm(temporary, { force: true });
-  await rm(target, { force: true });
+  await files.remove(target);
   await rmdir(folder).catch(() => undefined);
   return { rows: 0, file: undefined, removed: existed };
 }
@@ -102,6 +106,7 @@ export class DateCommits {
   removed = 0;
   readonly #db: Database;
   readonly #output: string;
+  readonly #files: FolderFiles;
   readonly #from: number;
   readonly #to: number;
   readonly #staged: () => CommitInput['staged'];
@@ -113,11 +118,12 @@ export class DateCommits {
 
   private constructor(
     db: Database,
-    input: { output: string; ids: readonly string[]; from: number; to: number },
+    input: Omit<CommitInput, 'staged'> & { ids: readonly string[] },
     staged: () => CommitInput['staged'],
   ) {
     this.#db = db;
     this.#output = input.output;
+    this.#files = input.files;
     this.#from = input.from;
     this.#to = input.to;
     this.#staged = staged;
@@ -132,7 +138,7 @@ export class DateCommits {
    */
   static async open(
     db: Database,
-    input: { output: string; ids: readonly string[]; from: number; to: number },
+    input: Omit<CommitInput, 'staged'> & { ids: readonly string[] },
     staged: () => CommitInput['staged'],
     done: readonly Batch[] = [],
   ): Promise<DateCommits> {
@@ -164,6 +170,7 @@ export class DateCommits {
         if (this.#failure !== undefined) return;
         const input = {
           output: this.#output,
+          files: this.#files,
           staged: this.#staged(),
           from: this.#from,
           to: this.#to,

@@ -12,7 +12,6 @@ import { MEASUREMENTS_DATASET } from './landing.js';
 import { planMeasurements, plannedBatches, runKey } from './plan.js';
 import { describeSelection, resolveSelection, type CatalogLocation } from './selection.js';
 import { settledSizes } from './sizing.js';
-import { exists } from '../../util/fs.js';
 import { formatSecondTimestamp, parseSecondTimestamp } from '../../util/time.js';
 import {
   selectionSpec,
@@ -21,6 +20,7 @@ import {
 } from './measurements-options.js';
 import { readMeasurementsCheckpoint } from './checkpoint.js';
 import type { PlanContext } from '../context.js';
+import { folderFilesOf } from '../../duckdb/folder-files.js';
 
 /** One request of the plan: locations over [from, to). */
 export interface PlannedBatch {
@@ -56,12 +56,13 @@ export interface MeasurementsStepPlan {
 /** The catalog a plan can use without the network: the dataset of an earlier run, if any. */
 async function catalogForPlan(context: PlanContext): Promise<CatalogLocation[] | undefined> {
   const output = context.output;
-  if (!(await exists(catalogFile(output)))) return undefined;
+  const files = folderFilesOf(context);
+  if (files.stat(catalogFile(output)) === undefined) return undefined;
   // A run gives its DuckDB; validate opens a small one.
-  if (context.database) return storedCatalog(await context.database(), output);
+  if (context.database) return storedCatalog(await context.database(), output, files);
   const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
   try {
-    return await storedCatalog(db, output);
+    return await storedCatalog(db, output, files);
   } finally {
     db.close();
   }

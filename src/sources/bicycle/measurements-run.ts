@@ -27,6 +27,7 @@ import { Sizing, type Probes } from './sizing.js';
 import { HOUR_MS, formatSecondTimestamp } from '../../util/time.js';
 import { drain } from '../../util/work-queue.js';
 import { sizeGuesses, type BicycleMeasurementsOptions } from './measurements-options.js';
+import { folderFilesOf } from '../../duckdb/folder-files.js';
 
 export interface RunScope {
   spec: SelectionSpec;
@@ -111,7 +112,7 @@ export class MeasurementsRun {
         ? undefined
         : await DateCommits.open(
             committer,
-            { output: context.output, ids, from, to },
+            { output: context.output, files: folderFilesOf(context), ids, from, to },
             stagedFiles,
             staged,
           );

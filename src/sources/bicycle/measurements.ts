@@ -18,6 +18,7 @@ import {
   type SelectionSpec,
 } from './selection.js';
 import { parseSecondTimestamp } from '../../util/time.js';
+import { folderFilesOf } from '../../duckdb/folder-files.js';
 
 /** The plan's requests, when the run's locations are those the plan knew. */
 function plannedWork(
@@ -76,10 +77,14 @@ export async function runMeasurements(
   const http = context.http(options);
   const client = new BicycleClient(http, new TokenSource(http, upstream), upstream.url);
   const db = await context.database();
-  const catalog = await readCatalog(db, context.output, context.scratch, async () => {
-    context.progress.add({ requests: 1 });
-    return (await client.locations(context.signal)).body;
-  });
+  const catalog = await readCatalog(
+    db,
+    { output: context.output, files: folderFilesOf(context), scratch: context.scratch },
+    async () => {
+      context.progress.add({ requests: 1 });
+      return (await client.locations(context.signal)).body;
+    },
+  );
   const ids = locationsOf(spec, catalog, context);
   // One DuckDB thread per statement: batches are staged one at a time beside the
   // commit's connection and the network; more threads only contend.
