@@ -241,7 +241,6 @@ export async function createDatasetViews(
 ): Promise<string[]> {
   const unread: string[] = [];
   for (const dataset of datasets) {
-    // (an object the store no longer has is named as such, not as a damaged file)
     if (dataset.sample !== undefined) await folderFiles.bring([dataset.sample]);
     try {
       const files = listed ? datasetFiles(dataset, folderFiles) : undefined;
