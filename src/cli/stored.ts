@@ -1,9 +1,9 @@
 /**
  * The local folder a command works on when --output names a folder in an
  * object store: a copy of its last commit in an empty local folder, removed
- * after, its data files placeholders (remote-files.ts) until the command
- * fetches what it reads. A command that writes (report) holds the store's
- * lock and puts back what changed.
+ * after, its data files known from the commit (remote-files.ts) and fetched
+ * when the command reads them. A command that writes (report) holds the
+ * store's lock and puts back what changed.
  */
 import { rm } from 'node:fs/promises';
 import { makeScratchCopy } from './scratch.js';

@@ -187,7 +187,7 @@ export class StepRunner {
       reads,
       logger,
     });
-    // What was learnt of the files fetched (placeholders until now) is learnt anew.
+    // What was known of the files fetched (from the commit until now) is learnt anew from the disk.
     for (const file of fetched) this.#partitions.forget(file);
   }
 
