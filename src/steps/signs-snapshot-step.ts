@@ -99,6 +99,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
           lastModified,
           staging: context.staging,
           output: context.output,
+          files: folderFilesOf(context),
           scratch: context.scratch,
           stepId: context.stepId,
         });

@@ -13,6 +13,7 @@ import { engineSql } from '../../duckdb/sql-files.js';
 import { explainDataError } from '../../errors.js';
 import { commitFile, temporaryPath, writeThrough } from '../../util/fs.js';
 import { portableCopySql } from '../../duckdb/portable.js';
+import { folderFilesOf, type FolderFiles } from '../../duckdb/folder-files.js';
 
 export const MEASUREMENTS_DATASET = join('bicycle', 'measurements');
 export const BICYCLE_QUARANTINE_DATASET = join('bicycle', 'quarantine');
@@ -153,12 +154,19 @@ function quarantinedRows(files: readonly string[]): string {
  */
 export async function writeQuarantine(
   db: Database,
-  run: { output: string; scratch: string; stepId: string; key: string; quarantined: number },
+  run: {
+    output: string;
+    scratch: string;
+    stepId: string;
+    key: string;
+    quarantined: number;
+    partitions?: { folderFiles: FolderFiles };
+  },
   staged: readonly string[],
 ): Promise<string | undefined> {
   const file = join(run.output, BICYCLE_QUARANTINE_DATASET, `${run.stepId}-${run.key}.parquet`);
   if (run.quarantined === 0) {
-    await rm(file, { force: true });
+    await folderFilesOf(run).remove(file);
     return undefined;
   }
   await writeThrough(file, run.scratch, (temporary) =>

@@ -154,6 +154,7 @@ export async function compactEvents(
       const target = join(folder, merged);
       const temporary = temporaryPath(target, paths.scratch);
       try {
+        await paths.files.bring(names.map((name) => join(folder, name)));
         const files = names.map((name) => quotedString(join(folder, name))).join(', ');
         await db.run(
           await portableCopySql(

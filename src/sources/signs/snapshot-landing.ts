@@ -14,6 +14,7 @@ import { commitFile, makeFolder, temporaryPath } from '../../util/fs.js';
 import { QUARANTINE_DATASET } from './landing.js';
 import { signTyping } from './schema.js';
 import { portableCopySql } from '../../duckdb/portable.js';
+import type { FolderFiles } from '../../duckdb/folder-files.js';
 
 export const SNAPSHOT_DATASET = join('signs', 'snapshot');
 
@@ -25,6 +26,8 @@ export interface SnapshotDownload {
   lastModified: number;
   staging: string;
   output: string;
+  /** The folder's listing: the quarantine's last file may be the commit's, not fetched. */
+  files: FolderFiles;
   scratch: string;
   stepId: string;
 }
@@ -139,7 +142,7 @@ export async function landSnapshot(
     files.push(quarantineTarget);
   } else {
     await rm(temporary.quarantine, { force: true });
-    await rm(quarantineTarget, { force: true });
+    await download.files.remove(quarantineTarget);
   }
   return { ...counts, files };
 }
