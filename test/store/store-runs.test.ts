@@ -319,7 +319,7 @@ describe('a parallel backfill on a folder in Azure Blob (Azurite, which enforces
 });
 
 describe('a night on a folder in S3 (s3rver) with five weeks of history', () => {
-  it('fetches what each step’s plan reads, not the history; gives what one local run gives; puts every object whole', async () => {
+  it('fetches what each step’s plan reads, not the history; gives what one local run gives and what its plan printed; puts every object whole', async () => {
     const start = Date.parse('2026-09-01T00:00:00Z');
     const days = 36;
     const once = join(await testDir(), 'output');
@@ -337,11 +337,30 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
     const store = await openStore(url, aws);
     const before = (await store.list()).reduce((sum, o) => sum + o.bytes, 0);
 
+    // The night's plan, printed from the bucket on an empty worker, changing nothing there.
+    const objects = await store.list();
+    const printed = await onEmptyWorker([
+      'plan', BICYCLE, '--output', url, '--format', 'json',
+      ...params(start + days * DAY, start + (days + 1) * DAY),
+    ]); // prettier-ignore
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(await store.list()).toEqual(objects);
+    const planned = (JSON.parse(printed.stdout) as { steps: { id: string; decision?: unknown }[] })
+      .steps;
+
     const night = await onEmptyWorker([
       'run', BICYCLE, '--output', url, '--log-format', 'json',
       ...params(start + days * DAY, start + (days + 1) * DAY),
     ]); // prettier-ignore
     expect(night.code, night.stderr).toBe(0);
+    // Each step did what the plan printed before the night.
+    const recorded = JSON.parse((await store.read('manifest.json'))!.toString('utf8')) as {
+      pipelines: Record<string, { steps: { id: string; plan?: unknown }[] }>;
+    };
+    const done = recorded.pipelines['bicycle']!.steps;
+    expect(done.map((step) => [step.id, step.plan])).toEqual(
+      planned.map((step) => [step.id, step.decision]),
+    );
     const events = logEvents(night.stderr);
     const atStart = events.find((e) => e['event'] === 'store.fetch' && 'fetched' in e)!;
     const whenRead = events.find((e) => e['event'] === 'store.fetched')!;
