@@ -9,6 +9,7 @@ import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 import { datasetsRead } from '../steps/export-file.js';
+import { bringDatasets } from '../pipeline/fetch-reads.js';
 
 type Format = 'table' | 'csv' | 'json' | 'jsonl';
 
@@ -238,7 +239,7 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         'signs per code',
       ) as unknown as Argv<QueryArgs>,
   handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output, fetch, files }) => {
+    withOutputFolder(args, io, async ({ folder: output, files }) => {
       const logger = loggerFor(args, io);
       const write = (text: string): Promise<void> => writeOut(io.stdout, text);
       const folder = await openOutputFolder(output, {
@@ -251,7 +252,8 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         if (datasets.length === 0)
           logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
         // A folder in a store: the datasets the query names, fetched before it runs.
-        await fetch(datasetsRead(args.sql, datasets).map((d) => d.folder));
+        const names = datasetsRead(args.sql, datasets).map((d) => d.name);
+        await bringDatasets(output, files, { reader: 'the query', logger, names });
         const result = await readOnly(folder.db, output, args.sql);
         await printResult(result, args, write);
       } finally {

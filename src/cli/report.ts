@@ -5,9 +5,9 @@ import { InputError } from '../errors.js';
 import { DEFAULT_MAP_SIGNS, writeReport } from '../report/index.js';
 import { tileTemplateProblem } from '../util/geo.js';
 import { writeOut, type CliIo } from './io.js';
-import { discoverDatasets } from '../duckdb/datasets.js';
 import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
+import { bringDatasets } from '../pipeline/fetch-reads.js';
 
 interface ReportArgs extends CommonArgs {
   'map-signs': number;
@@ -53,12 +53,12 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
     await withOutputFolder(
       args,
       io,
-      async ({ folder: output, shown, fetch, files }) => {
+      async ({ folder: output, shown, files }) => {
         const folder = await stat(output).catch(() => undefined);
         if (!folder?.isDirectory())
           throw new InputError(`--output ${output}: no such folder (run a pipeline into it first)`);
         // The report reads every dataset: a folder in a store fetches them first.
-        await fetch((await discoverDatasets(output, files)).map((d) => d.folder));
+        await bringDatasets(output, files, { reader: 'the report', logger });
         const report = await writeReport(output, {
           mapSigns,
           tiles:

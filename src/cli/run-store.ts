@@ -136,11 +136,6 @@ async function inStore(
     store: {
       url: taken.url,
       files: remote,
-      fetchReads: (folder, partitions) =>
-        remote.fetchPartitions(
-          folder,
-          (_column, value) => partitions === 'all' || partitions.includes(value),
-        ),
       put: async () => {
         const put = await putFolder(store, local, fetched, { onDemand: remote });
         logger.log(

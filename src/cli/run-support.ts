@@ -88,15 +88,12 @@ export async function takingTurns<T>(
 }
 
 /** A run on a local copy of a folder in an object store. */
-import type { FetchReads } from '../pipeline/fetch-reads.js';
 import type { FolderFiles } from '../duckdb/folder-files.js';
 
 export interface StoreRun {
   url: string;
   /** Puts the local copy back. */
   put(): Promise<void>;
-  /** Fetches the partitions (all of them, or those of these values) of a dataset folder of the local copy. */
-  fetchReads: FetchReads;
   /** The local copy as the folder's listing: with the commit's files not fetched. */
   files: FolderFiles;
 }

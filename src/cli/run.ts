@@ -204,7 +204,6 @@ async function runCommandFor(
         ahead: ahead.work,
         repair: commaList(args.repair),
         shown: store?.url,
-        fetchReads: store?.fetchReads,
         files: store?.files,
       }),
   });

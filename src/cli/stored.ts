@@ -22,9 +22,7 @@ export interface OutputFolder {
   folder: string;
   /** A path in it as the user names it (under the store's URL when there is one). */
   shown: (path: string) => string;
-  /** Brings these dataset folders' files (a folder in a store: fetched; on a disk: nothing to do). */
-  fetch: (datasetFolders: readonly string[]) => Promise<void>;
-  /** The folder's listing (a folder in a store: with the commit's files not fetched). */
+  /** The folder's listing (a folder in a store: with the commit's files not fetched, which it fetches when brought). */
   files: FolderFiles;
 }
 
@@ -40,7 +38,6 @@ export async function withOutputFolder<T>(
     return work({
       folder: target.folder,
       shown: (path) => path,
-      fetch: () => Promise.resolve(),
       files: DISK,
     });
   const store = await openStore(target.url, io.env);
@@ -55,9 +52,6 @@ export async function withOutputFolder<T>(
       folder: local,
       shown: (path) =>
         `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
-      fetch: async (folders) => {
-        for (const folder of folders) await remote.fetchPartitions(folder, () => true);
-      },
       files: remote,
     });
     if (writes) {

@@ -22,8 +22,8 @@ export interface FolderFiles {
   stat(file: string): FileStat | undefined;
   /** Removes a file, or a folder with all it holds (nothing when it is not there). */
   remove(path: string): Promise<void>;
-  /** Makes these files of the folder readable here (on a disk they are). */
-  bring(files: readonly string[]): Promise<void>;
+  /** Makes these files of the folder readable here; resolves to those fetched for it (none on a disk). */
+  bring(files: readonly string[]): Promise<readonly string[]>;
 }
 
 /** The folder as the disk holds it. */
@@ -44,7 +44,7 @@ export const DISK: FolderFiles = {
     return rm(path, { recursive: true, force: true });
   },
   bring() {
-    return Promise.resolve();
+    return Promise.resolve([]);
   },
 };
 

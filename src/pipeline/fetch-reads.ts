@@ -1,29 +1,35 @@
 /**
- * A step's reads brought to a local copy of a folder in an object store
- * before the step runs: the partitions its decision says it reads, of each
- * dataset (all of them, where the pipeline does not narrow them).
+ * A step's reads brought here before it runs: the files of the partitions its
+ * decision says it reads, of each dataset (all of them, where the pipeline
+ * does not narrow them), as the folder's listing names them. On a disk they
+ * are here; a local copy of a folder in an object store fetches them.
  */
+import { join } from 'node:path';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
+import { namesIn, type FolderFiles } from '../duckdb/folder-files.js';
+import { PartitionIndex, partitionFolder, partitionNames } from '../duckdb/partitions.js';
 import type { Logger } from '../log.js';
 import type { PartitionSet } from '../steps/step-kind.js';
-import type { FolderFiles } from '../duckdb/folder-files.js';
 
-/** Fetches the partitions of a dataset folder (all, or those of these values); resolves to the files fetched. */
-export type FetchReads = (
-  folder: string,
-  partitions: readonly string[] | 'all',
-) => Promise<readonly string[]>;
+/** The files of a dataset's partitions (all, or those of these values). */
+function readFiles(index: PartitionIndex, folder: string, partitions: PartitionSet['partitions']) {
+  const { column } = partitionNames(namesIn(index.folderFiles, folder));
+  if (partitions === 'all' || column === undefined) return index.files(folder);
+  return partitions.flatMap((value) => index.filesIn(join(folder, partitionFolder(column, value))));
+}
 
-export async function fetchDecisionReads(
-  fetchReads: FetchReads,
-  datasets: readonly Dataset[],
+/** Brings the files `reads` names; resolves to those fetched for it (none on a disk). */
+export async function bringReads(
+  index: PartitionIndex,
+  datasets: readonly Pick<Dataset, 'name' | 'folder'>[],
   { stepId, reads, logger }: { stepId: string; reads: readonly PartitionSet[]; logger: Logger },
-): Promise<string[]> {
-  const fetched: string[] = [];
+): Promise<readonly string[]> {
+  const wanted: string[] = [];
   for (const read of reads) {
     const dataset = datasets.find((d) => d.name === read.dataset);
-    if (dataset) fetched.push(...(await fetchReads(dataset.folder, read.partitions)));
+    if (dataset) wanted.push(...readFiles(index, dataset.folder, read.partitions));
   }
+  const fetched = await index.folderFiles.bring(wanted);
   if (fetched.length > 0)
     logger.log('info', 'store.fetch', `${stepId}: fetched the ${fetched.length} file(s) it reads`, {
       step: stepId,
@@ -32,17 +38,17 @@ export async function fetchDecisionReads(
   return fetched;
 }
 
-/** Fetches every dataset of the folder `output` (what reads them all: the run's report). */
-export async function fetchEveryDataset(
+/** Brings every file of these datasets of the folder `output` (all of them when none are named). */
+export async function bringDatasets(
   output: string,
-  fetchReads: FetchReads,
-  logger: Logger,
   files: FolderFiles,
-): Promise<string[]> {
+  { reader, logger, names }: { reader: string; logger: Logger; names?: readonly string[] },
+): Promise<void> {
   const datasets = await discoverDatasets(output, files);
-  return fetchDecisionReads(fetchReads, datasets, {
-    stepId: 'the report',
-    reads: datasets.map((d) => ({ dataset: d.name, partitions: 'all' })),
+  const read = names ? datasets.filter((d) => names.includes(d.name)) : datasets;
+  await bringReads(new PartitionIndex(files), datasets, {
+    stepId: reader,
+    reads: read.map((d) => ({ dataset: d.name, partitions: 'all' })),
     logger,
   });
 }

@@ -21,7 +21,7 @@ import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
 import { acquireLock } from '../store/folder-lock.js';
-import { fetchEveryDataset, type FetchReads } from './fetch-reads.js';
+import { bringDatasets } from './fetch-reads.js';
 import { StepRunner } from './step-runner.js';
 import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
@@ -46,9 +46,7 @@ export interface RunOptions {
   repair?: readonly string[] | undefined;
   /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
   shown?: string | undefined;
-  /** For a local copy of a folder in a store: fetches what a step's decision reads before it runs. */
-  fetchReads?: FetchReads | undefined;
-  /** Where the folder is listed (default: the disk). */
+  /** A local copy of a folder in a store: its listing, which fetches what a step reads (default: the disk). */
   files?: FolderFiles | undefined;
 }
 
@@ -164,7 +162,6 @@ async function takeFolder(
       signal,
       ahead: options.ahead,
       shown: options.shown,
-      fetchReads: options.fetchReads,
       files: options.files,
     });
     return { runner, simulator, release };
@@ -186,7 +183,7 @@ async function runSteps(
   try {
     // A local copy of a folder in an object store was made from its last commit just now:
     // nothing in it is half-written, and its thousands of files need no walk.
-    const leftovers = options.fetchReads ? [] : await removeTemporaryFiles(output);
+    const leftovers = options.files ? [] : await removeTemporaryFiles(output);
     if (leftovers.length > 0) {
       logger.log(
         'info',
@@ -238,8 +235,8 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     try {
       const manifest = writer.manifest(runNow(REPORT_PATH), REPORT_PATH);
       // The report reads every dataset: a local copy of a folder in a store fetches them first.
-      if (options.fetchReads)
-        await fetchEveryDataset(output, options.fetchReads, logger, options.files ?? DISK);
+      if (options.files)
+        await bringDatasets(output, options.files, { reader: 'the report', logger });
       report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
     } catch (error) {
       failure ??= error as Error;

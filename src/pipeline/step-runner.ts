@@ -26,7 +26,7 @@ import type {
 import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
-import { fetchDecisionReads, type FetchReads } from './fetch-reads.js';
+import { bringReads } from './fetch-reads.js';
 import { addPending, planStep } from './plan.js';
 import { stepFailure } from './step-failure.js';
 import { identifyUpstream } from './upstream-check.js';
@@ -51,8 +51,6 @@ export interface RunScope {
   ahead?: ReadonlyMap<string, AheadWork> | undefined;
   /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
   shown?: string | undefined;
-  /** For a local copy of a folder in a store: fetches what a step's decision reads before it runs. */
-  fetchReads?: FetchReads | undefined;
   /** Where the folder is listed (default: the disk). */
   files?: FolderFiles | undefined;
 }
@@ -178,11 +176,10 @@ export class StepRunner {
     }
   }
 
-  /** context.bring: the partitions read fetched (a local copy of a store's folder), then learnt anew. */
+  /** context.bring: the partitions read brought here, those fetched learnt anew. */
   async #bring(stepId: string, reads: readonly PartitionSet[]): Promise<void> {
-    const { logger, fetchReads } = this.#scope;
-    if (!fetchReads) return;
-    const fetched = await fetchDecisionReads(fetchReads, await this.#datasets(), {
+    const { logger } = this.#scope;
+    const fetched = await bringReads(this.#partitions, await this.#datasets(), {
       stepId,
       reads,
       logger,

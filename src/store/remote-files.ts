@@ -126,35 +126,14 @@ export class RemoteFiles implements FolderFiles {
     this.fetched.bytes += got.bytes;
   }
 
-  async bring(files: readonly string[]): Promise<void> {
-    await this.fetch(files);
-  }
-
   /** Fetches those of `files` not fetched (TRANSFERS at a time); resolves to those fetched. */
-  async fetch(files: Iterable<string>): Promise<string[]> {
+  async bring(files: readonly string[]): Promise<string[]> {
     const wanted = [...new Set(files)].filter((file) => this.has(file));
     await transferAll(wanted, async (file) => {
       await this.#download(file, this.#unfetched.get(file)!);
       this.#unfetched.delete(file);
     });
     return wanted;
-  }
-
-  /**
-   * Fetches the files not fetched under the dataset folder `dataset` whose
-   * partition folder (`column=value`) `wanted` accepts (every one without
-   * partitions when `wanted` accepts the empty column). Resolves to the files fetched.
-   */
-  fetchPartitions(dataset: string, wanted: (column: string, value: string) => boolean) {
-    const chosen = [...this.#unfetched.keys()].filter((path) => {
-      if (!path.startsWith(dataset + sep)) return false;
-      const name = dirname(path).slice(dirname(dirname(path)).length + 1);
-      const at = name.indexOf('=');
-      return dirname(path) === dataset
-        ? wanted('', '')
-        : at > 0 && wanted(name.slice(0, at), name.slice(at + 1));
-    });
-    return this.fetch(chosen);
   }
 
   /**

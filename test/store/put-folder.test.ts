@@ -153,10 +153,10 @@ describe('a folder in an object store, put and fetched again', () => {
     // Day one, fetched when asked, as committed and with its time.
     const one = join(local, 'd/day=2026-10-01/data.parquet');
     await expect(stat(one)).rejects.toThrow(/ENOENT/);
-    await remote.fetch([one]);
+    await remote.bring([one]);
     expect(await readFile(one, 'utf8')).toBe('day one');
     expect(Math.round((await stat(one)).mtimeMs)).toBe(TIME.getTime());
-    await remote.fetch([join(local, 'd/day=2026-10-02/data.parquet')]);
+    await remote.bring([join(local, 'd/day=2026-10-02/data.parquet')]);
     expect(await readFile(join(local, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
     // The manifest the killed put wrote over the commit's: fetched as rewritten (its time now).
     const manifest = join(local, 'manifest.json');

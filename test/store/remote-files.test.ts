@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local-store.js';
 import { RemoteFiles } from '../../src/store/remote-files.js';
 import { testDir } from '../helpers/tmp.js';
+import { PartitionIndex } from '../../src/duckdb/partitions.js';
+import { createMemoryLogger } from '../../src/log.js';
+import { bringReads } from '../../src/pipeline/fetch-reads.js';
 
 /** A store holding `keys` (each its own text), and an empty local folder that knows them as its commit's. */
 async function committed(keys: string[]) {
@@ -47,7 +50,7 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
       mtimeNs: BigInt(time) * 1_000_000n,
     });
     expect(remote.has(file)).toBe(true);
-    expect(await remote.fetch([file])).toEqual([file]);
+    expect(await remote.bring([file])).toEqual([file]);
     expect(await readFile(file, 'utf8')).toBe(`the bytes of ${DAY_ONE}`);
     expect(Math.round((await stat(file)).mtimeMs)).toBe(time);
     expect(remote.has(file)).toBe(false);
@@ -61,7 +64,7 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
     await writeFile(file, 'written by the run');
     expect(remote.has(file)).toBe(false);
     expect(remote.stat(file)?.size).toBe(BigInt('written by the run'.length));
-    expect(await remote.fetch([file])).toEqual([]);
+    expect(await remote.bring([file])).toEqual([]);
     expect(await readFile(file, 'utf8')).toBe('written by the run');
     expect([...remote.left.keys()]).toEqual([]);
   });
@@ -78,11 +81,18 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
 
   it('fetches the partitions a plan reads, and no other', async () => {
     const { remote, local } = await committed([DAY_ONE, DAY_TWO]);
-    const fetched = await remote.fetchPartitions(
-      join(local, 'd'),
-      (column, value) => column === 'day' && value === '2026-10-02',
+    const logger = createMemoryLogger();
+    const fetched = await bringReads(
+      new PartitionIndex(remote),
+      [{ name: 'd', folder: join(local, 'd') }],
+      {
+        stepId: 'a step',
+        reads: [{ dataset: 'd', partitions: ['2026-10-02'] }],
+        logger,
+      },
     );
     expect(fetched).toEqual([join(local, DAY_TWO)]);
+    expect(logger.events.map((e) => e.fields['fetched'])).toEqual([1]);
     await expect(stat(join(local, DAY_ONE))).rejects.toThrow(/ENOENT/);
     expect(await readFile(join(local, DAY_TWO), 'utf8')).toBe(`the bytes of ${DAY_TWO}`);
   });
@@ -92,7 +102,7 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
     const file = join(local, DAY_ONE);
     await writeFile(join(staged, DAY_ONE), 'the bytes of another writer');
     await store.upload(join(staged, DAY_ONE), DAY_ONE);
-    await expect(remote.fetch([file])).rejects.toThrow(
+    await expect(remote.bring([file])).rejects.toThrow(
       /is not the object the folder's last commit names/,
     );
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
