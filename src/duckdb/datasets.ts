@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { RunError, firstLineOf } from '../errors.js';
+import { MissingObjectError, RunError, firstLineOf } from '../errors.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { DISK, namesIn, type FolderFiles } from './folder-files.js';
 import { folderFiles, partitionType, partitionNames } from './partitions.js';
@@ -30,14 +30,11 @@ export interface Dataset {
 }
 
 /** How a dataset folder is laid out: partitioned or not, and the types of its partition columns. */
-export async function datasetLayout(
+export function datasetLayout(
   folder: string,
   files: FolderFiles = DISK,
 ): Promise<Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>> {
-  const layout = layoutOf(files, folder, namesIn(files, folder));
-  // A view of the dataset is made from this file.
-  if (layout.sample !== undefined) await files.bring([layout.sample]);
-  return layout;
+  return Promise.resolve(layoutOf(files, folder, namesIn(files, folder)));
 }
 
 /**
@@ -151,7 +148,10 @@ export async function datasetQuery(
   db: Database,
   dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>,
   only?: readonly string[],
+  /** Where the folder's files are: the sample, whose metadata is read, is brought here. */
+  files: FolderFiles = DISK,
 ): Promise<string> {
+  if (dataset.sample !== undefined) await files.bring([dataset.sample]);
   const notes =
     dataset.sample === undefined
       ? { json: [], partition: undefined }
@@ -241,12 +241,11 @@ export async function createDatasetViews(
 ): Promise<string[]> {
   const unread: string[] = [];
   for (const dataset of datasets) {
-    if (dataset.sample !== undefined) await folderFiles.bring([dataset.sample]);
     try {
       const files = listed ? datasetFiles(dataset, folderFiles) : undefined;
       const here = files?.filter((file) => existsSync(file));
       await db.run(
-        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, here)}`,
+        `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, here, folderFiles)}`,
       );
       if (files && named) named.set(dataset.name, await datasetQuery(db, dataset, files));
       const latest = latestSnapshotView(dataset);
@@ -274,6 +273,7 @@ export async function createDatasetViews(
       for (const [name, sql] of Object.entries(more ?? {}))
         await db.run(`CREATE OR REPLACE VIEW ${quotedIdentifier(name)} AS ${sql}`);
     } catch (error) {
+      if (error instanceof MissingObjectError) throw error;
       // DuckDB reads the files' footers here: a damaged or foreign file shows up now.
       if (dataset.relative.startsWith(`${DERIVED_FOLDER}/`)) {
         await db.run(`DROP VIEW IF EXISTS ${quotedIdentifier(dataset.name)}`);

@@ -146,14 +146,13 @@ export async function readOnly(
   const files = read.values.flatMap((value) =>
     index.filesIn(join(read.source.folder, partitionFolder(read.column, value))),
   );
-  // What it reads (and the file its columns are read from) brought here, if the step's plan did not.
-  const sample = read.source.sample === undefined ? [] : [read.source.sample];
-  await index.folderFiles.bring([...files, ...sample]);
+  // What it reads brought here, if the step's plan did not.
+  await index.folderFiles.bring(files);
   // None of them there: the columns without rows.
   const query =
     files.length > 0
-      ? await datasetQuery(db, read.source, files)
-      : `${await datasetQuery(db, read.source, read.source.sample === undefined ? undefined : [read.source.sample])} WHERE false`;
+      ? await datasetQuery(db, read.source, files, index.folderFiles)
+      : `${await datasetQuery(db, read.source, read.source.sample === undefined ? undefined : [read.source.sample], index.folderFiles)} WHERE false`;
   await db.run(`CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(read.source.name)} AS ${query}`);
   // What partitions there are (before, after or between those read), known without reading them.
   if (read.all)

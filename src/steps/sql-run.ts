@@ -170,7 +170,7 @@ async function runAndWrite(
     // The view as it was (a partial build adds no column), or made anew.
     if (!(await putViewBack(db, aside, table)))
       await db.run(
-        `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder, files))}`,
+        `CREATE VIEW ${quotedIdentifier(table)} AS ${await datasetQuery(db, await datasetLayout(folder, files), undefined, files)}`,
       );
   }
   return { rowsIn, rowsOut, ...(counts ? { notes: { counts } } : {}) };
@@ -237,7 +237,7 @@ async function previousViews(
   for (const table of outputs) {
     const folder = join(output, DERIVED_FOLDER, table);
     await db.run(
-      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS ${await datasetQuery(db, await datasetLayout(folder, files))}`,
+      `CREATE OR REPLACE TEMP VIEW ${quotedIdentifier(`previous_${table}`)} AS ${await datasetQuery(db, await datasetLayout(folder, files), undefined, files)}`,
     );
   }
 }
