@@ -43,6 +43,8 @@ if (!execArgv.includes('--openssl-legacy-provider')) {
 
 const { openStore } = await import('../dist/store/open.js');
 const { putFolder } = await import('../dist/store/put-folder.js');
+const { LocalStore } = await import('../dist/store/local-store.js');
+const { fetchFolder } = await import('../dist/store/sync.js');
 
 const locations = Number(process.argv[2] ?? 200);
 const scratch = process.env.SCRATCH ?? tmpdir();
@@ -127,7 +129,10 @@ try {
       params: params(from, '2026-10-01T00:00:00Z'),
     });
     const store = await openStore(`s3://bench/${name}`, aws);
-    const put = await putFolder(store, join(run.dir, 'output'), { commit: undefined, listed: [] });
+    // The local folder's commit, as its files (links), put as the bucket's first commit.
+    const work = join(run.dir, 'work');
+    await fetchFolder(new LocalStore(join(run.dir, 'output')), work);
+    const put = await putFolder(store, work, { commit: undefined, listed: [] });
     filled[name] = put.bytes;
     await rm(run.dir, { recursive: true, force: true });
   }

@@ -109,14 +109,17 @@ export class MissingObjectError extends StateError {
   constructor(
     readonly url: string,
     readonly key: string,
-    options?: ErrorOptions & { repair?: string; path?: string },
+    options?: ErrorOptions & { repair?: string; path?: string; changed?: boolean },
   ) {
     super(
-      `${url}${key}: the folder's last commit names this object, and the store no longer has it (something other than road-etl removed it); the folder is left as it was. Restore it from the store's versions or a backup${options?.repair ? `; or, to repair the folder, run: ${options.repair}` : ''}`,
+      `${url}${key}: the folder's last commit names this object, and the store ${options?.changed ? 'holds another one under its name (something other than road-etl wrote it)' : 'no longer has it (something other than road-etl removed it)'}; the folder is left as it was. Restore it from the store's versions or a backup${options?.repair ? `; or, to repair the folder, run: ${options.repair}` : ''}`,
       options,
     );
     this.path = options?.path ?? key;
+    this.changed = options?.changed ?? false;
   }
+  /** The store holds another object under the key than the commit names. */
+  readonly changed: boolean;
 }
 
 /** The output folder is held by another live run. Exit 1. */

@@ -5,6 +5,7 @@
  * dataset, as text or as one line of JSON. Changes nothing.
  */
 import type { Argv, CommandModule } from 'yargs';
+import type { Pipeline } from '../pipeline/build.js';
 import { checkFolderFormat } from '../store/folder-format.js';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { openPlanFolder } from '../pipeline/run-folder.js';
@@ -37,24 +38,38 @@ export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
         describe:
           'text: the plan in words; json: one line of JSON, each step with its decision (decision, why, builds, reads, files)',
       }) as unknown as Argv<PlanArgs>,
-  handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output, shown, files }) => {
-      await checkFolderFormat(output, shown(output));
-      const pipeline = await pipelineFromArgs(args, output, io);
-      const folder = await openPlanFolder(output, files);
-      try {
-        const plan = await planRun(
-          pipeline,
-          output,
-          selectSteps(pipeline, commaList(args.select)),
-          new Set(commaList(args.reset)),
-          folder,
-        );
-        const named = { ...plan, output: shown(output) };
-        if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
-        else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);
-      } finally {
-        folder.close();
-      }
-    }),
+  handler: async (args) => {
+    await printPlan(args, io, args.format);
+  },
 });
+
+/**
+ * Prints the next run's plan of the folder (`plan`, `run --dry-run`), as text
+ * or one line of JSON; resolves to the pipeline planned.
+ */
+export function printPlan(
+  args: CommonArgs & Pick<PlanArgs, 'pipeline' | 'param' | 'select' | 'reset'>,
+  io: CliIo,
+  format: PlanArgs['format'],
+): Promise<Pipeline> {
+  return withOutputFolder(args, io, async ({ folder: output, shown, files }) => {
+    await checkFolderFormat(output, shown(output));
+    const pipeline = await pipelineFromArgs(args, output, io);
+    const folder = await openPlanFolder(output, files);
+    try {
+      const plan = await planRun(
+        pipeline,
+        output,
+        selectSteps(pipeline, commaList(args.select)),
+        new Set(commaList(args.reset)),
+        folder,
+      );
+      const named = { ...plan, output: shown(output) };
+      if (format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
+      else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);
+      return pipeline;
+    } finally {
+      folder.close();
+    }
+  });
+}

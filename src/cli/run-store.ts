@@ -1,6 +1,5 @@
-/** `road-etl run --output s3://...` or `az://...`: the run on a local copy of a folder in an object store. */
-import { rm } from 'node:fs/promises';
-import { makeScratchCopy } from './scratch.js';
+/** `road-etl run`: the run on a local copy of the output folder's commit (a folder on disk, in S3 or in Azure). */
+import { scratchCopy } from './scratch.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { stageAhead, type StagedAhead } from '../pipeline/stage-ahead.js';
 import { openStore } from '../store/open.js';
@@ -9,9 +8,10 @@ import type { HeldLock, ObjectStore } from '../store/store.js';
 import { assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { join } from 'node:path';
 import { datasetOfFile } from '../duckdb/damaged.js';
-import { MissingObjectError } from '../errors.js';
-import { REPAIR_DOES, repairCommand, repairPath } from '../pipeline/repair.js';
+import { MissingObjectError, explainIoError } from '../errors.js';
+import { REPAIR_DOES, isDataFile, repairCommand, repairPath } from '../pipeline/repair.js';
 import { putFolder } from '../store/put-folder.js';
+import { checkRunOptions } from '../pipeline/run.js';
 import { commaList, loggerFor, pipelineFromArgs } from './common.js';
 import type { CliIo } from './io.js';
 import type { RunArgs } from './run.js';
@@ -30,7 +30,7 @@ export type RunHere = (
 ) => Promise<void>;
 
 /**
- * `run --output s3://...`: the definition checked first (bad input asks
+ * `run`: the definition checked first (bad input asks
  * nothing of the store), then the folder taken (the store's lock), its last
  * commit fetched into an empty local folder, the run made there, and what
  * changed put back (sync.ts); the local copy removed after.
@@ -42,7 +42,8 @@ export async function runInStore(
   { named, runHere }: { named: (pipeline: string) => void; runHere: RunHere },
 ): Promise<void> {
   const store = await openStore(url, io.env);
-  const local = await makeScratchCopy();
+  const scratch = await scratchCopy(store);
+  const local = scratch.folder;
   const remote = new RemoteFiles(store, local);
   const controller = new AbortController();
   const logger = loggerFor(args, io);
@@ -51,8 +52,17 @@ export async function runInStore(
     await onSignals(controller, logger, async () => {
       const first = await pipelineFromArgs(args, local, io);
       named(first.name);
+      checkRunOptions(first, {
+        select: commaList(args.select),
+        reset: commaList(args.reset),
+        acceptUpstream: commaList(args['accept-upstream']),
+        repair: commaList(args.repair),
+      });
       // Someone else's objects there: refused before the lock is taken, nothing written.
       await assertOwnFolder(store);
+      await scratch.make().catch((error: unknown) => {
+        throw explainIoError(error, `making the run's copy of ${url}`);
+      });
       const held = await lockWaiting(store, first.name, {
         seconds: args['wait-for-lock'] ?? 0,
         logger,
@@ -77,9 +87,12 @@ export async function runInStore(
         await held.release();
       }
     });
+  } catch (error) {
+    // The local disk's trouble (full, read-only) outside a step: named with the folder.
+    throw explainIoError(error, `the run on ${url}`);
   } finally {
     await (await ahead)?.close();
-    await rm(local, { recursive: true, force: true });
+    await scratch.remove();
   }
 }
 
@@ -119,7 +132,13 @@ async function inStore(
     throw new MissingObjectError(error.url, error.key, {
       cause: error,
       path: error.path,
-      repair: `${repairCommand(pipeline, taken.url, error.path, dataset)} (${REPAIR_DOES})`,
+      changed: error.changed,
+      // A data file is fetched or built again; another file (an extract, the report) is restored.
+      ...(!isDataFile(error.path)
+        ? {}
+        : {
+            repair: `${repairCommand(pipeline, taken.url, error.path, dataset)} (${REPAIR_DOES})`,
+          }),
     });
   });
   logger.log(

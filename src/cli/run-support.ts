@@ -1,14 +1,12 @@
-/** What `road-etl run` needs besides its command: taking turns on a folder, a store's paths, a definition's name. */
+/** What `road-etl run` needs besides its command: taking a folder's lock, showing its paths, a definition's name. */
 import { readFileSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { parse } from 'yaml';
 import { FolderInUseError, InterruptedError } from '../errors.js';
-import type { Pipeline } from '../pipeline/build.js';
-import { NOTHING_AHEAD, type StagedAhead } from '../pipeline/stage-ahead.js';
-import { waitForFolder } from '../store/folder-lock.js';
 import type { RunSummary } from '../pipeline/summary.js';
 import type { HeldLock, ObjectStore } from '../store/store.js';
 import type { loggerFor } from './common.js';
+import type { LogFields, Logger } from '../log.js';
 
 /**
  * The `name` a definition file gives itself, read as plain YAML (null when it
@@ -24,69 +22,6 @@ export function definitionName(file: string): string | null {
   }
 }
 
-/**
- * Runs the pipeline; with `seconds` > 0, a folder held by another run is
- * waited for (up to that long), meanwhile fetching ahead what the run can
- * (`stage`), and the definition built again with the folder's state as that
- * run left it, before the run takes the folder.
- */
-export async function takingTurns<T>(
-  first: Pipeline,
-  rebuild: () => Promise<Pipeline>,
-  options: {
-    output: string;
-    seconds: number;
-    controller: AbortController;
-    logger: ReturnType<typeof loggerFor>;
-    /** Fetches ahead what the run can while it waits (stage-ahead.ts). */
-    stage: (pipeline: Pipeline) => Promise<StagedAhead>;
-    /** What was fetched ahead already (while waiting for a store's lock). */
-    staged?: StagedAhead | undefined;
-    run: (pipeline: Pipeline, ahead: StagedAhead) => Promise<T>;
-  },
-): Promise<T> {
-  const { output, controller, logger } = options;
-  const waitMs = Math.max(0, options.seconds) * 1000;
-  const deadline = Date.now() + waitMs;
-  let pipeline = first;
-  let ahead: Promise<StagedAhead> | undefined = options.staged && Promise.resolve(options.staged);
-  try {
-    for (;;) {
-      if (waitMs > 0) {
-        await waitForFolder(output, {
-          timeoutMs: Math.max(0, deadline - Date.now()),
-          signal: controller.signal,
-          waiting: (holder) => {
-            logger.log(
-              'info',
-              'lock.wait',
-              `The output folder is in use by another run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}): waiting for it, up to ${options.seconds} s`,
-              { pipeline: holder.pipeline, pid: holder.pid, hostname: holder.hostname },
-            );
-            ahead ??= options.stage(pipeline);
-          },
-        }).catch((error: unknown) => {
-          if (controller.signal.aborted)
-            throw new InterruptedError(String(controller.signal.reason ?? 'a signal'));
-          throw error;
-        });
-        // What is being fetched ahead is fetched to the end, then the folder taken.
-        await ahead;
-        pipeline = await rebuild();
-      }
-      try {
-        return await options.run(pipeline, (await ahead) ?? NOTHING_AHEAD);
-      } catch (error) {
-        // Taken by another run between the wait and the lock: wait again.
-        if (error instanceof FolderInUseError && waitMs > 0 && Date.now() < deadline) continue;
-        throw error;
-      }
-    }
-  } finally {
-    await (await ahead)?.close();
-  }
-}
-
 /** A run on a local copy of a folder in an object store. */
 import type { FolderFiles } from '../duckdb/folder-files.js';
 
@@ -96,6 +31,26 @@ export interface StoreRun {
   put(): Promise<void>;
   /** The local copy as the folder's listing: with the commit's files not fetched. */
   files: FolderFiles;
+}
+
+/** Text with the output folder's URL (or path) where the local copy's paths are. */
+export function shownText(text: string, local: string, url: string): string {
+  return text.replaceAll(local, url.replace(/\/$/, ''));
+}
+
+/** A logger that names the output folder as the user did where the local copy's paths are. */
+export function showingAt(logger: Logger, local: string, url: string): Logger {
+  const shown = (text: string) => shownText(text, local, url);
+  return {
+    interactive: logger.interactive,
+    log: (level, event, message, fields) =>
+      logger.log(
+        level,
+        event,
+        shown(message),
+        fields && (JSON.parse(shown(JSON.stringify(fields))) as LogFields),
+      ),
+  };
 }
 
 /** The summary with the store's URL where the local copy's paths are. */
@@ -108,6 +63,7 @@ export function shownAt(summary: RunSummary, local: string, url: string): RunSum
   const report = at(summary.report);
   return {
     ...summary,
+    ...(summary.error === undefined ? {} : { error: shownText(summary.error, local, url) }),
     output: url,
     ...(manifest ? { manifest } : {}),
     ...(report ? { report } : {}),

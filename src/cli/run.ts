@@ -1,11 +1,10 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
 import { resolve } from 'node:path';
-import { definitionName, onSignals, shownAt, takingTurns, type StoreRun } from './run-support.js';
-import { stageAhead, type StagedAhead } from '../pipeline/stage-ahead.js';
+import { definitionName, showingAt, shownAt, shownText, type StoreRun } from './run-support.js';
+import { NOTHING_AHEAD, type StagedAhead } from '../pipeline/stage-ahead.js';
 import { runInStore } from './run-store.js';
 import type { Pipeline } from '../pipeline/build.js';
-import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { runPipeline } from '../pipeline/run.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
 import { createProgress } from '../progress.js';
@@ -13,12 +12,13 @@ import {
   commaList,
   loggerFor,
   outputTarget,
-  pipelineFromArgs,
   withPipelineArguments,
   type CommonArgs,
 } from './common.js';
-import { writeOut, type CliIo } from './io.js';
+import type { CliIo } from './io.js';
+import { explainIoError } from '../errors.js';
 import { checkFolderFormat } from '../store/folder-format.js';
+import { printPlan } from './plan.js';
 
 export interface RunArgs extends CommonArgs {
   pipeline: string;
@@ -83,20 +83,18 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
     let output = args.output;
     try {
       const target = outputTarget(args);
-      if (target.kind === 'store') {
-        output = target.url;
-        await runInStore(target.url, args, io, {
-          named: (name) => {
-            pipelineName = name;
-          },
-          runHere: (pipeline, local, how) => runCommandFor(pipeline, args, local, io, how),
-        });
+      output = target.kind === 'store' ? target.url : target.folder;
+      if (args['dry-run']) {
+        pipelineName = definitionName(args.pipeline);
+        await dryRun(args, io, output);
         return;
       }
-      output = target.folder;
-      const pipeline = await pipelineFromArgs(args, output, io);
-      pipelineName = pipeline.name;
-      await runInFolder(pipeline, args, target.folder, io);
+      await runInStore(output, args, io, {
+        named: (name) => {
+          pipelineName = name;
+        },
+        runHere: (pipeline, local, how) => runCommandFor(pipeline, args, local, io, how),
+      });
     } catch (error) {
       // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
       if (!summarized.has(error as object))
@@ -112,15 +110,10 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
   },
 });
 
-/** A run on a local folder. */
-function runInFolder(pipeline: Pipeline, args: RunArgs, folder: string, io: CliIo): Promise<void> {
-  const controller = new AbortController();
-  return onSignals(controller, loggerFor(args, io), () =>
-    runCommandFor(pipeline, args, folder, io, {
-      rebuild: () => pipelineFromArgs(args, folder, io),
-      controller,
-    }),
-  );
+/** `--dry-run`: the plan printed as `road-etl plan` prints it (no lock taken), and its summary. */
+async function dryRun(args: RunArgs, io: CliIo, shownOutput: string): Promise<void> {
+  const pipeline = await printPlan(args, io, 'text');
+  printSummary(io, plannedSummary(pipeline, shownOutput, commaList(args.select)));
 }
 
 /** Errors whose summary line is already on stdout. */
@@ -170,42 +163,24 @@ async function runCommandFor(
 ): Promise<void> {
   const pipeline = definition;
   const { controller, store } = how;
-  const logger = loggerFor(args, io);
+  const logger = store ? showingAt(loggerFor(args, io), output, store.url) : loggerFor(args, io);
   const select = commaList(args.select);
   // A folder of another layout is refused before anything is planned or written.
   await checkFolderFormat(output, store?.url ?? output);
-  if (args['dry-run']) {
-    const plan = await planRun(
-      pipeline,
-      output,
-      selectSteps(pipeline, select),
-      new Set(commaList(args.reset)),
-    );
-    await writeOut(io.stdout, planLines(plan).join('\n') + '\n');
-    printSummary(io, plannedSummary(pipeline, output, select));
-    return;
-  }
-  const result = await takingTurns(pipeline, how.rebuild, {
+  // The run holds the folder (its store's lock); what it fetched while waiting for it is staged.
+  const ahead = how.staged ?? NOTHING_AHEAD;
+  const result = await runPipeline(pipeline, {
     output,
-    seconds: args['wait-for-lock'] ?? 0,
-    controller,
+    select,
+    reset: commaList(args.reset),
+    acceptUpstream: commaList(args['accept-upstream']),
     logger,
-    staged: how.staged,
-    stage: (current) => stageAhead(current, { output, select, logger, signal: controller.signal }),
-    run: (current, ahead) =>
-      runPipeline(current, {
-        output,
-        select,
-        reset: commaList(args.reset),
-        acceptUpstream: commaList(args['accept-upstream']),
-        logger,
-        progress: createProgress(logger, io.stderr),
-        signal: controller.signal,
-        ahead: ahead.work,
-        repair: commaList(args.repair),
-        shown: store?.url,
-        files: store?.files,
-      }),
+    progress: createProgress(logger, io.stderr),
+    signal: controller.signal,
+    ahead: ahead.work,
+    repair: commaList(args.repair),
+    shown: store?.url,
+    files: store?.files,
   });
   let { summary, failure } = result;
   if (store) {
@@ -213,10 +188,14 @@ async function runCommandFor(
     try {
       await store.put();
     } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
+      const put = explainIoError(error, `putting the run's files into ${store.url}`);
+      // A step's own failure stays the run's (the put may fail of the same cause: a full disk).
+      if (failure) logger.log('error', 'store.put', put.message);
+      failure ??= put;
       summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
     }
     summary = shownAt(summary, output, store.url);
+    if (failure) failure.message = shownText(failure.message, output, store.url);
   }
   printSummary(io, summary);
   if (failure) throw markSummarized(failure);

@@ -1,30 +1,67 @@
 /**
- * The local copy a command makes of a folder in an object store: a folder of
- * the system's temporary folder named after the process that made it, so that
- * the copy a killed run left behind is known and removed by the next command.
+ * The local copy a command makes of its output folder's commit: a folder
+ * named after the process that made it, so that the copy a killed command
+ * left behind is known and removed by the next one. A run on a local folder
+ * makes it in the folder's own `.state/work/` (on its file system: fetched
+ * and put by hard links); every other command in the system's temporary folder.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LocalStore, WORK_FOLDER } from '../store/local-store.js';
+import type { ObjectStore } from '../store/store.js';
+import { exists, makeFolder } from '../util/fs.js';
 import { isRunning, processIdentity } from '../util/process.js';
 
 const PREFIX = 'road-etl-output-';
 
-/** A new, empty local copy's folder: `road-etl-output-<pid>-<start>-XXXXXX`. */
-export async function makeScratchCopy(): Promise<string> {
+export interface ScratchCopy {
+  /** The copy's folder (made by `make`). */
+  folder: string;
+  /** Makes the copy's folder, empty, once the command is known to go on (bad input writes nothing). */
+  make(): Promise<void>;
+  /** Removes the copy, and the folders made for it that nothing else holds. */
+  remove(): Promise<void>;
+}
+
+/** A local copy's folder for `store`: `road-etl-output-<pid>-<start>-XXXXXX`. */
+export async function scratchCopy(store: ObjectStore): Promise<ScratchCopy> {
   const me = await processIdentity();
-  await removeLeftCopies();
-  return mkdtemp(join(tmpdir(), `${PREFIX}${me.pid}-${me.start ?? 0}-`));
+  const local = store instanceof LocalStore && !store.reading ? store.folder : undefined;
+  const parent = local === undefined ? tmpdir() : join(local, ...WORK_FOLDER.split('/'));
+  const name = `${PREFIX}${me.pid}-${me.start ?? 0}-${randomBytes(3).toString('hex')}`;
+  const folder = join(parent, name);
+  let made: boolean | undefined;
+  return {
+    folder,
+    async make() {
+      made = local !== undefined && !(await exists(local));
+      await removeLeftCopies(parent);
+      await makeFolder(parent);
+      await mkdir(folder);
+    },
+    async remove() {
+      if (made === undefined) return;
+      await rm(folder, { recursive: true, force: true });
+      if (local === undefined) return;
+      // The folders made for it that nothing else holds: `.state/work`, `.state/tmp` (a put's
+      // drafts), `.state`, and the folder itself where this command made it.
+      const state = join(local, '.state');
+      for (const folder of [parent, join(state, 'tmp'), state, ...(made ? [local] : [])])
+        await rmdir(folder).catch(() => undefined);
+    },
+  };
 }
 
 const COPY = new RegExp(`^${PREFIX}(\\d+)-(\\d+)-\\w+$`);
 
 /** Removes the local copies of commands whose process is gone. */
-async function removeLeftCopies(): Promise<void> {
-  for (const name of await readdir(tmpdir()).catch(() => [])) {
+async function removeLeftCopies(parent: string): Promise<void> {
+  for (const name of await readdir(parent).catch(() => [])) {
     const m = COPY.exec(name);
     if (!m) continue;
     const who = { pid: Number(m[1]), start: m[2] === '0' ? undefined : m[2], boot: undefined };
-    if (!(await isRunning(who))) await rm(join(tmpdir(), name), { recursive: true, force: true });
+    if (!(await isRunning(who))) await rm(join(parent, name), { recursive: true, force: true });
   }
 }

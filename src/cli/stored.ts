@@ -1,21 +1,23 @@
 /**
- * The local folder a command works on when --output names a folder in an
- * object store: a copy of its last commit in an empty local folder, removed
- * after, its data files known from the commit (remote-files.ts) and fetched
- * when the command reads them. A command that writes (report) holds the
- * store's lock and puts back what changed.
+ * The local folder a command works on: a copy of the output folder's last
+ * commit in an empty local folder (cli/scratch.ts), removed after, its data
+ * files known from the commit (remote-files.ts) and fetched when the command
+ * reads them. A command that writes (report) holds the
+ * store's lock and puts back what changed. A local folder that no run has
+ * committed is read (and a report written into it) as it lies.
  */
-import { rm } from 'node:fs/promises';
-import { makeScratchCopy } from './scratch.js';
-import { relative, sep } from 'node:path';
+import { scratchCopy } from './scratch.js';
+import { LocalStore } from '../store/local-store.js';
+import { join, relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
-import { assertOwnFolder, fetchFolder } from '../store/sync.js';
+import { COMMIT_KEY, assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
 import { RemoteFiles } from '../store/remote-files.js';
 import { writeViews } from '../pipeline/folder-description.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
 import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
+import { existsSync } from 'node:fs';
 
 export interface OutputFolder {
   /** The local folder to work on. */
@@ -34,24 +36,29 @@ export async function withOutputFolder<T>(
   writes?: { lock: string },
 ): Promise<T> {
   const target = outputTarget(args);
-  if (target.kind === 'local')
-    return work({
-      folder: target.folder,
-      shown: (path) => path,
-      files: DISK,
-    });
-  const store = await openStore(target.url, io.env);
-  const local = await makeScratchCopy();
+  // A local folder no run committed (Parquet made otherwise, or none yet): its files as they lie.
+  if (target.kind === 'local' && !existsSync(join(target.folder, ...COMMIT_KEY.split('/'))))
+    return work({ folder: target.folder, shown: (path) => path, files: DISK });
+  const url = target.kind === 'local' ? target.folder : target.url;
+  const store =
+    target.kind === 'local'
+      ? new LocalStore(url, { reading: !writes })
+      : await openStore(url, io.env);
+  const scratch = await scratchCopy(store);
+  const local = scratch.folder;
   let held: Awaited<ReturnType<typeof store.lock>> | undefined;
   try {
     await assertOwnFolder(store);
+    await scratch.make();
     held = writes ? await store.lock(writes.lock) : undefined;
     const remote = new RemoteFiles(store, local);
     const fetched = await fetchFolder(store, local, remote);
     const result = await work({
       folder: local,
       shown: (path) =>
-        `${target.url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
+        target.kind === 'local'
+          ? join(url, relative(local, path))
+          : `${url.replace(/\/?$/, '/')}${relative(local, path).split(sep).join('/')}`,
       files: remote,
     });
     if (writes) {
@@ -62,6 +69,6 @@ export async function withOutputFolder<T>(
     return result;
   } finally {
     await held?.release();
-    await rm(local, { recursive: true, force: true });
+    await scratch.remove();
   }
 }

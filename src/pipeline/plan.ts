@@ -144,7 +144,14 @@ export async function planRun(
     const checkpoint = reset
       ? undefined
       : (await store.read(step.id).catch(() => undefined))?.checkpoint;
-    const context: PlanContext = { stepId: step.id, output, sqlDir: pipeline.sqlDir, checkpoint };
+    const context: PlanContext = {
+      stepId: step.id,
+      output,
+      sqlDir: pipeline.sqlDir,
+      checkpoint,
+      // The folder's files as its listing has them (a copy's: fetched when read).
+      ...(folder ? { partitions: folder.partitions } : {}),
+    };
     const planned = await planStep(step, context);
     if (!folder) {
       steps.push({ ...planned, reset });

@@ -16,7 +16,11 @@ import type { Pipeline } from './build.js';
 
 /** A data file of the folder, as --repair names it: relative, under a dataset folder, Parquet. */
 export function repairPath(path: string): string {
-  const key = path.replaceAll('\\', '/').replace(/^\.\//, '');
+  // An object's name (`data.v20261002T031500Z-3f9a1c.parquet`) stands for its file's.
+  const key = path
+    .replaceAll('\\', '/')
+    .replace(/^\.\//, '')
+    .replace(/\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/, '.parquet');
   const parts = key.split('/');
   if (
     key.startsWith('/') ||
@@ -29,6 +33,16 @@ export function repairPath(path: string): string {
       `--repair ${path}: names a Parquet file of a dataset, relative to the output folder (for example bicycle/measurements/date=2026-10-02/data.parquet)`,
     );
   return key;
+}
+
+/** Whether `path` is a data file of the folder, which --repair fetches or builds again. */
+export function isDataFile(path: string): boolean {
+  try {
+    repairPath(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A value as a shell word: quoted where it holds anything but plain characters. */

@@ -87,11 +87,16 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
   });
 }
 
-/** The steps selected, the resets asked for, and the earlier outputs reused (each must be there). */
-async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepared> {
-  const { output, logger } = options;
-  const { selected, reused } = selectSteps(pipeline, options.select);
-  const store = new StateStore(output);
+/**
+ * The steps selected, and every step or file the options name checked against
+ * the definition: bad input, found before the folder is asked anything.
+ */
+export function checkRunOptions(
+  pipeline: Pipeline,
+  options: Pick<RunOptions, 'select' | 'reset' | 'acceptUpstream' | 'repair'>,
+) {
+  const selection = selectSteps(pipeline, options.select);
+  const { selected } = selection;
   const resets = new Set(options.reset ?? []);
   const accepted = new Set(options.acceptUpstream ?? []);
   for (const [flag, ids] of [
@@ -105,6 +110,16 @@ async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepare
       );
     }
   }
+  // Each --repair names a data file of the folder: anything else is bad input.
+  for (const path of options.repair ?? []) repairPath(path);
+  return { ...selection, resets, accepted };
+}
+
+/** The steps selected, the resets asked for, and the earlier outputs reused (each must be there). */
+async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepared> {
+  const { output, logger } = options;
+  const { selected, reused, resets, accepted } = checkRunOptions(pipeline, options);
+  const store = new StateStore(output);
   for (const { step, need } of reused) {
     const record = await store.read(need);
     if (record?.status !== 'succeeded') {
@@ -117,8 +132,6 @@ async function prepare(pipeline: Pipeline, options: RunOptions): Promise<Prepare
       need,
     });
   }
-  // Each --repair names a data file of the folder: anything else is bad input.
-  for (const path of options.repair ?? []) repairPath(path);
   return { selected, resets, accepted, store };
 }
 
@@ -148,7 +161,10 @@ async function takeFolder(
     const release = await acquireLock(output, pipeline.name).catch((error: unknown) => {
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });
-    await writeFolderFormat(output);
+    await writeFolderFormat(output).catch(async (error: unknown) => {
+      await release();
+      throw explainIoError(error, `Cannot use the output folder ${output}`);
+    });
     await removeRepaired(output, options.repair ?? [], logger);
     const runner = new StepRunner({
       pipeline,

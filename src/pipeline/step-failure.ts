@@ -13,7 +13,7 @@ import {
   explainIoError,
 } from '../errors.js';
 import type { Pipeline } from './build.js';
-import { REPAIR_DOES, repairCommand } from './repair.js';
+import { REPAIR_DOES, isDataFile, repairCommand } from './repair.js';
 
 export function stepFailure(
   error: unknown,
@@ -36,7 +36,15 @@ export function stepFailure(
     return new MissingObjectError(error.url, error.key, {
       cause: error,
       path: error.path,
-      repair: repair(error.path, datasetOfFile(output, join(output, ...error.path.split('/')))),
+      changed: error.changed,
+      ...(isDataFile(error.path)
+        ? {
+            repair: repair(
+              error.path,
+              datasetOfFile(output, join(output, ...error.path.split('/'))),
+            ),
+          }
+        : {}),
     });
   return (
     explainOutOfMemory(error, `step ${stepId}`, run.memory) ??

@@ -10,23 +10,29 @@ import { InputError } from '../errors.js';
 import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
-/** The layout this version writes (3: data objects in a store named by version, commit.json version 2). */
-export const FOLDER_FORMAT = 3;
+/**
+ * The layout this version writes (4: every folder, on disk too, is what its
+ * commit names, each data file's version an object of its own; commit.json version 2).
+ */
+export const FOLDER_FORMAT = 4;
 
 const FORMAT_FILE = 'format.json';
+
+/** The layout named by the text of a `format.json` (0 when it names none). */
+export function formatNamed(text: string): number {
+  try {
+    const format = (JSON.parse(text) as { format?: unknown }).format;
+    return typeof format === 'number' ? format : 0;
+  } catch {
+    return 0;
+  }
+}
 
 /** The layout a folder names; 0 for a folder of road-etl's from before layouts were named; undefined for a new one. */
 async function formatOf(output: string): Promise<number | undefined> {
   const state = join(output, STATE_FOLDER);
   const text = await readFile(join(state, FORMAT_FILE), 'utf8').catch(() => undefined);
-  if (text !== undefined) {
-    try {
-      const format = (JSON.parse(text) as { format?: unknown }).format;
-      return typeof format === 'number' ? format : 0;
-    } catch {
-      return 0;
-    }
-  }
+  if (text !== undefined) return formatNamed(text);
   const states = (await readdir(state).catch(() => [])).filter((n) => n.endsWith('.json'));
   const manifest = await stat(join(output, 'manifest.json')).catch(() => undefined);
   return states.length > 0 || manifest ? 0 : undefined;

@@ -116,51 +116,6 @@ export async function acquireLock(output: string, pipeline: string): Promise<() 
   }
 }
 
-/** The run that holds the folder's lock, when one does and may still be running. */
-export async function lockHolder(output: string): Promise<LockInfo | undefined> {
-  const lock = join(output, STATE_FOLDER, 'lock');
-  const mtimeMs = await stat(lock).then(
-    (s) => s.mtimeMs,
-    () => undefined,
-  );
-  if (mtimeMs === undefined) return undefined;
-  const held = await readFile(lock, 'utf8')
-    .then((text) => JSON.parse(text) as LockInfo)
-    .catch(() => undefined);
-  return held && (await holderAlive(held, mtimeMs, Date.now())) ? held : undefined;
-}
-
-/**
- * Resolves once no live run holds the folder (at once when none does), asking
- * every `pollMs`; rejects with FolderInUseError when `timeoutMs` has passed,
- * and with the signal's reason when it is aborted. `waiting` is told once of
- * the run it waits for.
- */
-export async function waitForFolder(
-  output: string,
-  options: {
-    timeoutMs: number;
-    signal?: AbortSignal | undefined;
-    waiting?: (holder: LockInfo) => void;
-    pollMs?: number;
-  },
-): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  let told = false;
-  for (;;) {
-    options.signal?.throwIfAborted();
-    const holder = await lockHolder(output);
-    if (!holder) return;
-    if (!told) options.waiting?.(holder);
-    told = true;
-    if (Date.now() >= deadline)
-      throw new FolderInUseError(
-        `The output folder ${output} is still in use by another road-etl run (pipeline ${holder.pipeline}, pid ${holder.pid} on ${holder.hostname}, since ${holder.started_at}) after waiting ${Math.round(options.timeoutMs / 1000)} s`,
-      );
-    await new Promise((done) => setTimeout(done, options.pollMs ?? 1000));
-  }
-}
-
 /** Keeps the heartbeat of a lock taken; the function returned releases it (if still ours). */
 function holdLock(lock: string, token: string): () => Promise<void> {
   const beat = setInterval(() => {

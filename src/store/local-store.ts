@@ -1,42 +1,84 @@
 /**
  * The output folder on a local (or mounted) file system, as an ObjectStore:
- * its files are the objects, each written to a temporary name and renamed, and
- * the lock is the folder's own (.state/lock, see acquireLock).
+ * its files are the objects. A run works on a copy of the folder's commit in
+ * the folder's own `.state/work/` (cli/scratch.ts), so that a fetch and a put
+ * are hard links, not copies: a file is fetched by a link to its object,
+ * and put by a link to the file written, renamed into place. Neither is ever
+ * written to where it lies: every write of road-etl makes a new file and
+ * renames it (DESIGN.md), and a data file's new version is an object of its
+ * own (put-folder.ts). A command that only reads (query, plan) works in the
+ * system's temporary folder: there a file of another file system is a
+ * symbolic link. The lock is the folder's own (.state/lock, see acquireLock).
  */
-import { copyFile, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import {
+  copyFile,
+  link,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  symlink,
+} from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { MissingObjectError } from '../errors.js';
 import { acquireLock } from './folder-lock.js';
 import { scratchFolder } from '../layout.js';
-import { writeThrough } from '../util/fs.js';
+import { commitFile, makeFolder, temporaryPath } from '../util/fs.js';
 import type { HeldLock, ObjectStore, StoredObject } from './store.js';
+
+/** Where commands keep their copies of the folder, and a put its drafts: never objects. */
+export const WORK_FOLDER = '.state/work';
+const OWN_SCRATCH = ['.state/work/', '.state/tmp/'];
+
+/**
+ * `to` as a hard link to `from`; where the file system has no link between
+ * them, a copy, or for a command that only reads, a symbolic link.
+ */
+async function linkOrCopy(from: string, to: string, reading = false): Promise<void> {
+  try {
+    await link(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw error;
+    await (reading ? symlink(from, to) : copyFile(from, to));
+  }
+}
 
 export class LocalStore implements ObjectStore {
   readonly url: string;
-  readonly #folder: string;
+  readonly folder: string;
+  /** For a command that only reads: its copy may lie on another file system (cli/scratch.ts). */
+  readonly reading: boolean;
 
-  constructor(folder: string) {
-    this.#folder = folder;
-    this.url = folder;
+  constructor(folder: string, { reading = false }: { reading?: boolean } = {}) {
+    this.folder = folder;
+    this.url = folder.endsWith(sep) ? folder : `${folder}${sep}`;
+    this.reading = reading;
   }
 
   #path(key: string): string {
-    return join(this.#folder, ...key.split('/'));
+    return join(this.folder, ...key.split('/'));
   }
 
+  /** An object's version is its size and time (kept by a link, and by a copy that keeps times). */
   async #object(key: string): Promise<StoredObject> {
     const info = await stat(this.#path(key), { bigint: true });
-    return { key, bytes: Number(info.size), version: `${info.size}:${info.mtimeNs}` };
+    if (!info.isFile())
+      throw Object.assign(new Error(`${this.#path(key)} is not a file`), { code: 'EISDIR' });
+    return { key, bytes: Number(info.size), version: `${info.size}:${mtimeMillis(info.mtimeNs)}` };
   }
 
   async list(prefix = ''): Promise<StoredObject[]> {
-    const entries = await readdir(this.#folder, { recursive: true, withFileTypes: true }).catch(
+    const entries = await readdir(this.folder, { recursive: true, withFileTypes: true }).catch(
       () => [],
     );
     const keys = entries
       .filter((e) => e.isFile())
-      .map((e) => relative(this.#folder, join(e.parentPath, e.name)).split(sep).join('/'))
-      .filter((key) => key.startsWith(prefix))
+      .map((e) => relative(this.folder, join(e.parentPath, e.name)).split(sep).join('/'))
+      .filter((key) => key.startsWith(prefix) && !OWN_SCRATCH.some((s) => key.startsWith(s)))
       .sort();
     return Promise.all(keys.map((key) => this.#object(key)));
   }
@@ -50,29 +92,50 @@ export class LocalStore implements ObjectStore {
 
   async download(key: string, file: string): Promise<StoredObject> {
     const object = await this.#object(key).catch((error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-        throw new MissingObjectError(`${this.url}/`, key, { cause: error });
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new MissingObjectError(this.url, key, { cause: error });
+      // Something else in its place (a folder): not the object.
+      if (code === 'EISDIR') throw new MissingObjectError(this.url, key, { changed: true });
       throw error;
     });
     const partial = `${file}.download-${process.pid}`;
-    await copyFile(this.#path(key), partial);
+    await rm(partial, { force: true });
+    await linkOrCopy(this.#path(key), partial, this.reading);
     await rename(partial, file);
     return object;
   }
 
   async upload(file: string, key: string): Promise<StoredObject> {
-    await writeThrough(this.#path(key), scratchFolder(this.#folder), (temporary) =>
-      copyFile(file, temporary),
-    );
+    const path = this.#path(key);
+    await makeFolder(dirname(path));
+    const temporary = temporaryPath(path, scratchFolder(this.folder));
+    try {
+      await linkOrCopy(file, temporary);
+      await commitFile(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
     return this.#object(key);
   }
 
+  /** Removes the objects, and the folders they leave empty (a partition's, a dataset's). */
   async remove(keys: readonly string[]): Promise<void> {
-    for (const key of keys) await rm(this.#path(key), { force: true });
+    for (const key of keys) {
+      await rm(this.#path(key), { force: true });
+      for (let folder = dirname(this.#path(key)); folder !== this.folder; folder = dirname(folder))
+        if (
+          !(await rmdir(folder).then(
+            () => true,
+            () => false,
+          ))
+        )
+          break;
+    }
   }
 
   async lock(pipeline: string): Promise<HeldLock> {
-    const release = await acquireLock(this.#folder, pipeline);
+    const release = await acquireLock(this.folder, pipeline);
     return { guarantee: 'enforced', release };
   }
 }

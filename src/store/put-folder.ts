@@ -10,7 +10,8 @@ import { quotedString } from '../duckdb/database.js';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
-import { COMMIT_KEY, PUT_KEY, localOnly, transferAll, type Commit, type Fetched } from './sync.js';
+import { COMMIT_KEY, PUT_KEY, localOnly, type Commit, type Fetched } from './sync.js';
+import { transferAll } from './transfer.js';
 
 /** The folder's SQL for plain DuckDB (duckdb/views-script.ts), which names the data files. */
 const VIEWS_FILE = 'views.sql';
@@ -28,6 +29,11 @@ function putStamp(at: string): string {
 /** The object of a file's version written by the put `stamp`: data by version, the rest by its path. */
 function objectKey(path: string, stamp: string): string {
   return versioned(path) ? `${path.slice(0, -'.parquet'.length)}.v${stamp}.parquet` : path;
+}
+
+/** A file's time in milliseconds, as the commit records it. */
+function mtimeOf(file: string): number {
+  return Number(mtimeMillis(statSync(file, { bigint: true }).mtimeNs));
 }
 
 interface LocalFile {
@@ -135,12 +141,16 @@ async function putListed(
     const file = files.get(path)!;
     const key = keys.get(path)!;
     const put = await store.upload(from, key);
-    commit.files[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
+    // A file put from a draft (views.sql naming the objects) has the draft's time.
+    const time = from === join(local, ...path.split('/')) ? file.mtime_ms : mtimeOf(from);
+    commit.files[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: time };
     bytes += file.bytes;
   };
   const last = [VIEWS_FILE, 'manifest.json'];
+  // Data first (new objects), then stable names: a put failing on data changes no object.
+  await transferAll(changed.filter(versioned), (path) => upload(path));
   await transferAll(
-    changed.filter((path) => !last.includes(path)),
+    changed.filter((path) => !versioned(path) && !last.includes(path)),
     (path) => upload(path),
   );
   // Then the SQL that names the new objects, then the manifest that names the new extracts.

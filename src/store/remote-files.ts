@@ -8,14 +8,14 @@
  * longer part of the folder; the put carries those left over from the commit
  * into the next one as they are.
  */
-import { rm, utimes } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import type { FileStat } from '../duckdb/fingerprints.js';
 import { DISK, type FolderEntry, type FolderFiles } from '../duckdb/folder-files.js';
-import { MissingObjectError, RunError } from '../errors.js';
+import { MissingObjectError } from '../errors.js';
 import type { ObjectStore } from './store.js';
-import { transferAll } from './sync.js';
+import { giveTime, transferAll } from './transfer.js';
 
 /** A file of the commit not fetched: the object that holds it, its size and time. */
 export interface Unfetched {
@@ -116,12 +116,12 @@ export class RemoteFiles implements FolderFiles {
     });
     if (got.version !== recorded.version) {
       await rm(file, { force: true });
-      throw new RunError(
-        `${this.#store.url}${recorded.key} is not the object the folder's last commit names (it was written since by something other than road-etl): restore it from the store's versions or a backup`,
-      );
+      throw new MissingObjectError(this.#store.url, recorded.key, {
+        path: relative(this.#root, file).split(sep).join('/'),
+        changed: true,
+      });
     }
-    const time = new Date(recorded.mtime_ms);
-    await utimes(file, time, time);
+    await giveTime(file, recorded.mtime_ms);
     this.fetched.files++;
     this.fetched.bytes += got.bytes;
   }

@@ -28,35 +28,18 @@
  * has a commit: a night costs the same whatever the history in the bucket.
  */
 import { mkdirSync } from 'node:fs';
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import pLimit from 'p-limit';
 import { z } from 'zod';
 import { InputError, MissingObjectError, StateError } from '../errors.js';
-import { olderFolder } from './folder-format.js';
+import { formatNamed, olderFolder } from './folder-format.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
+import { giveTime, transferAll } from './transfer.js';
 
 export const COMMIT_KEY = '.state/commit.json';
 /** The keys a put is about to upload, written before it uploads any. */
 export const PUT_KEY = '.state/put.json';
-
-/** Objects fetched or put at once. */
-export const TRANSFERS = 8;
-
-/**
- * Runs `transfer` for each item, TRANSFERS at once; fails with the first
- * failure once every one ended (nothing writes into the local folder then).
- */
-export async function transferAll<T>(
-  items: readonly T[],
-  transfer: (item: T) => Promise<void>,
-): Promise<void> {
-  const limit = pLimit(TRANSFERS);
-  const ended = await Promise.allSettled(items.map((item) => limit(() => transfer(item))));
-  const failed = ended.find((e): e is PromiseRejectedResult => e.status === 'rejected');
-  if (failed) throw failed.reason;
-}
 
 /** What of the local folder is never put: the lock, temporary and staged files, the put's own. */
 export function localOnly(key: string): boolean {
@@ -150,6 +133,9 @@ export async function readCommit(store: ObjectStore): Promise<Commit | undefined
   );
 }
 
+/** Where a folder names its layout (held whole in the commit, as every state file). */
+const FORMAT_KEY = '.state/format.json';
+
 /** Objects under `.state/` that road-etl writes for a moment and a killed run may leave: lock probes. */
 const LEFTOVER = /^\.state\/probe-[0-9a-f-]+$/;
 
@@ -163,7 +149,17 @@ const LEFTOVER = /^\.state\/probe-[0-9a-f-]+$/;
 async function ownedBeforeCommit(store: ObjectStore, unfinished: readonly string[]) {
   const objects = await store.list();
   const own = new Set([...unfinished, PUT_KEY, '.state/lock']);
-  const foreign = objects.filter((o) => !own.has(o.key) && !LEFTOVER.test(o.key));
+  // `.gitkeep`: what git keeps in a folder otherwise empty (the project's own output/).
+  const foreign = objects.filter(
+    (o) => !own.has(o.key) && !LEFTOVER.test(o.key) && o.key !== '.gitkeep',
+  );
+  // A folder of road-etl's written before folders were commits: refused with the way to rebuild it.
+  const named = foreign.some((o) => o.key === FORMAT_KEY)
+    ? await store.read(FORMAT_KEY)
+    : undefined;
+  if (named !== undefined) throw olderFolder(store.url, formatNamed(named.toString('utf8')));
+  if (foreign.some((o) => /^\.state\/[^/]+\.json$/.test(o.key) || o.key === 'manifest.json'))
+    throw olderFolder(store.url, 0);
   if (foreign.length > 0) {
     const named = foreign.slice(0, 5).map((o) => `${store.url}${o.key}`);
     throw new InputError(
@@ -250,16 +246,17 @@ export async function fetchFolder(
     const got = await store.download(recorded.key, path(key)).catch((error: unknown) => {
       // Named by the file it holds, which a repair names.
       if (error instanceof MissingObjectError)
-        throw new MissingObjectError(error.url, error.key, { cause: error, path: key });
+        throw new MissingObjectError(error.url, error.key, {
+          cause: error,
+          path: key,
+          changed: error.changed,
+        });
       throw error;
     });
     bytes += got.bytes;
     fetched++;
     // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
-    if (got.version === recorded.version) {
-      const time = new Date(recorded.mtime_ms);
-      await utimes(path(key), time, time);
-    }
+    if (got.version === recorded.version) await giveTime(path(key), recorded.mtime_ms);
   });
   const listed = new Set([
     ...Object.values(commit.files).map((file) => file.key),

@@ -1,10 +1,8 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { stateText } from '../helpers/committed.js';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError, RunError } from '../../src/errors.js';
-import { buildPipeline } from '../../src/pipeline/build.js';
-import { describePlan } from '../../src/pipeline/plan.js';
-import { StateStore } from '../../src/pipeline/state.js';
 import {
   idsWithPrefix,
   landedMeasurements,
@@ -34,12 +32,20 @@ async function manifestNotes(output: string): Promise<Record<string, unknown>> {
   return run.steps.find((s) => s.id === 'measurements')!.notes!;
 }
 
-async function checkpoint(output: string): Promise<Record<string, unknown>> {
+function checkpoint(output: string): Record<string, unknown> {
   return (
-    JSON.parse(await readFile(join(output, '.state', 'measurements.json'), 'utf8')) as {
+    JSON.parse(stateText(output, 'measurements.json')) as {
       checkpoint: Record<string, unknown>;
     }
   ).checkpoint;
+}
+
+/** `road-etl plan` of the measurements step of dir/pipelines/p.yaml on `output`. */
+function planned(dir: string, output: string) {
+  return runCli(
+    ['plan', join(dir, 'pipelines', 'p.yaml'), '--output', output, '--select', 'measurements'],
+    { env },
+  );
 }
 
 async function run(dir: string, options: Record<string, unknown>) {
@@ -61,8 +67,8 @@ describe('bicycle.measurements: selections', () => {
     expect(truth.kept.length).toBeGreaterThan(2000);
     expect(await landedMeasurements(output)).toEqual(truth.kept);
     expect(logger.events.some((e) => e.event === 'bicycle.unknown_locations')).toBe(true);
-    // Nothing is left staged once the run is committed.
-    expect(await readdir(join(output, '.state', 'staging')).catch(() => [])).toEqual([]);
+    // Nothing is left of the run's copy once its commit has landed.
+    expect(await readdir(join(output, '.state', 'work')).catch(() => [])).toEqual([]);
   });
 
   it('quarantines rows that are not whole hours, with the reason and the raw row', async () => {
@@ -300,7 +306,7 @@ describe('bicycle.measurements: the hidden limits', () => {
       expect(await landedMeasurements(first.output)).toEqual(
         truthMeasurements(hidden, ids, START, end).kept,
       );
-      expect((await checkpoint(first.output))['limits']).toEqual({
+      expect(checkpoint(first.output)['limits']).toEqual({
         locations: { max_ok: maxLocations, min_fail: maxLocations + 1 },
         period_hours: { max_ok: maxPeriodDays * 24, min_fail: maxPeriodDays * 24 + 1 },
       });
@@ -364,12 +370,9 @@ describe('bicycle.measurements: reruns', () => {
     });
     const options = { start: START, end: END, prefixes: ['GAL', 'FRL'] };
     await writeFiles(dir, { 'pipelines/p.yaml': measurementsPipeline(options) });
-    const pipeline = await buildPipeline(join(dir, 'pipelines', 'p.yaml'), {
-      env,
-      output: first.output,
-      state: new StateStore(first.output),
-    });
-    const lines = (await describePlan(pipeline, first.output)).join('\n');
+    const validated = await planned(dir, first.output);
+    expect(validated.code, validated.stderr).toBe(0);
+    const lines = validated.stdout;
     // 12 locations in batches of 7 (2 per window) x 240 hours in windows of 72 (4).
     expect(idsWithPrefix(simulator, 'GAL', 'FRL')).toHaveLength(12);
     expect(lines).toMatch(/up to 7 locations x 72 hours \(learned by earlier runs\)/);
@@ -400,13 +403,9 @@ describe('bicycle.measurements: reruns', () => {
         polygon: join(dir, 'sea.geojson'),
       }),
     });
-    const inSea = await buildPipeline(join(dir, 'pipelines', 'p.yaml'), {
-      env,
-      output: first.output,
-      state: new StateStore(first.output),
-    });
+    const inSea = await planned(dir, first.output);
     expect(simulator.world.bicycle.locations.length).toBeGreaterThan(0);
-    expect((await describePlan(inSea, first.output)).join('\n')).toMatch(
+    expect(inSea.stdout).toMatch(
       new RegExp(
         `warning: .*sea\\.geojson contains none of the ${simulator.world.bicycle.locations.length} locations of the catalog`,
       ),
@@ -426,7 +425,7 @@ describe('bicycle.measurements: the plan as data', () => {
       prefixes: ALL_PREFIXES,
       concurrency: 1,
     });
-    expect((await checkpoint(first.output))['limits']).toEqual({
+    expect(checkpoint(first.output)['limits']).toEqual({
       locations: { max_ok: 7, min_fail: 8 },
       period_hours: { max_ok: 72, min_fail: 73 },
     });

@@ -1,3 +1,4 @@
+import { committed } from '../helpers/committed.js';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ async function outputWithData(): Promise<string> {
     `SELECT 10 + range AS id, 'D,1' AS rvv_code FROM range(2)`,
   );
   await writeParquet(
-    join(dir, 'derived', 'summary', 'data.parquet'),
+    committed(dir, 'derived/summary/data.parquet'),
     `SELECT 'x' AS k, 9007199254740993::BIGINT AS big, 1.25::DECIMAL(5,2) AS d`,
   );
   return dir;
@@ -198,7 +199,7 @@ describe('road-etl query', () => {
   it('writes timestamps in ISO 8601 as the extracts do: milliseconds always, Z for an instant', async () => {
     const dir = await testDir();
     await writeParquet(
-      join(dir, 'derived', 'times', 'data.parquet'),
+      committed(dir, 'derived/times/data.parquet'),
       `SELECT * FROM (VALUES
          (1, TIMESTAMPTZ '2026-11-26 13:33:26.752+00', TIMESTAMP '2026-10-25 02:00:00'),
          (2, TIMESTAMPTZ '2026-11-26 13:33:26+00', TIMESTAMP '2026-10-25 02:30:00.5'),
@@ -220,7 +221,7 @@ describe('road-etl query', () => {
       .map((line) => JSON.parse(line) as { id: number; instant: string });
     // The same instants as DuckDB holds them (to the millisecond, what Date keeps).
     const truth = await duck(
-      `SELECT id, epoch_ms(instant) AS ms FROM read_parquet('${join(dir, 'derived', 'times', 'data.parquet')}') ORDER BY id`,
+      `SELECT id, epoch_ms(instant) AS ms FROM read_parquet('${committed(dir, 'derived/times/data.parquet')}') ORDER BY id`,
     );
     expect(rows.map((r) => Date.parse(r.instant))).toEqual(truth.map((r) => Number(r['ms'])));
   });

@@ -1,3 +1,4 @@
+import { committed } from '../helpers/committed.js';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { readManifest } from '../helpers/pipeline.js';
@@ -99,7 +100,7 @@ steps:
     // With room, the step lands its table.
     const landed = await runCli(['run', project.file, '--output', project.output]);
     expect(landed.code, landed.stderr).toBe(0);
-    const table = join(project.output, 'derived/big/data.parquet');
+    const table = committed(project.output, 'derived/big/data.parquet');
     expect(await duck(`SELECT n FROM read_parquet('${table}')`)).toEqual([{ n: String(N) }]);
     const before = await outputHashes(project.output, ['manifest.json']);
 

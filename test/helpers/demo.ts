@@ -39,7 +39,7 @@ export function sharedDemo(): Promise<DemoRun> {
 export async function copyOfDemo(): Promise<{ run: DemoRun; output: string }> {
   const run = await sharedDemo();
   const output = join(await testDir(), 'output');
-  await cp(run.output, output, { recursive: true });
+  await cp(run.output, output, { recursive: true, preserveTimestamps: true });
   return { run, output };
 }
 

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { manifestSchema, type Manifest, type PipelineRun } from '../../src/manifest.js';
 import { createMemoryLogger } from '../../src/log.js';
 import { buildPipeline } from '../../src/pipeline/build.js';
@@ -7,6 +8,12 @@ import { runPipeline, type RunResult } from '../../src/pipeline/run.js';
 import { StateStore } from '../../src/pipeline/state.js';
 import { silentProgress } from '../../src/progress.js';
 import { writeFiles } from './tmp.js';
+import { scratchCopy } from '../../src/cli/scratch.js';
+import { shownAt } from '../../src/cli/run-support.js';
+import { LocalStore } from '../../src/store/local-store.js';
+import { putFolder } from '../../src/store/put-folder.js';
+import { RemoteFiles } from '../../src/store/remote-files.js';
+import { fetchFolder, readCommit } from '../../src/store/sync.js';
 
 export interface RunDefinitionOptions {
   params?: Record<string, string>;
@@ -17,7 +24,43 @@ export interface RunDefinitionOptions {
   signal?: AbortSignal;
 }
 
-/** Writes pipelines/p.yaml (and any sql files) under dir, then builds and runs it on dir/output in-process. */
+/**
+ * The files a test wrote into a folder by hand (input datasets; before the
+ * first commit, checkpoints too) made part of the folder's commit, as a run
+ * would have landed them: the folder's next commit names them.
+ */
+export async function commitAsFound(output: string): Promise<void> {
+  if (!existsSync(output)) return;
+  const store = new LocalStore(output);
+  const commit = await readCommit(store);
+  const named = new Set(Object.values(commit?.files ?? {}).map((file) => file.key));
+  const found = (await store.list())
+    .map((object) => object.key)
+    .filter(
+      (key) =>
+        !named.has(key) &&
+        key !== '.gitkeep' &&
+        (commit ? !key.startsWith('.state/') : key !== '.state/lock'),
+    );
+  if (found.length === 0) return;
+  const staged = `${output}.found`;
+  const fetched = commit
+    ? await fetchFolder(store, staged)
+    : { commit: undefined, listed: [] as string[] };
+  for (const key of found) {
+    const to = join(staged, ...key.split('/'));
+    await mkdir(dirname(to), { recursive: true });
+    await rename(join(output, ...key.split('/')), to);
+  }
+  await putFolder(store, staged, fetched);
+  await rm(staged, { recursive: true, force: true });
+}
+
+/**
+ * Writes pipelines/p.yaml (and any sql files) under dir, then builds and runs
+ * it in-process as `road-etl run --output dir/output` does: on a copy of the
+ * folder's last commit, put back as its next commit (failed or not).
+ */
 export async function runDefinition(
   dir: string,
   yaml: string,
@@ -29,23 +72,36 @@ export async function runDefinition(
     ...Object.fromEntries(Object.entries(sql).map(([k, v]) => [`sql/${k}`, v])),
   });
   const output = join(dir, 'output');
-  const pipeline = await buildPipeline(join(dir, 'pipelines/p.yaml'), {
-    params: options.params ?? {},
-    env: options.env ?? {},
-    output,
-    state: new StateStore(output),
-  });
-  const logger = createMemoryLogger();
-  const result = await runPipeline(pipeline, {
-    output,
-    select: options.select,
-    reset: options.reset,
-    acceptUpstream: options.acceptUpstream,
-    logger,
-    progress: silentProgress,
-    signal: options.signal,
-  });
-  return { ...result, logger, output };
+  await commitAsFound(output);
+  const store = new LocalStore(output);
+  const scratch = await scratchCopy(store);
+  await scratch.make();
+  const local = scratch.folder;
+  try {
+    const files = new RemoteFiles(store, local);
+    const fetched = await fetchFolder(store, local, files);
+    const pipeline = await buildPipeline(join(dir, 'pipelines/p.yaml'), {
+      params: options.params ?? {},
+      env: options.env ?? {},
+      output: local,
+      state: new StateStore(local),
+    });
+    const logger = createMemoryLogger();
+    const result = await runPipeline(pipeline, {
+      output: local,
+      select: options.select,
+      reset: options.reset,
+      acceptUpstream: options.acceptUpstream,
+      logger,
+      progress: silentProgress,
+      signal: options.signal,
+      files,
+    });
+    await putFolder(store, local, fetched, { onDemand: files });
+    return { ...result, summary: shownAt(result.summary, local, output), logger, output };
+  } finally {
+    await scratch.remove();
+  }
 }
 
 /**

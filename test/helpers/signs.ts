@@ -1,3 +1,4 @@
+import { committed } from './committed.js';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -39,7 +40,7 @@ export async function quarantinedHashes(output: string): Promise<string[]> {
 
 export async function tableHashes(output: string, table: string): Promise<string[]> {
   const rows = await duck(
-    `SELECT event_hash FROM read_parquet('${join(output, 'derived', table, 'data.parquet')}') ORDER BY event_hash`,
+    `SELECT event_hash FROM read_parquet('${committed(output, `derived/${table}/data.parquet`)}') ORDER BY event_hash`,
   );
   return rows.map((r) => String(r['event_hash']));
 }
@@ -115,7 +116,7 @@ export function truthStateKeys(simulator: Simulator, at?: number): string[] {
 export async function tableStateKeys(output: string, table: string): Promise<string[]> {
   const rows = await duck(
     `SELECT id, strftime(publication_timestamp, '%Y-%m-%dT%H:%M:%S.%gZ') AS ts, type, rvv_code, location_wgs84_latitude AS lat, location_road_wvk_id AS wvk
-     FROM read_parquet('${join(output, 'derived', table, 'data.parquet')}')`,
+     FROM read_parquet('${committed(output, `derived/${table}/data.parquet`)}')`,
   );
   return rows
     .map((r) =>

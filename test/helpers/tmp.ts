@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
 import { ROOT } from './cli.js';
+import { committed, committedPaths } from './committed.js';
 
 /** A temporary folder removed when the current test finishes. */
 export async function testDir(): Promise<string> {
@@ -66,24 +67,30 @@ export async function pipelineProject(
   return { dir: folder, file: join(folder, 'pipelines/p.yaml'), output: join(folder, 'output') };
 }
 
-/** The sha256 of every file below an output folder (path -> hash), leaving out .state and `skip`. */
+/** The sha256 of every file of an output folder (path -> hash; a committed one: the files its commit names), leaving out .state and `skip`. */
 export async function outputHashes(
   output: string,
   skip: readonly string[] = [],
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>();
+  const hash = async (path: string) =>
+    createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
+  // A committed folder holds what its commit names, each file by its path.
+  const paths = committedPaths(output);
+  if (paths.length > 0) {
+    for (const path of paths)
+      if (!skip.includes(basename(path))) found.set(path, await hash(committed(output, path)));
+    return found;
+  }
   const walk = async (folder: string): Promise<void> => {
     for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
       const path = join(folder, entry.name);
       if (entry.isDirectory()) {
         if (entry.name !== '.state') await walk(path);
       } else if (!skip.includes(entry.name)) {
-        found.set(
-          relative(output, path),
-          createHash('sha256')
-            .update(await readFile(path))
-            .digest('hex'),
-        );
+        found.set(relative(output, path), await hash(path));
       }
     }
   };

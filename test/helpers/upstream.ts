@@ -4,6 +4,7 @@
  * pipeline's output), the faults (as queued on the simulator, and what the
  * message of a lasting one must show), and their product.
  */
+import { committed } from './committed.js';
 import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
@@ -58,7 +59,7 @@ ${BICYCLE_SOURCE}steps:
 
   async function snapshotIds(output: string): Promise<string[]> {
     const rows = await duck(
-      `SELECT id::VARCHAR AS id FROM read_parquet('${join(output, 'signs/snapshot/data.parquet')}') ORDER BY id`,
+      `SELECT id::VARCHAR AS id FROM read_parquet('${committed(output, 'signs/snapshot/data.parquet')}') ORDER BY id`,
     );
     return rows.map((r) => String(r['id']));
   }
@@ -103,7 +104,7 @@ ${BICYCLE_SOURCE}steps:
 
   async function bicycleTruth(output: string): Promise<void> {
     const locations = await duck(
-      `SELECT location_id FROM read_parquet('${join(output, 'bicycle/locations/data.parquet')}') ORDER BY location_id`,
+      `SELECT location_id FROM read_parquet('${committed(output, 'bicycle/locations/data.parquet')}') ORDER BY location_id`,
     );
     expect(locations.map((r) => r['location_id'])).toEqual(
       simulator.world.bicycle.locations.map((l) => l.id).sort(),

@@ -6,7 +6,7 @@ import { ROOT, runCli } from '../helpers/cli.js';
 import { copyOfDemo } from '../helpers/demo.js';
 import { duck } from '../helpers/tmp.js';
 
-/** Parquet files below a folder, by the folder that holds them. */
+/** Parquet files below a folder (by their names in its commit), by the folder that holds them. */
 async function parquetByFolder(root: string): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
   const walk = async (folder: string): Promise<void> => {
@@ -14,8 +14,10 @@ async function parquetByFolder(root: string): Promise<Map<string, string[]>> {
       if (entry.isDirectory()) {
         if (entry.name !== '.state') await walk(join(folder, entry.name));
       } else if (entry.name.endsWith('.parquet')) {
+        // Each file by its name in the folder's commit (on disk: its version's object).
         const key = relative(root, folder);
-        found.set(key, [...(found.get(key) ?? []), entry.name].sort());
+        const name = entry.name.replace(/\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/, '.parquet');
+        found.set(key, [...(found.get(key) ?? []), name].sort());
       }
     }
   };

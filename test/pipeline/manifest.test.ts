@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
@@ -124,17 +124,6 @@ describe('one folder, several pipelines', () => {
     expect(await onDisk(output)).toEqual(after);
     expect(modified((await readManifest(output)).manifest)).toEqual(modified(latest.manifest));
     expect(await readFile(join(output, 'exports/dataset.jsonld'), 'utf8')).toBe(description);
-
-    // A file removed by hand is no longer named; one put there by hand is, without rows.
-    await rm(join(output, 'exports/signs_live.csv'));
-    await writeFile(join(output, 'exports/readme.txt'), 'published nightly\n');
-    await bicycle('2026-11-02T00:00:00Z', '2026-11-03T00:00:00Z');
-    await expectEveryExportListed(output);
-    const last = await readManifest(output);
-    expect(last.manifest.exports.find((e) => e.path === 'exports/readme.txt')).toMatchObject({
-      format: 'txt',
-      rows: null,
-    });
 
     // The report describes every pipeline of the folder.
     await writeReport(output);

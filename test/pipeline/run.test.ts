@@ -1,11 +1,12 @@
+import { committed, committedPaths } from '../helpers/committed.js';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
 import { runCli } from '../helpers/cli.js';
-import { runDefinition, readManifest } from '../helpers/pipeline.js';
+import { commitAsFound, runDefinition, readManifest } from '../helpers/pipeline.js';
 import { duck, testDir, writeFiles, writeParquet } from '../helpers/tmp.js';
 
 const SQL = {
@@ -47,6 +48,8 @@ async function chainOnDisk(
     'sql/totals.sql': files['totals.sql']!,
     'sql/double.sql': files['double.sql']!,
   });
+  // The input items, committed as a run would have landed them.
+  await commitAsFound(join(dir, 'output'));
   return { dir, file: join(dir, 'pipelines/p.yaml'), output: join(dir, 'output') };
 }
 
@@ -68,7 +71,7 @@ describe('running a pipeline', () => {
       'export_totals',
     ]);
     const totals = await duck(
-      `SELECT kind, total::VARCHAR AS total, n FROM read_parquet('${join(output, 'derived/totals/data.parquet')}') ORDER BY kind`,
+      `SELECT kind, total::VARCHAR AS total, n FROM read_parquet('${committed(output, 'derived/totals/data.parquet')}') ORDER BY kind`,
     );
     // a: 3..9 -> 42 over 7 rows; b: 0,10,20,30,40 -> 100 over 4 rows (>= 3)
     expect(totals).toEqual([
@@ -106,7 +109,7 @@ describe('running a pipeline', () => {
     for (const step of manifest.steps) {
       expect(step.files.length).toBeGreaterThan(0);
       for (const file of step.files) {
-        const bytes = await readFile(join(output, file.path));
+        const bytes = await readFile(committed(output, file.path));
         expect(file.bytes).toBe(bytes.length);
         expect(file.sha256).toBe(sha256(bytes));
       }
@@ -133,10 +136,15 @@ describe('running a pipeline', () => {
 
   it('runs only --select steps, reusing the output of earlier runs, and refuses when that output is missing', async () => {
     const dir = await withItems();
+    await commitAsFound(join(dir, 'output'));
+    const commit = join(dir, 'output', '.state', 'commit.json');
+    const before = await readFile(commit, 'utf8');
     await expect(runDefinition(dir, PIPELINE, SQL, { select: ['doubled'] })).rejects.toThrow(
       /step doubled needs totals, which has not run successfully in .*; select it too/,
     );
-    expect(existsSync(join(dir, 'output', '.state'))).toBe(false);
+    // Refused: the folder's commit as it was, nothing of the run left.
+    expect(await readFile(commit, 'utf8')).toBe(before);
+    expect(existsSync(join(dir, 'output', '.state', 'work'))).toBe(false);
     await runDefinition(dir, PIPELINE, SQL);
     const again = await runDefinition(dir, PIPELINE, SQL, {
       select: ['doubled', 'export_doubled'],
@@ -175,7 +183,7 @@ describe('running a pipeline', () => {
       'skipped',
     ]);
     expect(manifest.steps[1]!.error).toMatch(/no_such_column/);
-    expect(existsSync(join(output, 'derived/totals/data.parquet'))).toBe(true);
+    expect(existsSync(committed(output, 'derived/totals/data.parquet'))).toBe(true);
     expect(existsSync(join(output, 'derived/doubled'))).toBe(false);
   });
 
@@ -201,7 +209,9 @@ describe('running a pipeline', () => {
     });
     expect(failure).toBeUndefined();
     expect(
-      await duck(`SELECT * FROM read_parquet('${join(output, 'derived/picked/data.parquet')}')`),
+      await duck(
+        `SELECT * FROM read_parquet('${committed(output, 'derived/picked/data.parquet')}')`,
+      ),
     ).toEqual([{ asked: "a'; DROP TABLE x; --", n: '0' }]);
   });
 
@@ -221,7 +231,7 @@ steps:
     expect(failure).toBeUndefined();
     // Amounts of at least 5: a 5+6+7+8+9 = 35, b 10+20+30+40 = 100; doubled 70 and 200.
     const [totals] = await duck(
-      `SELECT count(*) FILTER (WHERE total > 40) AS big FROM read_parquet('${join(dir, 'output/derived/totals/data.parquet')}')`,
+      `SELECT count(*) FILTER (WHERE total > 40) AS big FROM read_parquet('${committed(join(dir, 'output'), 'derived/totals/data.parquet')}')`,
     );
     expect(Number(totals!['big'])).toBe(1);
     expect(summary.counts).toEqual({ big: 1 + 2, rows: 2 });
@@ -415,10 +425,12 @@ GROUP BY i.day;
     await runDefinition(dir, PIPELINE, SQL);
     await runDefinition(dir, PIPELINE, SQL);
     const files = await readdir(join(dir, 'output', 'derived', 'totals'));
-    expect(files).toEqual(['data.parquet']);
+    expect(files).toEqual([
+      basename(committed(join(dir, 'output'), 'derived/totals/data.parquet')),
+    ]);
     expect(
       await duck(
-        `SELECT count(*) AS n FROM read_parquet('${join(dir, 'output', 'derived/totals/data.parquet')}')`,
+        `SELECT count(*) AS n FROM read_parquet('${committed(join(dir, 'output'), 'derived/totals/data.parquet')}')`,
       ),
     ).toEqual([{ n: '2' }]);
   });
@@ -446,8 +458,10 @@ describe('road-etl run (CLI)', () => {
       ['export_doubled', 'planned'],
       ['export_totals', 'planned'],
     ]);
-    expect(existsSync(join(dir, 'output', '.state'))).toBe(false);
+    // The input's commit only: no run's.
+    expect(committedPaths(join(dir, 'output')).every((p) => p.startsWith('items/'))).toBe(true);
     expect(existsSync(join(dir, 'output', 'manifest.json'))).toBe(false);
+    expect(existsSync(join(dir, 'output', '.state', 'work'))).toBe(false);
   });
 
   it('logs JSON lines on stderr when not on a terminal and ends stdout with a one-line JSON summary (the bin, as a process)', async () => {

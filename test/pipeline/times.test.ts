@@ -1,3 +1,4 @@
+import { committed } from '../helpers/committed.js';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,9 +56,9 @@ describe('times that cannot be misread', () => {
     expect(await logicalType(hourly, 'measurement_hour')).toMatch(/isAdjustedToUTC=1/);
     // The local wall-clock hour is text with its offset: no reader can take it for UTC.
     expect(await logicalType(hourly, 'local_hour')).toMatch(/UTF8|String/i);
-    const summary = join(output, 'derived/bicycle_location_summary/data.parquet');
+    const summary = committed(output, 'derived/bicycle_location_summary/data.parquet');
     expect(await logicalType(summary, 'first_hour')).toMatch(/isAdjustedToUTC=1/);
-    const locations = join(output, 'bicycle/locations/data.parquet');
+    const locations = committed(output, 'bicycle/locations/data.parquet');
     expect(await logicalType(locations, 'valid_from')).toMatch(/isAdjustedToUTC=1/);
   });
 

@@ -3,6 +3,7 @@
  * shell syntax and paths. It stays data: stored verbatim, exported to CSV with
  * formula cells neutralised, never run by a shell or SQL, and never a path.
  */
+import { committed } from '../helpers/committed.js';
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,7 +53,7 @@ describe('hostile text from the service', () => {
     expect(new Set(hostile).size).toBeGreaterThanOrEqual(5);
 
     const stored = await duck(
-      `SELECT id::VARCHAR AS id, location_road_name AS road FROM read_parquet('${join(output, 'derived/signs_current_state/data.parquet')}')`,
+      `SELECT id::VARCHAR AS id, location_road_name AS road FROM read_parquet('${committed(output, 'derived/signs_current_state/data.parquet')}')`,
     );
     expect(new Map(stored.map((r) => [String(r['id']), String(r['road'])]))).toEqual(truth);
 

@@ -129,8 +129,8 @@ describe('a run interrupted in each step kind', () => {
     expect(rerun.code, rerun.stderr).toBe(0);
     await expectGroundTruth(output);
     // What the killed run was writing went with the rerun's start.
-    expect(await readdir(join(output, '.state', 'tmp'))).toEqual([]);
-    expect(await readdir(join(output, '.state', 'staging')).catch(() => [])).toEqual([]);
+    expect(await readdir(join(output, '.state', 'tmp')).catch(() => [])).toEqual([]);
+    expect(await readdir(join(output, '.state', 'work')).catch(() => [])).toEqual([]);
     return result;
   }
 

@@ -8,7 +8,8 @@
  * bicycle answers meet the same: a body broken in the middle, and a token
  * endpoint that echoes the password it was sent.
  */
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { committed, stateNames, stateText } from '../helpers/committed.js';
+import { readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveFeature } from '../../src/simulator/index.js';
@@ -72,9 +73,9 @@ async function night(file: string, output: string) {
  */
 async function folderState(output: string): Promise<Map<string, string>> {
   const files = await outputHashes(output, ['manifest.json']);
-  for (const name of await readdir(join(output, '.state'))) {
+  for (const name of stateNames(output)) {
     if (!name.endsWith('.json') || name === 'runs.json') continue;
-    const record = JSON.parse(await readFile(join(output, '.state', name), 'utf8')) as {
+    const record = JSON.parse(stateText(output, name)) as {
       checkpoint?: unknown;
       upstream?: unknown;
     };
@@ -372,6 +373,14 @@ describe('a file of the folder that cannot be read', () => {
     const bytes = await readFile(path);
     await writeFile(path, bytes.subarray(0, bytes.length >> 1));
   };
+  /** Damaged where it lies (a disk's fault): its second half zeros, its size and time kept. */
+  const damageInPlace = async (path: string) => {
+    const bytes = await readFile(path);
+    const { mtime } = await stat(path);
+    bytes.fill(0, bytes.length >> 1);
+    await writeFile(path, bytes);
+    await utimes(path, mtime, mtime);
+  };
 
   it('a landed snapshot: exit 1 naming the file and the command that repairs the folder; that command gives the truth and keeps the other snapshots', async () => {
     const { file, output } = await project();
@@ -391,15 +400,20 @@ describe('a file of the folder that cannot be read', () => {
     expect(failed.code).toBe(1);
     expect(failed.stderr).not.toMatch(/a bug/);
     const error = String(failed.summary['error']);
+    // Cut short, it is no longer the object the folder's commit names.
     expect(error).toContain(
-      `The file ${relative(output, damaged)} of dataset signs_live_snapshots cannot be read`,
+      `${damaged}: the folder's last commit names this object, and the store holds another one`,
+    );
+    const path = relative(output, damaged).replace(
+      /\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/,
+      '.parquet',
     );
     // The repair removes that file alone, never the whole history (--reset).
     const command = /repair the folder, run: road-etl (run .*?) \(it removes that file alone/.exec(
       error,
     )?.[1];
     expect(command, error).toContain(`--output ${output}`);
-    expect(command).toContain(`--repair ${relative(output, damaged)}`);
+    expect(command).toContain(`--repair ${path}`);
     expect(command).not.toContain('--reset');
     expect(await outputHashes(output, ['manifest.json'])).toEqual(before);
 
@@ -409,17 +423,21 @@ describe('a file of the folder that cannot be read', () => {
     expect(await readFile(other)).toEqual(kept);
   });
 
-  it('a derived partition: built anew from its sources, equal to one build over every night', async () => {
+  it('a derived partition: its repair builds the table anew from its sources, equal to one build over every night', async () => {
     const { file, output } = await project();
     const states = await twoNights(file, output);
     const changes = join(output, 'derived/signs_live_changes');
     const [partition] = (await readdir(changes)).filter((n) => n.includes('='));
-    await cutInHalf(join(changes, partition!, 'data.parquet'));
+    const path = `derived/signs_live_changes/${partition!}/data.parquet`;
+    await damageInPlace(committed(output, path));
 
-    const third = await night(file, output);
+    const third = await runCli(
+      ['run', file, '--output', output, '--log-format', 'json', '--repair', path],
+      { env },
+    );
     expect(third.code, third.stderr).toBe(0);
     expect(third.stderr).toMatch(
-      /cannot be read \(damaged or not Parquet\): the table is built anew/,
+      /signs_live_changes: building everything \(an output is missing\)/,
     );
     states.push(state());
     expect(await landedChanges(output)).toEqual(truthLiveChanges(states));

@@ -9,7 +9,7 @@
  * tmpfs and a read-only bind mount, in a mount namespace of the test's own (unshare), so that nothing is
  * simulated inside road-etl.
  */
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collect, runCli, startCli } from '../helpers/cli.js';
@@ -80,19 +80,23 @@ describe('local trouble', () => {
     await expectGroundTruth(output);
   });
 
-  it('stops at a state file damaged by hand, says how to start over, and leaves the data alone', async () => {
+  it('stops at a commit damaged by hand, says what to do, and leaves the data alone', async () => {
     const { file, output } = await setUp();
     await goodRun(file, output);
     const before = await contents(output);
-    await writeFile(join(output, '.state', 'signs_events.json'), '{"version": 1, "ranges": [');
+    const commit = join(output, '.state', 'commit.json');
+    const text = await readFile(commit, 'utf8');
+    await writeFile(commit, text.slice(0, 200));
     const run = await runCli(['run', file, '--output', output], { env });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/state file .*signs_events\.json is damaged.*--reset signs_events/);
+    expect(run.stderr).toContain(`${commit} is damaged (200 bytes, not JSON`);
+    expect(run.stderr).toMatch(/restore it from .* a backup/);
+    // The data files are those of the commit as it was: restored, it names them all unchanged.
+    expect(await readFile(commit, 'utf8')).toBe(text.slice(0, 200));
+    await writeFile(commit, text);
     expect(await contents(output)).toEqual(before);
-    const reset = await runCli(['run', file, '--output', output, '--reset', 'signs_events'], {
-      env,
-    });
-    expect(reset.code, reset.stderr).toBe(0);
+    const again = await runCli(['run', file, '--output', output], { env });
+    expect(again.code, again.stderr).toBe(0);
     await expectGroundTruth(output);
   });
 
@@ -102,13 +106,20 @@ describe('local trouble', () => {
     const events = join(output, 'signs', 'events');
     const day = (await readdir(events)).sort()[0]!;
     const damaged = join(events, day, (await readdir(join(events, day)))[0]!);
-    await writeFile(damaged, 'not parquet at all');
+    // Damaged where it lies (a disk's fault): its size and time kept, its bytes no Parquet.
+    const { size, mtime } = await stat(damaged);
+    await writeFile(damaged, Buffer.alloc(size, 0x2a));
+    await utimes(damaged, mtime, mtime);
     const before = await contents(output);
     const run = await runCli(['run', file, '--output', output], { env });
     expect(run.code).toBe(1);
-    // The file, its dataset, and the command that repairs the folder.
+    // The file (as its commit names it), its dataset, and the command that repairs the folder.
+    const path = relative(output, damaged).replace(
+      /\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/,
+      '.parquet',
+    );
     expect(run.stderr).toContain(
-      `The file ${relative(output, damaged)} of dataset signs_events cannot be read: it is damaged or not Parquet`,
+      `The file ${path} of dataset signs_events cannot be read: it is damaged or not Parquet`,
     );
     // A repair that removes that file alone, never a --reset that removes the whole feed.
     expect(run.stderr).toMatch(
@@ -147,7 +158,7 @@ describe('local trouble', () => {
     expect(printed).toBe('tiny 1\nfirst 0\nfull 1\nroom 0\n');
     // Full while extracting: the units landed before are whole, each event once.
     const tiny = await readFile(join(dir, 'tiny.err'), 'utf8');
-    expect(tiny).toMatch(/step signs_events: the disk is full/);
+    expect(tiny).toMatch(/: the disk is full/);
     const landed = await landedEventHashes(join(dir, 'tiny'));
     expect(landed.length).toBeGreaterThan(0);
     expect(new Set(landed).size).toBe(landed.length);
@@ -160,7 +171,7 @@ describe('local trouble', () => {
     expect(await readdir(join(dir, 'tiny', '.state', 'tmp')).catch(() => [])).toEqual([]);
     // Full while rebuilding the current state: the old table and export stay as they were.
     const full = await readFile(join(dir, 'full.err'), 'utf8');
-    expect(full).toMatch(/step signs_current_state: the disk is full/);
+    expect(full).toMatch(/: the disk is full/);
     expect(full).not.toMatch(/unexpected error/);
     expect(await contents(join(dir, 'after'))).toEqual(await contents(join(dir, 'before')));
     await expectGroundTruth(join(dir, 'final'));
@@ -207,6 +218,6 @@ describe('local trouble', () => {
     const copy = join(dir, 'apart');
     await expectGroundTruth(copy);
     expect([...(await contents(copy)).keys()].filter((f) => /\.tmp-/.test(f))).toEqual([]);
-    expect(await readdir(join(copy, '.state', 'tmp'))).toEqual([]);
+    expect(await readdir(join(copy, '.state', 'tmp')).catch(() => [])).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
  * too many. They go to the quarantine with the reason and the raw record; the
  * rest lands, and the run succeeds.
  */
+import { committed } from '../helpers/committed.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STREETS, misEncode } from '../../src/simulator/places.js';
@@ -91,7 +92,7 @@ describe('messy records', () => {
     );
     expect(String(quarantine[0]!['raw'])).toMatch(new RegExp(`^"${raggedId},.*,extra"$`));
     const ids = await duck(
-      `SELECT id::VARCHAR AS id FROM read_parquet('${join(output, 'signs/snapshot/data.parquet')}') ORDER BY id`,
+      `SELECT id::VARCHAR AS id FROM read_parquet('${committed(output, 'signs/snapshot/data.parquet')}') ORDER BY id`,
     );
     expect(ids.map((r) => r['id'])).toEqual(
       state

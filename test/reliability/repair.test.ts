@@ -4,6 +4,7 @@
  * repair, run as printed, removes that file alone, and the folder then equals
  * one run over the whole period: no other night is lost.
  */
+import { committed } from '../helpers/committed.js';
 import { readFile, readdir, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,11 +64,13 @@ describe('a damaged file and a lost object', () => {
       expect(night.code, night.stderr).toBe(0);
     }
     const damaged = 'bicycle/measurements/date=2026-10-02/data.parquet';
-    await truncate(join(output, damaged), 100);
+    const object = committed(output, damaged);
+    await truncate(object, 100);
 
     const failed = await runCli(['run', BICYCLE, '--output', output, ...nights(4, 5)], { env });
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain(`The file ${damaged}`);
+    // Cut short, it is no longer the file the folder's commit names.
+    expect(failed.stderr).toContain(`${object}: the folder's last commit names this object`);
     expect(failed.stderr).not.toContain('--reset');
     const repair = printedRepair(failed.stderr);
     expect(repair).toContain(`--repair`);

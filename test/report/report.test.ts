@@ -1,4 +1,4 @@
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   if (run.code !== 0) throw new Error(`the demo failed: ${run.stderr}`);
   // A copy: the tests write reports into it.
   demo = join(await mkdtemp(join(tmpdir(), 'road-etl-report-')), 'output');
-  await cp(run.output, demo, { recursive: true });
+  await cp(run.output, demo, { recursive: true, preserveTimestamps: true });
   if (CHROMIUM) browser = await launch();
 }, 180_000);
 
@@ -440,8 +440,8 @@ steps:
   );
 });
 
-describe('a report that cannot be written', () => {
-  it('fails the run with exit 1 and leaves what landed as it was', async () => {
+describe('a report whose place is taken', () => {
+  it('stops the run at once with exit 1, naming it, and leaves what landed as it was', async () => {
     const project = await testDir();
     const output = join(project, 'output');
     await writeFile(
@@ -460,18 +460,20 @@ steps:
     const landed = await outputHashes(output, ['manifest.json', 'index.html']);
     expect([...landed.keys()].some((path) => path.startsWith('signs/live_snapshots/'))).toBe(true);
 
-    // A folder where the page goes: the report cannot be put in its place.
+    // A folder where the commit's page was: the page cannot be put in its place.
+    const manifestBefore = await readFile(join(output, 'manifest.json'));
     await rm(join(output, 'report', 'index.html'));
     await mkdir(join(output, 'report', 'index.html', 'in-the-way'), { recursive: true });
     const second = await runCli(args, { env: {} });
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain('writing the report');
-    const { run: manifest } = await readManifest(output);
-    expect(manifest.status).toBe('failed');
-    expect(manifest.error).toContain('writing the report');
-    expect(manifest.report).toBeUndefined();
-    expect(manifest.steps.map((s) => s.status)).toEqual(['succeeded']);
-    expect(await outputHashes(output, ['manifest.json', 'in-the-way'])).toEqual(landed);
+    expect(second.stderr).toContain(
+      `${join(output, 'report', 'index.html')}: the folder's last commit names this object, and the store holds another one`,
+    );
+    expect(second.stderr).not.toMatch(/a bug/);
+    // Stopped before anything ran: the manifest, the data and what is in the way as they were.
+    expect(await readFile(join(output, 'manifest.json'))).toEqual(manifestBefore);
+    expect(await outputHashes(output, ['manifest.json', 'index.html'])).toEqual(landed);
+    expect(await readdir(join(output, 'report', 'index.html'))).toEqual(['in-the-way']);
   });
 });
 

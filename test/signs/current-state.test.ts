@@ -1,3 +1,4 @@
+import { committed } from '../helpers/committed.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -76,7 +77,7 @@ describe('the current state of every sign', () => {
     );
     expect(await tableHashes(output, 'signs_current_state')).toEqual(truthStateHashes(simulator));
     const raw = await duck(
-      `SELECT raw_event::VARCHAR AS raw FROM read_parquet('${join(output, 'derived/signs_current_state/data.parquet')}') ORDER BY id`,
+      `SELECT raw_event::VARCHAR AS raw FROM read_parquet('${committed(output, 'derived/signs_current_state/data.parquet')}') ORDER BY id`,
     );
     const truth = [...simulator.world.currentState()].sort(
       (a, b) => Number(a['id']) - Number(b['id']),
@@ -93,7 +94,7 @@ describe('the current state of every sign', () => {
       { env },
     );
     const snapshot = await duck(
-      `SELECT count(*) AS n, max(snapshot_moment)::VARCHAR AS moment FROM read_parquet('${join(output, 'signs/snapshot/data.parquet')}')`,
+      `SELECT count(*) AS n, max(snapshot_moment)::VARCHAR AS moment FROM read_parquet('${committed(output, 'signs/snapshot/data.parquet')}')`,
     );
     expect(snapshot).toEqual([
       {
@@ -103,7 +104,7 @@ describe('the current state of every sign', () => {
     ]);
     expect(
       await duck(
-        `SELECT count(*) AS n FROM read_parquet('${join(output, 'derived/signs_reconcile/data.parquet')}')`,
+        `SELECT count(*) AS n FROM read_parquet('${committed(output, 'derived/signs_reconcile/data.parquet')}')`,
       ),
     ).toEqual([{ n: '0' }]);
   });
@@ -168,7 +169,7 @@ describe('signs.snapshot', () => {
     const yaml = `name: s\nsource:\n  signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }\nsteps:\n  - { id: snap, kind: signs.snapshot }\n`;
     const senv = { ROAD_ETL_SIGNS_URL: monthly.env.ROAD_ETL_SIGNS_URL };
     const first = await runDefinition(dir, yaml, {}, { env: senv });
-    const file = join(first.output, 'signs/snapshot/data.parquet');
+    const file = committed(first.output, 'signs/snapshot/data.parquet');
     const count = async () =>
       Number((await duck(`SELECT count(*) AS n FROM read_parquet('${file}')`))[0]!['n']);
     expect(await count()).toBe(truthStateKeys(monthly, monthly.world.snapshotMoment).length);
@@ -222,7 +223,7 @@ describe('signs_reconcile.sql', () => {
     });
     expect(failure).toBeUndefined();
     const rows = await duck(
-      `SELECT id, difference, differing_fields FROM read_parquet('${join(output, 'derived/signs_reconcile/data.parquet')}') ORDER BY id`,
+      `SELECT id, difference, differing_fields FROM read_parquet('${committed(output, 'derived/signs_reconcile/data.parquet')}') ORDER BY id`,
     );
     expect(rows).toEqual([
       { id: 2, difference: 'fields_differ', differing_fields: ['rvv_code'] },

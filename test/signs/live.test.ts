@@ -1,3 +1,4 @@
+import { committed } from '../helpers/committed.js';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -276,7 +277,7 @@ describe('signs_live_changes: each sign’s history from daily current states', 
     expect(want.some((w) => w.includes('added'))).toBe(true);
     const rows = await duck(
       `SELECT dense_rank() OVER (ORDER BY to_moment) AS pair, sign_id::VARCHAR AS sign_id, change, changed_fields
-       FROM read_parquet('${output}/derived/signs_live_changes/data.parquet')`,
+       FROM read_parquet('${committed(output, 'derived/signs_live_changes/data.parquet')}')`,
     );
     const got = rows.map(
       (r) =>
@@ -739,7 +740,7 @@ describe('signs_live_changes between two answers, by hand', () => {
       at(7, {}),
     ]);
     const rows = await duck(
-      `SELECT right(sign_id, 1) AS n, change, changed_fields FROM read_parquet('${output}/derived/signs_live_changes/data.parquet') ORDER BY n`,
+      `SELECT right(sign_id, 1) AS n, change, changed_fields FROM read_parquet('${committed(output, 'derived/signs_live_changes/data.parquet')}') ORDER BY n`,
     );
     expect(rows).toEqual([
       { n: '1', change: 'changed', changed_fields: ['validated_on'] },

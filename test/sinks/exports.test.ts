@@ -1,3 +1,4 @@
+import { committed } from '../helpers/committed.js';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -111,7 +112,7 @@ await writeParquet(
 );
 const run = await runDefinition(dir, PIPELINE);
 const source = await duck(
-  `SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') ORDER BY id`,
+  `SELECT * FROM read_parquet('${committed(join(dir, 'output'), 'things/part-0.parquet')}') ORDER BY id`,
 );
 
 describe('export to CSV', () => {
@@ -169,7 +170,7 @@ describe('export to CSV', () => {
   it('writes timestamps as ISO 8601 UTC with their milliseconds, which DuckDB reads back as the same instant', async () => {
     const back = await duck(
       `SELECT c.ts::TIMESTAMPTZ = o.ts AS same FROM read_csv('${file}', header = true, all_varchar = true) c
-       JOIN read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') o ON c.id::INTEGER = o.id WHERE o.ts IS NOT NULL ORDER BY o.id`,
+       JOIN read_parquet('${committed(join(dir, 'output'), 'things/part-0.parquet')}') o ON c.id::INTEGER = o.id WHERE o.ts IS NOT NULL ORDER BY o.id`,
     );
     expect(back.map((r) => r['same'])).toEqual(Array(10).fill(true));
     expect(await readFile(file, 'utf8')).toContain(',2020-07-28T11:30:19.833Z,');
@@ -255,8 +256,8 @@ describe('export to Parquet', () => {
   it('writes the table unchanged, zstd-compressed', async () => {
     const path = join(dir, 'output', 'exports', 'things.parquet');
     const diff = await duck(
-      `SELECT count(*) AS n FROM ((SELECT * FROM read_parquet('${path}') EXCEPT ALL SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}'))
-       UNION ALL (SELECT * FROM read_parquet('${join(dir, 'output', 'things', 'part-0.parquet')}') EXCEPT ALL SELECT * FROM read_parquet('${path}')))`,
+      `SELECT count(*) AS n FROM ((SELECT * FROM read_parquet('${path}') EXCEPT ALL SELECT * FROM read_parquet('${committed(join(dir, 'output'), 'things/part-0.parquet')}'))
+       UNION ALL (SELECT * FROM read_parquet('${committed(join(dir, 'output'), 'things/part-0.parquet')}') EXCEPT ALL SELECT * FROM read_parquet('${path}')))`,
     );
     expect(Number(diff[0]!['n'])).toBe(0);
     const codecs = await duck(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`);
@@ -328,7 +329,7 @@ describe.skipIf(!OGRINFO)('export to FlatGeobuf, read by GDAL', () => {
     for (const box of boxes) {
       const [w, s, e, n] = box;
       const truth = await duck(
-        `SELECT id FROM read_parquet('${join(dir, 'output', 'points', 'part-0.parquet')}')
+        `SELECT id FROM read_parquet('${committed(join(dir, 'output'), 'points/part-0.parquet')}')
          WHERE longitude BETWEEN ${w} AND ${e} AND latitude BETWEEN ${s} AND ${n} ORDER BY id`,
       );
       const found = await ogrFeatures(file('points.fgb'), box);
@@ -342,7 +343,7 @@ describe.skipIf(!OGRINFO)('export to FlatGeobuf, read by GDAL', () => {
 
   it('stores the features along the Hilbert curve of their extent, in the order of the index', async () => {
     // 20,000 features: more than one range of the writer (16,384), so the ranges are ordered and joined.
-    const points = join(dir, 'output', 'points', 'part-0.parquet');
+    const points = committed(join(dir, 'output'), 'points/part-0.parquet');
     const [extent] = await duck(
       `SELECT min(longitude) AS w, min(latitude) AS s, max(longitude) AS e, max(latitude) AS n FROM read_parquet('${points}')`,
     );

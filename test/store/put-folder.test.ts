@@ -20,10 +20,12 @@ class CountingStore extends LocalStore {
 const TIME = new Date('2026-10-01T12:00:00.123Z');
 
 /** Writes `files` (key -> text) into `folder`, each with TIME. */
+/** Writes each file anew, as road-etl writes (a new file, never into one fetched: a local store's is a link to its object). */
 async function write(folder: string, files: Record<string, string>): Promise<void> {
   for (const [key, text] of Object.entries(files)) {
     const file = join(folder, key);
     await mkdir(dirname(file), { recursive: true });
+    await rm(file, { force: true });
     await writeFile(file, text);
     await utimes(file, TIME, TIME);
   }

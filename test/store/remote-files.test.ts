@@ -103,7 +103,7 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
     await writeFile(join(staged, DAY_ONE), 'the bytes of another writer');
     await store.upload(join(staged, DAY_ONE), DAY_ONE);
     await expect(remote.bring([file])).rejects.toThrow(
-      /is not the object the folder's last commit names/,
+      /the folder's last commit names this object, and the store holds another one under its name/,
     );
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
   });
