@@ -64,7 +64,7 @@ describe('a local output folder killed at random moments', () => {
     expect(first.code, first.stderr).toBe(0);
     const took = Date.now() - began;
     let killed = 0;
-    for (let round = 0; round < 4; round++) {
+    for (let round = 0; round < 3; round++) {
       const child = startCli(days(output, 1, 2), { env: { ...simulator.env } });
       const done = collect(child, 300_000);
       await new Promise((wake) => setTimeout(wake, 200 + Math.random() * took));
