@@ -52,3 +52,15 @@ export function stateNames(output: string): string[] {
     .filter((key) => /^\.state\/[^/]+$/.test(key))
     .map((key) => key.slice('.state/'.length));
 }
+
+/**
+ * Whether a reader saw one commit: each daily total is the sum of the hourly
+ * counts it reads, and each sum of hourly counts has its daily total (0 rows
+ * apart), with how many daily rows there are.
+ */
+export const ONE_COMMIT = `SELECT (SELECT count(*) FROM bicycle_daily) AS daily, count(*) AS apart FROM (
+  (SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily
+   EXCEPT ALL SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL)
+  UNION ALL
+  (SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL
+   EXCEPT ALL SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily))`;

@@ -11,7 +11,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
-import { committedPaths } from '../helpers/committed.js';
+import { ONE_COMMIT, committedPaths } from '../helpers/committed.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -33,14 +33,6 @@ const days = (output: string, from: number, to: number) => [
   '--param', `start=${iso(START + from * DAY)}`, '--param', `end=${iso(START + to * DAY)}`,
   '--param', 'prefixes=UTR',
 ]; // prettier-ignore
-
-/** Each daily total is the sum of the hourly counts read with it, and the other way round. */
-const ONE_COMMIT = `SELECT (SELECT count(*) FROM bicycle_daily) AS daily, count(*) AS apart FROM (
-  (SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily
-   EXCEPT ALL SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL)
-  UNION ALL
-  (SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL
-   EXCEPT ALL SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily))`;
 
 /** Every file below the folder (outside .state), relative. */
 async function filesOf(output: string): Promise<string[]> {

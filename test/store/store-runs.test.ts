@@ -23,6 +23,7 @@ import { writeViews } from '../../src/pipeline/folder-description.js';
 import { DISK } from '../../src/duckdb/folder-files.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
+import { ONE_COMMIT } from '../helpers/committed.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
 
@@ -62,18 +63,6 @@ const logEvents = (stderr: string): Record<string, unknown>[] =>
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-
-/**
- * Whether a reader saw one commit: each daily total is the sum of the hourly
- * counts it reads, and each sum of hourly counts has its daily total (0 rows
- * apart), with how many daily rows there are.
- */
-const ONE_COMMIT = `SELECT (SELECT count(*) FROM bicycle_daily) AS daily, count(*) AS apart FROM (
-  (SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily
-   EXCEPT ALL SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL)
-  UNION ALL
-  (SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL
-   EXCEPT ALL SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily))`;
 
 /** A copy of every object under the store's prefix, by key (as `aws s3 sync` or `azcopy` makes it). */
 async function copyOfPrefix(store: ObjectStore): Promise<string> {
