@@ -25,7 +25,7 @@ export type RunHere = (
     rebuild: () => Promise<Pipeline>;
     controller: AbortController;
     staged?: StagedAhead | undefined;
-    store?: StoreRun;
+    store: StoreRun;
   },
 ) => Promise<void>;
 

@@ -158,15 +158,15 @@ async function runCommandFor(
     controller: AbortController;
     /** What was fetched ahead while waiting for a store's lock. */
     staged?: StagedAhead | undefined;
-    store?: StoreRun;
+    store: StoreRun;
   },
 ): Promise<void> {
   const pipeline = definition;
   const { controller, store } = how;
-  const logger = store ? showingAt(loggerFor(args, io), output, store.url) : loggerFor(args, io);
+  const logger = showingAt(loggerFor(args, io), output, store.url);
   const select = commaList(args.select);
   // A folder of another layout is refused before anything is planned or written.
-  await checkFolderFormat(output, store?.url ?? output);
+  await checkFolderFormat(output, store.url);
   // The run holds the folder (its store's lock); what it fetched while waiting for it is staged.
   const ahead = how.staged ?? NOTHING_AHEAD;
   const result = await runPipeline(pipeline, {
@@ -179,24 +179,22 @@ async function runCommandFor(
     signal: controller.signal,
     ahead: ahead.work,
     repair: commaList(args.repair),
-    shown: store?.url,
-    files: store?.files,
+    shown: store.url,
+    files: store.files,
   });
   let { summary, failure } = result;
-  if (store) {
-    // What the run landed, failed or not, goes back to the store.
-    try {
-      await store.put();
-    } catch (error) {
-      const put = explainIoError(error, `putting the run's files into ${store.url}`);
-      // A step's own failure stays the run's (the put may fail of the same cause: a full disk).
-      if (failure) logger.log('error', 'store.put', put.message);
-      failure ??= put;
-      summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
-    }
-    summary = shownAt(summary, output, store.url);
-    if (failure) failure.message = shownText(failure.message, output, store.url);
+  // What the run landed, failed or not, goes back to the store.
+  try {
+    await store.put();
+  } catch (error) {
+    const put = explainIoError(error, `putting the run's files into ${store.url}`);
+    // A step's own failure stays the run's (the put may fail of the same cause: a full disk).
+    if (failure) logger.log('error', 'store.put', put.message);
+    failure ??= put;
+    summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
   }
+  summary = shownAt(summary, output, store.url);
+  if (failure) failure.message = shownText(failure.message, output, store.url);
   printSummary(io, summary);
   if (failure) throw markSummarized(failure);
 }

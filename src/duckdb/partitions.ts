@@ -68,8 +68,8 @@ export class PartitionIndex {
   readonly folderFiles: FolderFiles;
   /** Partition folder (or dataset folder, for its own files) -> its files; null: none. */
   readonly #folders = new Map<string, { files: string[]; print?: string | undefined } | null>();
-  /** File -> its size and time, and whether it looks whole (damaged.ts), once asked. */
-  readonly #files = new Map<string, { stat: FileStat | undefined; whole?: boolean }>();
+  /** File -> its size and time, once asked. */
+  readonly #files = new Map<string, { stat: FileStat | undefined }>();
 
   constructor(files: FolderFiles = DISK) {
     this.folderFiles = files;
@@ -135,22 +135,6 @@ export class PartitionIndex {
     ];
   }
 
-  /**
-   * The files of a dataset folder (as `files`) but those of the partitions whose
-   * fingerprint is still the one in `known` (partition value -> fingerprint, as
-   * `scan` gives them): what changed since `known` was taken.
-   */
-  filesChangedSince(folder: string, known: Readonly<Record<string, string>>): string[] {
-    const own = this.#folder(folder);
-    const files = own && known[''] !== this.#print(own) ? [...own.files] : [];
-    for (const [name, found] of this.#partitionFolders(folder)) {
-      if (!found) continue;
-      const value = unescapePartitionValue(name.slice(name.indexOf('=') + 1));
-      if (known[value] !== this.#print(found)) files.push(...found.files);
-    }
-    return files;
-  }
-
   /** The partition folders of a dataset folder (`column=value`), listed now, with their files. */
   *#partitionFolders(
     folder: string,
@@ -159,18 +143,6 @@ export class PartitionIndex {
       if (!entry.folder || entry.name.indexOf('=') <= 0 || entry.name.startsWith('.')) continue;
       yield [entry.name, this.#folder(`${folder}${sep}${entry.name}`)];
     }
-  }
-
-  /**
-   * Whether `file`, of a folder scanned, looks whole by `check` (which reads its
-   * ends and says its size and time): asked once while its folder is kept.
-   */
-  whole(file: string, check: (file: string) => { whole: boolean; stat?: FileStat }): boolean {
-    const known = this.#files.get(file);
-    if (known?.whole !== undefined) return known.whole;
-    const { whole, stat } = check(file);
-    this.#files.set(file, { stat: known?.stat ?? stat, whole });
-    return whole;
   }
 
   /** A file was written or removed: what is known of its folder is read again. */

@@ -10,7 +10,6 @@ import { redactor, type Logger } from '../log.js';
 import type { StepReport } from '../manifest.js';
 import type { Progress } from '../progress.js';
 import { REPORT_PATH } from '../report/index.js';
-import { removeTemporaryFiles } from '../util/fs.js';
 import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeFolder } from './folder-description.js';
@@ -20,14 +19,13 @@ import { ManifestWriter, pipelineRun, type PipelineRun, type RunRecord } from '.
 import { selectSteps } from './plan.js';
 import { writeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
-import { acquireLock } from '../store/folder-lock.js';
 import { bringDatasets } from './fetch-reads.js';
 import { StepRunner } from './step-runner.js';
 import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
 import { checkUpstreams } from './upstream-check.js';
 import { startUpstream } from './upstream-start.js';
-import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 
 export interface RunOptions {
   /** Absolute output folder. */
@@ -46,8 +44,8 @@ export interface RunOptions {
   repair?: readonly string[] | undefined;
   /** The output folder as the user named it (a store's URL), for the commands road-etl prints. */
   shown?: string | undefined;
-  /** A local copy of a folder in a store: its listing, which fetches what a step reads (default: the disk). */
-  files?: FolderFiles | undefined;
+  /** The folder's listing (the run's copy of its commit), which fetches what a step reads. */
+  files: FolderFiles;
 }
 
 export interface RunResult {
@@ -68,7 +66,6 @@ interface Prepared {
 interface Taken {
   runner: StepRunner;
   simulator: { close(): Promise<void> } | undefined;
-  release: () => Promise<void>;
 }
 
 /** Runs the pipeline. Bad input found before the lock is thrown (InputError); later failures are returned. */
@@ -83,7 +80,6 @@ export async function runPipeline(pipeline: Pipeline, options: RunOptions): Prom
     reports,
     exports: taken.runner.exports,
     failure,
-    release: taken.release,
   });
 }
 
@@ -158,11 +154,7 @@ async function takeFolder(
       log: logger,
       signal,
     });
-    const release = await acquireLock(output, pipeline.name).catch((error: unknown) => {
-      throw explainIoError(error, `Cannot use the output folder ${output}`);
-    });
-    await writeFolderFormat(output).catch(async (error: unknown) => {
-      await release();
+    await writeFolderFormat(output).catch((error: unknown) => {
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });
     await removeRepaired(output, options.repair ?? [], logger);
@@ -180,7 +172,7 @@ async function takeFolder(
       shown: options.shown,
       files: options.files,
     });
-    return { runner, simulator, release };
+    return { runner, simulator };
   } catch (error) {
     await simulator?.close();
     throw error;
@@ -194,20 +186,9 @@ async function runSteps(
   { runner, simulator }: Taken,
   options: RunOptions,
 ): Promise<Error | undefined> {
-  const { output, logger } = options;
   const signal = options.signal;
   try {
-    // A local copy of a folder in an object store was made from its last commit just now:
-    // nothing in it is half-written, and its thousands of files need no walk.
-    const leftovers = options.files ? [] : await removeTemporaryFiles(output);
-    if (leftovers.length > 0) {
-      logger.log(
-        'info',
-        'run.cleanup',
-        `Removed ${leftovers.length} half-written file(s) of an interrupted run`,
-        { files: leftovers.length },
-      );
-    }
+    // The run's copy of the folder was made from its last commit just now: nothing in it is half-written.
     for (const [i, step] of selected.entries()) {
       if (signal?.aborted) break;
       const failure = await runner.run(step, reports[i]!);
@@ -223,12 +204,12 @@ async function runSteps(
   }
 }
 
-interface Ended extends RunRecord {
-  release: () => Promise<void>;
-}
-
 /** Writes manifest.json (and the report), releases the folder, and sums the run up. */
-async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Promise<RunResult> {
+async function finish(
+  pipeline: Pipeline,
+  options: RunOptions,
+  ended: RunRecord,
+): Promise<RunResult> {
   const { output, logger } = options;
   const { started, reports, exports } = ended;
   let failure = ended.failure;
@@ -236,7 +217,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     pipelineRun(pipeline, { started, reports, exports, failure }, report);
   let writer: ManifestWriter | undefined;
   try {
-    writer = await ManifestWriter.open(output, exports, options.files ?? DISK);
+    writer = await ManifestWriter.open(output, exports, options.files);
   } catch (error) {
     failure ??= explainIoError(error, 'writing manifest.json');
   }
@@ -251,8 +232,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
     try {
       const manifest = writer.manifest(runNow(REPORT_PATH), REPORT_PATH);
       // The report reads every dataset: a local copy of a folder in a store fetches them first.
-      if (options.files)
-        await bringDatasets(output, options.files, { reader: 'the report', logger });
+      await bringDatasets(output, options.files, { reader: 'the report', logger });
       report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
     } catch (error) {
       failure ??= error as Error;
@@ -261,7 +241,7 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   }
   // views.sql and dataset.jsonld follow what has landed, whatever the run's end: a failed step may have landed some.
   if (!(failure instanceof InterruptedError))
-    failure ??= await describeFolder(output, pipeline, writer, options.files ?? DISK);
+    failure ??= await describeFolder(output, pipeline, writer, options.files);
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;
   try {
@@ -269,7 +249,6 @@ async function finish(pipeline: Pipeline, options: RunOptions, ended: Ended): Pr
   } catch (error) {
     failure ??= explainIoError(error, 'writing manifest.json');
   }
-  await ended.release();
   const counts = stepCounts(reports);
   const summary: RunSummary = {
     status: failure && run.status === 'succeeded' ? 'failed' : run.status,

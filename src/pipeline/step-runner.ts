@@ -4,6 +4,7 @@
  * output folder, made once and its views kept up to date), measured, logged
  * and reported for the manifest.
  */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
@@ -129,9 +130,12 @@ export class StepRunner {
       });
       report.status = failure instanceof InterruptedError ? 'interrupted' : 'failed';
       report.error = failure.message;
-      // A file the step was writing when it failed is no use and may hold the space a rerun
-      // needs (a full disk): it goes now, not at the start of the next run.
+      // What the step was writing or had fetched but not landed is no use and may hold the
+      // space the commit of what did land needs (a full disk): it goes now.
       await removeTemporaryFiles(output).catch(() => undefined);
+      await rm(stagingFolder(output, step.id), { recursive: true, force: true }).catch(
+        () => undefined,
+      );
       await state.finish('failed').catch(() => undefined);
     } finally {
       // A sql step says each file it writes (recordFile); another kind, or a step that

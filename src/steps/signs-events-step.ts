@@ -6,10 +6,8 @@
  * atomically before the checkpoint that covers it is saved (sources/signs/
  * events-run.ts).
  */
-import { rm } from 'node:fs/promises';
 import { SignsClient } from '../sources/signs/client.js';
 import {
-  compactionPaths,
   describeEvents,
   planEvents,
   readFeed,
@@ -55,7 +53,6 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   },
   upstreamIdentity: feedIdentityHooks(true),
   async reset(_options, context) {
-    await rm(compactionPaths(context).journal, { force: true });
     await removeStepFiles(context.output, context.stepId, folderFilesOf(context));
   },
   async run(options, context, plan) {

@@ -10,7 +10,7 @@
  */
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { partitionKeySql, partitionListSql } from '../duckdb/partitions.js';
-import { damagedOutputs, goneOutput, outputsPresent } from './sql-outputs.js';
+import { goneOutput, outputsPresent } from './sql-outputs.js';
 import { RunError } from '../errors.js';
 import {
   definitionHash,
@@ -116,20 +116,16 @@ export async function planBuild(
       reason: changes.reason,
     };
   }
-  // A partition that cannot be read, or is gone, would stay so: the table is built anew.
+  // A partition that is gone (a --repair removed it) would stay so: the table is built anew.
   const gone = goneOutput(context, definition.outputs, changes.whole);
-  const damaged =
-    gone === undefined
-      ? await damagedOutputs(db, context, definition.outputs, changes.whole)
-      : undefined;
-  if (gone !== undefined || damaged !== undefined) {
+  if (gone !== undefined) {
     if (changes.mode === 'partial') await setInputs(db, changes.input);
     return {
       mode: 'full',
       keys: undefined,
       changed: [],
       checkpoint: changes.checkpoint,
-      reason: `${gone !== undefined ? `the partition ${gone} is gone` : `the file ${damaged!} cannot be read (damaged or not Parquet)`}: the table is built anew from its sources`,
+      reason: `the partition ${gone} is gone: the table is built anew from its sources`,
     };
   }
   if (changes.mode === 'unchanged') return changes;

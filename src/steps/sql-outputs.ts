@@ -1,11 +1,9 @@
 /**
- * What a sql step's outputs are now: whether they are there, whether a file
- * of theirs cannot be read or a partition is gone (each asks for a whole
- * build), and their partitions' fingerprints for the checkpoint.
+ * What a sql step's outputs are now: whether they are there, whether a
+ * partition is gone (which asks for a whole build), and their partitions'
+ * fingerprints for the checkpoint.
  */
-import { join, relative } from 'node:path';
-import { damagedFiles } from '../duckdb/damaged.js';
-import type { Database } from '../duckdb/database.js';
+import { join } from 'node:path';
 import { DERIVED_FOLDER } from '../duckdb/datasets.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
 import type { OutputPrints } from './input-changes.js';
@@ -24,29 +22,6 @@ export function outputsPresent(
       return Promise.resolve(false);
   }
   return Promise.resolve(true);
-}
-
-/**
- * The first file of the outputs whose footer cannot be read (relative to the
- * folder), if any; `whole`: the partitions last known whole, not opened again.
- */
-export async function damagedOutputs(
-  db: Database,
-  context: PlanContext,
-  outputs: readonly string[],
-  whole: OutputPrints | undefined,
-): Promise<string | undefined> {
-  const { output } = context;
-  for (const name of outputs) {
-    const [damaged] = await damagedFiles(
-      db,
-      join(output, DERIVED_FOLDER, name),
-      context.partitions,
-      whole?.[name],
-    );
-    if (damaged !== undefined) return relative(output, damaged);
-  }
-  return undefined;
 }
 
 /**

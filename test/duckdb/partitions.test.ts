@@ -1,8 +1,6 @@
-import { appendFile, mkdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { damagedFiles } from '../../src/duckdb/damaged.js';
-import { Database } from '../../src/duckdb/database.js';
 import { PartitionIndex, scanPartitions } from '../../src/duckdb/partitions.js';
 import { testDir, writeParquet } from '../helpers/tmp.js';
 
@@ -48,63 +46,5 @@ describe('the partitions a run knows (PartitionIndex)', () => {
         join(folder, 'day=2026-01-04', 'data.parquet'),
       ].sort(),
     );
-  });
-
-  it('finds a file cut short or not Parquet, and one damaged after it was found whole once its partition is read again', async () => {
-    const folder = await dataset();
-    const db = await Database.open();
-    try {
-      const index = new PartitionIndex();
-      expect(await damagedFiles(db, folder, index)).toEqual([]);
-      const cut = join(folder, 'day=2026-01-02', 'data.parquet');
-      await appendFile(cut, 'trailing bytes');
-      await mkdir(join(folder, 'day=2026-01-05'));
-      const text = join(folder, 'day=2026-01-05', 'data.parquet');
-      await writeFile(text, 'not parquet at all');
-      // The new partition is read at once; the changed file once it is forgotten.
-      expect(await damagedFiles(db, folder, index)).toEqual([text]);
-      index.forget(cut);
-      expect((await damagedFiles(db, folder, index)).sort()).toEqual([cut, text].sort());
-      // A fresh look agrees.
-      expect((await damagedFiles(db, folder)).sort()).toEqual([cut, text].sort());
-    } finally {
-      db.close();
-    }
-  });
-
-  it('opens only the partitions changed since they were last known whole (a checkpoint of fingerprints)', async () => {
-    const folder = await dataset();
-    const db = await Database.open();
-    try {
-      const known = Object.fromEntries(scanPartitions(folder).partitions);
-      expect(await damagedFiles(db, folder, new PartitionIndex(), known)).toEqual([]);
-      // Cut short in place: its size differs from the fingerprint's, so it is opened and named.
-      const cut = join(folder, 'day=2026-01-02', 'data.parquet');
-      await appendFile(cut, 'trailing bytes');
-      // A partition not known then (a new one) is opened too.
-      const text = join(folder, 'day=2026-01-05', 'data.parquet');
-      await mkdir(join(folder, 'day=2026-01-05'));
-      await writeFile(text, 'not parquet at all');
-      expect(new PartitionIndex().filesChangedSince(folder, known).sort()).toEqual(
-        [cut, text].sort(),
-      );
-      expect((await damagedFiles(db, folder, new PartitionIndex(), known)).sort()).toEqual(
-        [cut, text].sort(),
-      );
-      // What the fingerprint cannot see (the same size and time): a file whose partition is
-      // unchanged is not opened; without the fingerprints it is.
-      const same = join(folder, 'day=2026-01-03', 'data.parquet');
-      const { size, atime, mtime } = await stat(same);
-      await writeFile(same, Buffer.alloc(size, 0x41));
-      await utimes(same, atime, mtime);
-      const again = {
-        ...known,
-        '2026-01-05': scanPartitions(folder).partitions.get('2026-01-05')!,
-      };
-      expect(new PartitionIndex().filesChangedSince(folder, again)).toEqual([cut]);
-      expect((await damagedFiles(db, folder)).sort()).toEqual([cut, same, text].sort());
-    } finally {
-      db.close();
-    }
   });
 });

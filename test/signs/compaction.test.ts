@@ -2,12 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
-import {
-  compactEvents,
-  recoverCompaction,
-  type CompactionPaths,
-  type CompactionPoint,
-} from '../../src/sources/signs/compaction.js';
+import { compactEvents, type CompactionPaths } from '../../src/sources/signs/compaction.js';
 import { parseUnitFile } from '../../src/sources/signs/landing.js';
 import { duck, outputHashes, testDir, writeParquet } from '../helpers/tmp.js';
 import { DISK } from '../../src/duckdb/folder-files.js';
@@ -46,7 +41,6 @@ async function landedOutput(): Promise<{ output: string; paths: CompactionPaths 
       output,
       files: DISK,
       scratch: join(output, '.state/tmp'),
-      journal: join(output, '.state/compaction/ev.json'),
     },
   };
 }
@@ -59,8 +53,6 @@ async function dataset(output: string): Promise<Record<string, unknown>[]> {
      ORDER BY day, id`,
   );
 }
-
-class Crash extends Error {}
 
 describe('compactEvents', () => {
   it("merges a step's small files of a partition into one named after its first unit, and leaves the rest", async () => {
@@ -111,34 +103,6 @@ describe('compactEvents', () => {
     ]);
     expect(await dataset(output)).toEqual(before);
   });
-
-  it.each<CompactionPoint>(['written', 'journaled', 'committed', 'removed'])(
-    'loses no row and keeps none twice when the run dies once the merge is %s',
-    async (point) => {
-      const { output, paths } = await landedOutput();
-      const truth = await dataset(output);
-      await expect(
-        compactEvents(db, paths, 'ev', new AbortController().signal, (at) => {
-          if (at === point) throw new Crash(`died once ${at}`);
-        }),
-      ).rejects.toThrow(Crash);
-
-      // The next run finishes or drops the merge before it reads anything.
-      await recoverCompaction(paths);
-      expect(await dataset(output)).toEqual(truth);
-      const left = await readdir(join(output, 'signs/events', DAY));
-      expect(left.filter((n) => n.startsWith('ev-'))).toHaveLength(
-        point === 'committed' || point === 'removed' ? 1 : 4,
-      );
-
-      // And merges what is left to merge.
-      await compactEvents(db, paths, 'ev', new AbortController().signal);
-      expect(await dataset(output)).toEqual(truth);
-      expect(
-        (await readdir(join(output, 'signs/events', DAY))).filter((n) => n.startsWith('ev-')),
-      ).toHaveLength(1);
-    },
-  );
 
   it('leaves files of a useful size alone', async () => {
     const { output, paths } = await landedOutput();

@@ -5,20 +5,17 @@
  * its units, the small files of a step in one publication_month partition are
  * merged into one.
  *
- * Crash-safe: the merged file is written under a temporary name; a journal
- * naming it and the files it replaces is saved before it is renamed into
- * place; the replaced files are removed after. A run that finds a journal
- * finishes what it says (removes the replaced files if the merged one is in
- * place) or drops it (if not), so the partition never holds a row twice nor
- * loses one. The merged file is named after the first unit it holds, so the
- * rules that find a step's files (and its uncommitted units) still apply.
+ * The merge is made in the run's copy of the folder (a killed run leaves the
+ * last commit as it was): the merged file is written under a temporary name,
+ * renamed into place, and the files it replaces are removed. It is named after
+ * the first unit it holds, so the rules that find a step's files (and its
+ * unrecorded units) still apply.
  */
 import { createHash } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { quotedString, type Database } from '../../duckdb/database.js';
-import { commitFile, syncFolder, temporaryPath, writeFileAtomic } from '../../util/fs.js';
+import { commitFile, temporaryPath } from '../../util/fs.js';
 import { comparePositions, EVENTS_DATASET, parseUnitFile, unitStem } from './landing.js';
 import { portableCopySql } from '../../duckdb/portable.js';
 import { namesIn, type FolderFiles } from '../../duckdb/folder-files.js';
@@ -28,25 +25,12 @@ const SMALL_FILE_BYTES = 32 * 2 ** 20;
 /** A merged file holds at most about this much. */
 const MERGED_BYTES = 128 * 2 ** 20;
 
-const journalSchema = z.object({
-  folder: z.string(),
-  merged: z.string(),
-  replaced: z.array(z.string()),
-});
-
-type Journal = z.output<typeof journalSchema>;
-
-/** The points a merge passes: merged file written, journal saved, merged file in place, replaced files removed. */
-export type CompactionPoint = 'written' | 'journaled' | 'committed' | 'removed';
-
 export interface CompactionPaths {
   output: string;
   /** Where the folder is listed and files are removed. */
   files: FolderFiles;
   /** Where temporary files are written (on the output's file system). */
   scratch: string;
-  /** The journal of the merge in progress. */
-  journal: string;
 }
 
 export interface Compacted {
@@ -55,35 +39,6 @@ export interface Compacted {
   replaced: number;
   /** The merged files, absolute. */
   merged: string[];
-}
-
-/**
- * Finishes or drops the merge a killed run left, if any. Resolves to the files
- * it removed.
- */
-export async function recoverCompaction(paths: CompactionPaths): Promise<number> {
-  let journal: Journal;
-  try {
-    journal = journalSchema.parse(JSON.parse(await readFile(paths.journal, 'utf8')));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    // A journal that cannot be read was never complete: it was written before the rename.
-    await rm(paths.journal, { force: true });
-    return 0;
-  }
-  const folder = join(paths.output, EVENTS_DATASET, journal.folder);
-  let removed = 0;
-  if (paths.files.stat(join(folder, journal.merged))) {
-    for (const name of journal.replaced) {
-      if (paths.files.stat(join(folder, name))) {
-        await paths.files.remove(join(folder, name));
-        removed++;
-      }
-    }
-    await syncFolder(folder);
-  }
-  await rm(paths.journal, { force: true });
-  return removed;
 }
 
 /** A step's files in one partition, in feed order, with their sizes. */
@@ -130,16 +85,13 @@ function mergedName(stepId: string, names: readonly string[]): string {
 
 /**
  * Merges the small files of a step in each partition of signs/events. Only for
- * a step whose files are all committed (its units landed and recorded), and
- * whose run has recovered a killed run's merge first (recoverCompaction).
+ * a step whose files are all recorded (its units landed and in its checkpoint).
  */
 export async function compactEvents(
   db: Database,
   paths: CompactionPaths,
   stepId: string,
   signal: AbortSignal,
-  /** Told of each point a merge passes (the crash tests stop it there). */
-  passed: (point: CompactionPoint) => void = () => undefined,
 ): Promise<Compacted> {
   const result: Compacted = { partitions: 0, replaced: 0, merged: [] };
   const root = join(paths.output, EVENTS_DATASET);
@@ -163,22 +115,12 @@ export async function compactEvents(
             temporary,
           ),
         );
-        passed('written');
-        const journal: Journal = { folder: partition, merged, replaced: names };
-        await writeFileAtomic(paths.journal, JSON.stringify(journal), paths.scratch);
-        passed('journaled');
         await commitFile(temporary, target);
       } catch (error) {
         await rm(temporary, { force: true });
         throw error;
       }
-      // The merged file is in place: the journal finishes this if the run dies here,
-      // and goes only once the removals are durable.
-      passed('committed');
-      for (const name of names) await rm(join(folder, name), { force: true });
-      await syncFolder(folder);
-      passed('removed');
-      await rm(paths.journal, { force: true });
+      for (const name of names) await paths.files.remove(join(folder, name));
       result.replaced += names.length;
       result.merged.push(target);
     }

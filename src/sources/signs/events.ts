@@ -8,11 +8,10 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
 import { RunError } from '../../errors.js';
-import { STATE_FOLDER } from '../../layout.js';
 import { readCheckpoint, type PlanContext, type RunContext, type RunOutcome } from '../context.js';
 import { eventsCheckpoint, type EventsCheckpoint } from './checkpoint.js';
 import type { SignsClient } from './client.js';
-import { compactEvents, recoverCompaction, type CompactionPaths } from './compaction.js';
+import { compactEvents, type CompactionPaths } from './compaction.js';
 import type { SignsEventsOptions } from './events-options.js';
 import { EventsRun } from './events-run.js';
 import { offsetMs } from './feed.js';
@@ -79,14 +78,9 @@ function readEventsCheckpoint(context: PlanContext): EventsCheckpoint | undefine
   return readCheckpoint<EventsCheckpoint | undefined>(context, eventsCheckpoint, () => undefined);
 }
 
-/** Where the step merges small files: its scratch folder and its journal. */
-export function compactionPaths(context: RunContext): CompactionPaths {
-  return {
-    output: context.output,
-    files: folderFilesOf(context),
-    scratch: context.scratch,
-    journal: join(context.output, STATE_FOLDER, 'compaction', `${context.stepId}.json`),
-  };
+/** Where the step merges small files. */
+function compactionPaths(context: RunContext): CompactionPaths {
+  return { output: context.output, files: folderFilesOf(context), scratch: context.scratch };
 }
 
 /**
@@ -204,8 +198,6 @@ export async function readFeed(
   }: { db: Database; client: SignsClient; http: { requests: number }; plan: EventsPlan },
 ): Promise<RunOutcome> {
   const compaction = compactionPaths(context);
-  // A merge a killed run left half done is finished (or dropped) before anything else.
-  await recoverCompaction(compaction);
   const checkpoint = await startingCheckpoint(options, context, { client, plan });
   // Units an interrupted run was reading or landing: read again from the checkpoint.
   await rm(context.staging, { recursive: true, force: true });
