@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   idsWithPrefix,
@@ -6,10 +5,9 @@ import {
   measurementsPipeline,
   truthMeasurements,
 } from '../helpers/bicycle.js';
-import { killRepeatedly, runCli } from '../helpers/cli.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { testDir, writeFiles } from '../helpers/tmp.js';
+import { testDir } from '../helpers/tmp.js';
 
 const START = '2026-02-01T00:00:00Z';
 
@@ -70,38 +68,6 @@ describe('bicycle.measurements under trouble', () => {
     expect(faults.size).toBeGreaterThanOrEqual(5);
     expect(await landedMeasurements(output)).toEqual(
       truthMeasurements(simulator, idsWithPrefix(simulator, 'GAL', 'NBR', 'FRL'), START, end).kept,
-    );
-  });
-});
-
-describe('bicycle.measurements killed at any moment', () => {
-  it('gives exactly the ground truth after a rerun, however often it was killed (SIGKILL)', async () => {
-    const simulator = await useSimulator({
-      seed: 9,
-      bicycle: { locations: 50, maxLocations: 6, maxPeriodDays: 3 },
-      faults: { latencyMs: 40 },
-    });
-    const env = { ...simulator.env };
-    const end = '2026-04-01T00:00:00Z';
-    const prefixes = ['GAL', 'UTR', 'ZHO', 'GLD'];
-    const dir = await testDir();
-    await writeFiles(dir, {
-      'p.yaml': measurementsPipeline({ start: START, end, prefixes, concurrency: 3 }),
-    });
-    const file = join(dir, 'p.yaml');
-    const output = join(dir, 'output');
-    // An earlier run of part of the period: its rows must be replaced, never doubled.
-    await writeFiles(dir, {
-      'early.yaml': measurementsPipeline({ start: START, end: '2026-02-10T00:00:00Z', prefixes }),
-    });
-    const early = await runCli(['run', join(dir, 'early.yaml'), '--output', output], { env });
-    expect(early.code, early.stderr).toBe(0);
-    const kills = await killRepeatedly(['run', file, '--output', output], { env, minMs: 400 });
-    expect(kills.length).toBeGreaterThan(2);
-    const final = await runCli(['run', file, '--output', output], { env });
-    expect(final.code, final.stderr).toBe(0);
-    expect(await landedMeasurements(output)).toEqual(
-      truthMeasurements(simulator, idsWithPrefix(simulator, ...prefixes), START, end).kept,
     );
   });
 });

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 
@@ -84,27 +83,4 @@ export async function wholeRunMs(args: string[], options: CliOptions = {}): Prom
   if (result.code !== 0)
     throw new Error(`road-etl ${args.join(' ')} exited ${String(result.code)}: ${result.stderr}`);
   return performance.now() - started;
-}
-
-/**
- * Starts `road-etl ARGS` `rounds` times and kills each with SIGKILL after a
- * random `minMs` .. `minMs + spanMs`; resolves to the delays of the runs that
- * were killed (not those that finished first).
- */
-export async function killRepeatedly(
-  args: string[],
-  options: CliOptions & { rounds?: number; minMs?: number; spanMs?: number } = {},
-): Promise<number[]> {
-  const { rounds = 6, minMs = 300, spanMs = 2500 } = options;
-  const kills: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const child = startCli(args, options);
-    const done = collect(child);
-    const after = minMs + Math.floor(Math.random() * spanMs);
-    await sleep(after);
-    child.kill('SIGKILL');
-    const result = await done;
-    if (result.signal === 'SIGKILL') kills.push(after);
-  }
-  return kills;
 }

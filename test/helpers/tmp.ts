@@ -77,11 +77,27 @@ export async function outputHashes(
     createHash('sha256')
       .update(await readFile(path))
       .digest('hex');
-  // A committed folder holds what its commit names, each file by its path.
+  // A committed folder holds what its commit names, each file by its path; views.sql names
+  // each data file's version, whose bytes are compared as that file's.
   const paths = committedPaths(output);
   if (paths.length > 0) {
-    for (const path of paths)
-      if (!skip.includes(basename(path))) found.set(path, await hash(committed(output, path)));
+    for (const path of paths) {
+      if (skip.includes(basename(path))) continue;
+      const file = committed(output, path);
+      found.set(
+        path,
+        path === 'views.sql'
+          ? createHash('sha256')
+              .update(
+                (await readFile(file, 'utf8')).replace(
+                  /\.v\d{8}T\d{6}Z-[0-9a-f]+\.parquet/g,
+                  '.parquet',
+                ),
+              )
+              .digest('hex')
+          : await hash(file),
+      );
+    }
     return found;
   }
   const walk = async (folder: string): Promise<void> => {
