@@ -226,7 +226,7 @@ function listSql(values: readonly string[]): string {
 
 /**
  * Writes a query's rows to `target` as Parquet: under a temporary name in the
- * run's scratch folder, then fsynced and renamed into place, and recorded for
+ * run's scratch folder, then renamed into place, and recorded for
  * the manifest. Resolves to the number of rows.
  */
 export async function writeParquet(

@@ -1,7 +1,7 @@
 /**
  * Extracts from a DuckDB query to a file: CSV (RFC 4180, formula cells
  * neutralised), GeoJSON (RFC 7946 FeatureCollection of points) or Parquet
- * (zstd). Each is written under a temporary name, fsynced and renamed, and
+ * (zstd). Each is written under a temporary name and renamed, and
  * streamed by DuckDB, so memory does not grow with the number of rows.
  */
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';

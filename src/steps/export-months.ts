@@ -10,7 +10,6 @@ import { basename, dirname } from 'node:path';
 import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
 import { folderFilesOf, namesIn, type FolderFiles } from '../duckdb/folder-files.js';
 import type { ExportSource } from '../sinks/exports.js';
-import { syncFolder } from '../util/fs.js';
 import { datasetsRead, exportFile } from './export-file.js';
 import { MONTH, formatOf, type ExportStepOptions } from './export-options.js';
 import { definitionHash, inputChanges } from './input-changes.js';
@@ -222,7 +221,6 @@ async function writeMonths(
       const files = folderFilesOf(context);
       await files.remove(path);
       for (const sidecar of Object.values(csvSidecars(path))) await files.remove(sidecar);
-      await syncFolder(dirname(path));
       removed.push(month);
       continue;
     }

@@ -26,7 +26,7 @@ import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { MissingObjectError } from '../errors.js';
 import { acquireLock } from './folder-lock.js';
 import { scratchFolder } from '../layout.js';
-import { commitFile, makeFolder, temporaryPath } from '../util/fs.js';
+import { commitFileDurably, makeFolder, temporaryPath } from '../util/fs.js';
 import type { HeldLock, ObjectStore, StoredObject } from './store.js';
 
 /** Where commands keep their copies of the folder, and a put its drafts: never objects. */
@@ -111,7 +111,7 @@ export class LocalStore implements ObjectStore {
     const temporary = temporaryPath(path, scratchFolder(this.folder));
     try {
       await linkOrCopy(file, temporary);
-      await commitFile(temporary, path);
+      await commitFileDurably(temporary, path);
     } catch (error) {
       await rm(temporary, { force: true });
       throw error;

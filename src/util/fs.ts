@@ -1,4 +1,9 @@
-/** Durable file operations: a file is either wholly there or not at all. */
+/**
+ * Atomic file operations: a file is either wholly there or not at all. A run
+ * writes in its own copy of the folder, which no reader sees and a crash
+ * throws away: its files are made durable once, when the put lands them
+ * (commitFileDurably, store/local-store.ts), not each time one is written.
+ */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
@@ -41,11 +46,6 @@ export function isTemporaryName(name: string): boolean {
   return /^\..+\.tmp-\d+-[0-9a-f]{8}(\.[a-z]+(-\d+)?)?$/.test(name);
 }
 
-/** Makes the entries of a folder (files added, renamed or removed) survive a crash. */
-export async function syncFolder(path: string): Promise<void> {
-  await fsyncPath(path);
-}
-
 async function fsyncPath(path: string, flags = 'r'): Promise<void> {
   const handle = await open(path, flags);
   try {
@@ -79,33 +79,32 @@ async function moveInto(temporary: string, path: string): Promise<void> {
   await rm(temporary, { force: true });
 }
 
+/** Moves a finished temporary file to its final name (a rename, atomic on one file system). */
+export async function commitFile(temporary: string, path: string): Promise<void> {
+  await moveInto(temporary, path);
+}
+
+/** Moves several finished temporary files to their final names (a unit of many small files). */
+export async function commitFiles(
+  moves: readonly (readonly [temporary: string, path: string])[],
+): Promise<void> {
+  for (const [temporary, path] of moves) await moveInto(temporary, path);
+}
+
 /**
  * Moves a finished temporary file to its final name durably: fsync the file,
- * rename (atomic on one file system), fsync the folder so the rename survives a crash.
+ * rename, fsync the folder so that the rename survives a crash. For what lands
+ * in a folder others read (a put's objects, its commit).
  */
-export async function commitFile(temporary: string, path: string): Promise<void> {
+export async function commitFileDurably(temporary: string, path: string): Promise<void> {
   await fsyncPath(temporary);
   await moveInto(temporary, path);
   await fsyncPath(dirname(path));
 }
 
 /**
- * Commits several finished temporary files at once: all fsynced (in parallel),
- * renamed, then each folder fsynced once. For a unit of many small files.
- */
-export async function commitFiles(
-  moves: readonly (readonly [temporary: string, path: string])[],
-): Promise<void> {
-  await Promise.all(moves.map(([temporary]) => fsyncPath(temporary)));
-  for (const [temporary, path] of moves) await moveInto(temporary, path);
-  await Promise.all(
-    [...new Set(moves.map(([, path]) => dirname(path)))].map((folder) => fsyncPath(folder)),
-  );
-}
-
-/**
  * Writes `path` atomically: `write` fills a temporary file in `scratch` (see
- * temporaryPath), which is then fsynced and renamed into place (commitFile);
+ * temporaryPath), which is then renamed into place (commitFile);
  * removed when anything fails. Resolves to what `write` resolved to.
  */
 export async function writeThrough<T>(
@@ -126,8 +125,8 @@ export async function writeThrough<T>(
 }
 
 /**
- * Writes data to path atomically (write, fsync, rename, fsync the folder), by
- * way of a temporary file in `scratch` (see temporaryPath).
+ * Writes data to path atomically (write, rename), by way of a temporary file
+ * in `scratch` (see temporaryPath).
  */
 export async function writeFileAtomic(
   path: string,
@@ -185,27 +184,9 @@ export async function describeFile(
   };
 }
 
-/** The process that writes a temporary file, by its name (temporaryPath puts its pid there). */
-function writerOf(name: string): number | undefined {
-  const found = /\.tmp-(\d+)-[0-9a-f]{8}(?:\.[a-z]+(?:-\d+)?)?$/.exec(name);
-  return found ? Number(found[1]) : undefined;
-}
-
-/** Whether a process of this host runs under `pid` (one of another user's counts too). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
- * Removes temporary files that a killed run left behind, below root (skipping
- * nothing else): this process's own and those of processes gone, not those of
- * another run still writing them (one waiting for the folder writes its bid
- * for the lock there).
+ * Removes the temporary files below root: those of a step that failed, in the
+ * run's own copy of the folder (no other process writes there).
  */
 export async function removeTemporaryFiles(root: string): Promise<string[]> {
   const removed: string[] = [];
@@ -220,8 +201,6 @@ export async function removeTemporaryFiles(root: string): Promise<string[]> {
     for (const entry of entries) {
       const path = join(folder, entry.name);
       if (isTemporaryName(entry.name)) {
-        const writer = writerOf(entry.name);
-        if (writer !== undefined && writer !== process.pid && running(writer)) continue;
         // a temporary file, or a temporary folder (partitions being written)
         await rm(path, { recursive: true, force: true });
         removed.push(path);

@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { removeTemporaryFiles, temporaryPath } from '../../src/util/fs.js';
 import { testDir } from '../helpers/tmp.js';
 
-describe('temporary files a killed run leaves', () => {
+describe('the temporary files of a failed step', () => {
   it('are removed with the scratch files of their writers (a GeoJSON features file, FlatGeobuf buckets), and nothing else', async () => {
     const output = await testDir();
     const scratch = join(output, '.state', 'tmp');
@@ -36,24 +34,5 @@ describe('temporary files a killed run leaves', () => {
     const after = await readdir(output, { recursive: true, withFileTypes: true });
     const files = after.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
     expect(files.sort()).toEqual([...kept].sort());
-  });
-
-  it('leaves the temporary files of another run still running (a run waiting for the folder writes its bid there)', async () => {
-    const scratch = join(await testDir(), '.state', 'tmp');
-    await mkdir(scratch, { recursive: true });
-    // A process that has ended, and one that runs: the files of the first are left behind.
-    const ended = spawn(process.execPath, ['-e', '']);
-    await once(ended, 'exit');
-    const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
-    try {
-      const gone = join(scratch, `..lock.tmp-${ended.pid}-0a1b2c3d`);
-      const bid = join(scratch, `..lock.tmp-${running.pid}-0a1b2c3d`);
-      const own = join(scratch, `..lock.tmp-${process.pid}-0a1b2c3d`);
-      for (const path of [gone, bid, own]) await writeFile(path, '{}');
-      expect((await removeTemporaryFiles(scratch)).sort()).toEqual([gone, own].sort());
-      expect(await readdir(scratch)).toEqual([`..lock.tmp-${running.pid}-0a1b2c3d`]);
-    } finally {
-      running.kill();
-    }
   });
 });
