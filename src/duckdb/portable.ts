@@ -8,6 +8,7 @@
  * the file's key-value metadata (`road-etl:json`), so that road-etl's views
  * (and `views.sql`) give them back to DuckDB as JSON.
  */
+import { statSync } from 'node:fs';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { PARQUET_FORMAT, quotedIdentifier, quotedString, type Database } from './database.js';
 import { geoMetadata, geoParquetRows, pointColumns } from './geoparquet.js';
@@ -142,8 +143,28 @@ export interface FileNotes {
   partition: { column: string; type: string } | undefined;
 }
 
+/**
+ * The notes of the files read so far, by path, with the size and time they
+ * were read at: a dataset's view is made again after each step that writes
+ * it, from the same sample file as a rule.
+ */
+const notesRead = new Map<string, { version: string; notes: FileNotes }>();
+
 /** What road-etl noted in a Parquet file's metadata (nothing when it cannot be read). */
 export async function fileNotes(db: Database, file: string): Promise<FileNotes> {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  const version = stat ? `${stat.size}:${stat.mtimeMs}:${stat.ino}` : undefined;
+  const known = notesRead.get(file);
+  if (version !== undefined && known?.version === version) return known.notes;
+  const notes = await readNotes(db, file);
+  if (version !== undefined) {
+    if (notesRead.size >= 4096) notesRead.clear();
+    notesRead.set(file, { version, notes });
+  }
+  return notes;
+}
+
+async function readNotes(db: Database, file: string): Promise<FileNotes> {
   const notes: FileNotes = { json: [], partition: undefined };
   try {
     const rows = await db.all(
