@@ -1,9 +1,10 @@
 /**
- * Carries out a checked pipeline, in four stages: prepare (the steps selected,
+ * Carries out a checked pipeline on the run's copy of the folder (the store's
+ * lock held: cli/run-store.ts), in four stages: prepare (the steps selected,
  * checked against what earlier runs left), take the folder (start the upstream
- * and ask whether it serves the folder's data, then take the lock), run the
- * steps (step-runner.ts), and finish (manifest.json and the report, written
- * also when a step failed, and the summary).
+ * and ask whether it serves the folder's data), run the steps
+ * (step-runner.ts), and finish (manifest.json and the report, written also
+ * when a step failed, and the summary).
  */
 import { InputError, InterruptedError, explainIoError } from '../errors.js';
 import { redactor, type Logger } from '../log.js';
@@ -68,7 +69,7 @@ interface Taken {
   simulator: { close(): Promise<void> } | undefined;
 }
 
-/** Runs the pipeline. Bad input found before the lock is thrown (InputError); later failures are returned. */
+/** Runs the pipeline. Bad input found before the steps run is thrown (InputError); later failures are returned. */
 export async function runPipeline(pipeline: Pipeline, options: RunOptions): Promise<RunResult> {
   const prepared = await prepare(pipeline, options);
   const started = new Date();
