@@ -34,7 +34,6 @@ const LONGEST = [
   'pipeline/nightly',
   'bicycle/quality',
   'bicycle/measurements',
-  'reliability/interrupt',
   'reliability/live-trust',
   'reliability/upstream-lasting',
   'report/report',

@@ -200,7 +200,9 @@ export const definitionSchema = z.strictObject({
         .int()
         .positive()
         .optional()
-        .describe('DuckDB threads at most. Default: the number of cores. Capped by the budget.'),
+        .describe(
+          'DuckDB threads at most. Default: the number of cores. Capped by the budget; a sql or export step runs on one per 16 MB it reads.',
+        ),
     })
     .default({})
     .describe('DuckDB settings for SQL and export steps'),

@@ -18,12 +18,15 @@ function readFiles(index: PartitionIndex, folder: string, partitions: PartitionS
   return partitions.flatMap((value) => index.filesIn(join(folder, partitionFolder(column, value))));
 }
 
-/** Brings the files `reads` names; resolves to those fetched for it (none on a disk). */
+/**
+ * Brings the files `reads` names; resolves to those fetched for it (none on a
+ * disk) and the bytes of all the files read.
+ */
 export async function bringReads(
   index: PartitionIndex,
   datasets: readonly Pick<Dataset, 'name' | 'folder'>[],
   { stepId, reads, logger }: { stepId: string; reads: readonly PartitionSet[]; logger: Logger },
-): Promise<readonly string[]> {
+): Promise<{ fetched: readonly string[]; bytes: number }> {
   const wanted: string[] = [];
   for (const read of reads) {
     const dataset = datasets.find((d) => d.name === read.dataset);
@@ -35,7 +38,9 @@ export async function bringReads(
       step: stepId,
       fetched: fetched.length,
     });
-  return fetched;
+  let bytes = 0;
+  for (const file of wanted) bytes += Number(index.folderFiles.stat(file)?.size ?? 0n);
+  return { fetched, bytes };
 }
 
 /** Brings every file of these datasets of the folder `output` (all of them when none are named). */

@@ -5,10 +5,10 @@
  * and reported for the manifest.
  */
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Database } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import type { OutputFolder } from '../duckdb/folder.js';
+import { formatSize, threadsFor } from '../duckdb/memory.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
 import type { FolderFiles } from '../duckdb/folder-files.js';
 import { InterruptedError } from '../errors.js';
@@ -24,7 +24,7 @@ import type {
   StepOutcome,
   Upstream,
 } from '../steps/step-kind.js';
-import { describeFile, exists, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
+import { describeFile, filesThere, removeTemporaryFiles, type FileRecord } from '../util/fs.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { HttpClients } from '../http/options.js';
 import { bringReads } from './fetch-reads.js';
@@ -67,6 +67,10 @@ export class StepRunner {
   readonly #partitions: PartitionIndex;
   /** What the steps run so far built, by dataset: a later step counts it as changed (plan.ts). */
   readonly #pending = new Map<string, readonly string[] | 'all'>();
+  /** DuckDB's threads as last set by a step (undefined: the configured ones). */
+  #threads: number | undefined;
+  /** The bytes the step in progress has read (context.bring). */
+  #bytesRead = 0;
 
   constructor(scope: RunScope) {
     this.#scope = scope;
@@ -145,7 +149,8 @@ export class StepRunner {
       // What the step's statements freed goes back to the system before the next step
       // (once the run has grown enough to be worth it: Database.releaseMemory).
       await this.#folder?.db.releaseMemory().catch(() => undefined);
-      report.files = await stillThere(files, output);
+      // The files still there at its end (one it merged into another later is not).
+      report.files = await filesThere(files, output);
       report.finished_at = new Date().toISOString();
       report.duration_ms = Math.round(performance.now() - t0);
       Object.assign(report, meter.stop());
@@ -166,6 +171,10 @@ export class StepRunner {
     logger.log('debug', 'step.plan', `${step.id}: ${planned.description.join('; ')}`, {
       step: step.id,
     });
+    this.#bytesRead = 0;
+    // A step that decides as it runs (sql, export) works over what it reads: its
+    // threads are set when it brings its reads. The others run on the configured ones.
+    if (!step.kind.decidesAsItRuns) await this.#setThreads(undefined);
     const decided = step.kind.decidesAsItRuns
       ? undefined
       : await step.kind.decide(step.options, context, planned.plan);
@@ -180,16 +189,39 @@ export class StepRunner {
     }
   }
 
-  /** context.bring: the partitions read brought here, those fetched learnt anew. */
-  async #bring(stepId: string, reads: readonly PartitionSet[]): Promise<void> {
+  /**
+   * context.bring: the partitions read brought here, those fetched learnt
+   * anew; a step that decides as it runs goes on with as many DuckDB threads
+   * as what it reads can keep busy (threadsFor).
+   */
+  async #bring(step: PipelineStep, reads: readonly PartitionSet[]): Promise<void> {
     const { logger } = this.#scope;
-    const fetched = await bringReads(this.#partitions, await this.#datasets(), {
-      stepId,
+    const { fetched, bytes } = await bringReads(this.#partitions, await this.#datasets(), {
+      stepId: step.id,
       reads,
       logger,
     });
     // What was known of the files fetched (from the commit until now) is learnt anew from the disk.
     for (const file of fetched) this.#partitions.forget(file);
+    if (!step.kind.decidesAsItRuns) return;
+    this.#bytesRead += bytes;
+    const db = await this.#instance();
+    const threads = threadsFor(this.#bytesRead, db.memory.threads);
+    await this.#setThreads(threads === db.memory.threads ? undefined : threads);
+    logger.log(
+      'debug',
+      'duckdb.threads',
+      `${step.id}: reads ${formatSize(this.#bytesRead)}, on ${threads} DuckDB thread(s)`,
+      { step: step.id, bytes_read: this.#bytesRead, threads },
+    );
+  }
+
+  /** Sets DuckDB's threads (undefined: the configured ones), where they are not so already. */
+  async #setThreads(threads: number | undefined): Promise<void> {
+    if (threads === this.#threads || (threads === undefined && !this.#folder)) return;
+    const db = await this.#instance();
+    await db.run(`SET threads = ${threads ?? db.memory.threads}`);
+    this.#threads = threads;
   }
 
   #context(
@@ -223,7 +255,7 @@ export class StepRunner {
         return file;
       },
       http: clients.make,
-      bring: (reads) => this.#bring(step.id, reads),
+      bring: (reads) => this.#bring(step, reads),
       ahead: this.#scope.ahead?.get(step.id),
     };
   }
@@ -263,11 +295,4 @@ export class StepRunner {
   close(): void {
     this.#folder?.close();
   }
-}
-
-/** The files of a step still there at its end (one it merged into another later is not). */
-async function stillThere(files: readonly FileRecord[], output: string): Promise<FileRecord[]> {
-  const kept: FileRecord[] = [];
-  for (const file of files) if (await exists(join(output, file.path))) kept.push(file);
-  return kept;
 }

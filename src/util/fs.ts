@@ -270,3 +270,13 @@ export async function notAJsonArrayOfObjects(path: string): Promise<string | und
   if (last !== 0x5d) return 'the body is cut short (no closing "]")';
   return undefined;
 }
+
+/** Those of `files` (paths in `root`) that are there. */
+export async function filesThere(
+  files: readonly FileRecord[],
+  root: string,
+): Promise<FileRecord[]> {
+  const kept: FileRecord[] = [];
+  for (const file of files) if (await exists(join(root, file.path))) kept.push(file);
+  return kept;
+}

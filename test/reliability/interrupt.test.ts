@@ -1,24 +1,23 @@
 /**
- * Us misbehaving: a run stopped by SIGTERM while a step of each kind is at
- * work (extract, sql, export) finishes or abandons the unit in hand and exits
- * 1 with the run marked interrupted. No partial file is visible in a dataset
- * or an export, and a rerun gives exactly the ground truth: the simulator's
- * events, signs and counts, and exports identical to those of a run that was
- * never interrupted. A kill at any moment leaves the folder's last commit
- * (local-commit.test.ts, store-runs.test.ts).
+ * Us misbehaving outside the steps: a run stopped by SIGTERM while it writes
+ * its report, or while it waits for its folder and fetches ahead, exits 1
+ * marked interrupted, leaves the folder as it was, and a rerun gives exactly
+ * the ground truth: the simulator's events, signs and counts, and exports
+ * identical to those of a run that was never interrupted. SIGTERM in a step of
+ * each kind is in landed-data.test.ts; a kill at any moment leaves the
+ * folder's last commit (local-commit.test.ts, store-runs.test.ts).
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNS_AND_BICYCLE_SOURCE } from '../helpers/bicycle.js';
-import { collect, runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { collect, runCli, startCli } from '../helpers/cli.js';
 import { acquireLock } from '../../src/store/folder-lock.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { outputHashes, pipelineProject } from '../helpers/tmp.js';
 import { expectSignsAndBicycleTruth } from '../helpers/truth.js';
-import { signalAtEvent, signalDuringStep } from '../helpers/trouble.js';
+import { signalAtEvent } from '../helpers/trouble.js';
 
 const START = '2026-03-01T00:00:00Z';
 const END = '2026-03-08T00:00:00Z';
@@ -74,10 +73,6 @@ const files = (output: string) => outputHashes(output);
 
 const EXPORTS = ['exports/signs.csv', 'exports/signs.geojson', 'exports/bicycle_hourly.csv'];
 
-/** Runs the pipeline and sends `signal` a moment (0 to 150 ms) after the first step of `kind` starts. */
-const interruptDuring = (file: string, output: string, kind: string, signal: NodeJS.Signals) =>
-  signalDuringStep(file, output, (e) => e.kind === kind, signal, env);
-
 let reference: Map<string, string>;
 const cleanUps: (() => Promise<void>)[] = [];
 afterAll(() => Promise.all(cleanUps.map((f) => f())));
@@ -100,53 +95,6 @@ async function expectGroundTruth(output: string): Promise<void> {
   const now = await files(output);
   for (const name of EXPORTS) expect(now.get(name), name).toBe(reference.get(name));
 }
-
-describe('a run interrupted in each step kind', () => {
-  it('never interrupted: the reference run lands the ground truth', async () => {
-    expect([...reference.keys()]).toEqual(expect.arrayContaining(EXPORTS));
-    const { file, output } = await setUp();
-    const run = await runCli(['run', file, '--output', output], { env });
-    expect(run.code, run.stderr).toBe(0);
-    await expectGroundTruth(output);
-  });
-
-  const kinds = ['signs.events', 'signs.snapshot', 'bicycle.measurements', 'sql', 'export'];
-
-  /** Interrupts a fresh run during a step of `kind`; checks what is left, then reruns. */
-  async function interruptAndRerun(kind: string): Promise<CliResult> {
-    const { file, output } = await setUp();
-    const { result, sent } = await interruptDuring(file, output, kind, 'SIGTERM');
-    expect(sent).toBe(true);
-    // No half-written file anywhere a user looks (.state aside): every export present is a whole one.
-    const after = await files(output);
-    expect([...after.keys()].filter((name) => /\.tmp|\.partial|~$/.test(name))).toEqual([]);
-    const present = EXPORTS.filter((name) => after.has(name));
-    expect(present.map((name) => after.get(name))).toEqual(
-      present.map((name) => reference.get(name)),
-    );
-    // Stopped cleanly, it let go of the folder and removed its copy.
-    expect(existsSync(join(output, '.state', 'lock'))).toBe(false);
-    expect(await readdir(join(output, '.state', 'work')).catch(() => [])).toEqual([]);
-
-    const rerun = await runCli(['run', file, '--output', output], { env });
-    expect(rerun.code, rerun.stderr).toBe(0);
-    await expectGroundTruth(output);
-    expect(await readdir(join(output, '.state', 'tmp')).catch(() => [])).toEqual([]);
-    return result;
-  }
-
-  it.each(kinds)(
-    'in a %s step, by SIGTERM: the run stops cleanly with exit 1, and a rerun gives the ground truth',
-    async (kind) => {
-      const result = await interruptAndRerun(kind);
-      // The unit in hand is finished or abandoned; the run says so and exits 1.
-      const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
-      expect([result.code, summary.status]).toEqual([1, 'interrupted']);
-      expect(result.stderr).toMatch(/SIGTERM received/);
-    },
-    60_000,
-  );
-});
 
 describe('a run interrupted after its last step', () => {
   it('by SIGTERM while it writes the report, on a folder with a landed run: exit 1, interrupted, the data as it was, and a rerun gives the ground truth', async () => {

@@ -8,7 +8,8 @@
  */
 import { committed } from '../helpers/committed.js';
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -248,7 +249,13 @@ describe('a rerun on landed data is stopped by a signal', () => {
         kind === 'export' ? 5 : 100,
       );
       expect(sent).toBe(true);
-      expect(result.code).toBe(1);
+      // The unit in hand is finished or abandoned; the run says so and exits 1.
+      const summary = JSON.parse(result.stdout.trim().split('\n').pop()!) as { status: string };
+      expect([result.code, summary.status]).toEqual([1, 'interrupted']);
+      expect(result.stderr).toMatch(/SIGTERM received/);
+      // Stopped cleanly, it let go of the folder and removed its copy.
+      expect(existsSync(join(output, '.state', 'lock'))).toBe(false);
+      expect(await readdir(join(output, '.state', 'work')).catch(() => [])).toEqual([]);
       await expectKeptThenCompleted(dir, output);
     },
     60_000,
@@ -442,26 +449,46 @@ steps:
   }, 60_000);
 });
 
-describe('the thread setting after an extraction step', () => {
-  it('is the configured one again for the steps that follow', async () => {
+describe('the threads of a derived step', () => {
+  it('are as many as what it reads can keep busy, at most the configured ones, after an extraction step too', async () => {
     const dir = await testDir();
+    // About 25 MB of Parquet (hashes compress little): 2 threads at 16 MB each.
+    const big =
+      'CREATE TABLE big AS SELECT i, md5(i::VARCHAR) || md5((i + 1)::VARCHAR) AS h FROM range(1200000) t(i);\n';
+    const setting = (name: string, from: string) =>
+      `CREATE TABLE ${name} AS SELECT current_setting('threads') AS threads FROM (SELECT count(*) FROM ${from});\n`;
     const run = await runDefinition(
       dir,
       `name: threads
-duckdb: { threads: 3 }
+duckdb: { threads: 4 }
 source:
   signs: { url: "\${env.ROAD_ETL_SIGNS_URL}" }
 steps:
   - { id: signs_events, kind: signs.events, options: { concurrency: 2 } }
-  - { id: after, kind: sql, needs: [signs_events], options: { file: t.sql, outputs: [setting] } }
+  - { id: small, kind: sql, needs: [signs_events], options: { file: small.sql, outputs: [small_setting] } }
+  - { id: big, kind: sql, needs: [small], options: { file: big.sql, outputs: [big] } }
+  - { id: large, kind: sql, needs: [big], options: { file: large.sql, outputs: [large_setting] } }
 `,
-      { 't.sql': "CREATE TABLE setting AS SELECT current_setting('threads') AS threads;\n" },
+      {
+        'small.sql': setting('small_setting', 'signs_events'),
+        'big.sql': big,
+        'large.sql': setting('large_setting', 'big'),
+      },
       { env },
     );
     expect(run.failure?.message).toBeUndefined();
-    const [row] = await duck(
-      `SELECT threads::INTEGER AS threads FROM read_parquet('${committed(run.output, 'derived/setting/data.parquet')}')`,
+    const threads = async (table: string) => {
+      const [row] = await duck(
+        `SELECT threads::INTEGER AS threads FROM read_parquet('${committed(run.output, `derived/${table}/data.parquet`)}')`,
+      );
+      return row!['threads'];
+    };
+    const [bigFile] = await duck(
+      `SELECT sum(total_compressed_size)::BIGINT AS bytes FROM parquet_metadata('${committed(run.output, 'derived/big/data.parquet')}')`,
     );
-    expect(row!['threads']).toBe(3);
+    const bytes = Number(bigFile!['bytes']);
+    expect(bytes).toBeGreaterThan(16 * 2 ** 20);
+    expect(await threads('small_setting')).toBe(1);
+    expect(await threads('large_setting')).toBe(Math.min(4, Math.ceil(bytes / (16 * 2 ** 20))));
   });
 });
