@@ -178,15 +178,6 @@ export async function planRun(
   };
 }
 
-/** What a run would do, in words, from the pipeline (the plan of `select`). */
-export async function describePlan(
-  pipeline: Pipeline,
-  output: string,
-  select?: readonly string[],
-): Promise<string[]> {
-  return planLines(await planRun(pipeline, output, selectSteps(pipeline, select)));
-}
-
 /** The plan in words: for validate and --dry-run. */
 export function planLines(plan: Plan): string[] {
   const lines = [`Pipeline ${plan.pipeline} (${plan.definition})`];

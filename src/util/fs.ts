@@ -56,11 +56,12 @@ async function fsyncPath(path: string, flags = 'r'): Promise<void> {
 }
 
 /**
- * Renames, or where the temporary file is on another file system (a folder of
- * the output mounted apart), copies it beside `path` under its temporary name
- * and renames that: the final name still appears whole or not at all.
+ * Moves a finished temporary file to its final name: a rename, or where the
+ * temporary file is on another file system (a folder of the output mounted
+ * apart), a copy beside `path` under its temporary name renamed in turn: the
+ * final name appears whole or not at all.
  */
-async function moveInto(temporary: string, path: string): Promise<void> {
+export async function commitFile(temporary: string, path: string): Promise<void> {
   try {
     await rename(temporary, path);
     return;
@@ -79,16 +80,11 @@ async function moveInto(temporary: string, path: string): Promise<void> {
   await rm(temporary, { force: true });
 }
 
-/** Moves a finished temporary file to its final name (a rename, atomic on one file system). */
-export async function commitFile(temporary: string, path: string): Promise<void> {
-  await moveInto(temporary, path);
-}
-
 /** Moves several finished temporary files to their final names (a unit of many small files). */
 export async function commitFiles(
   moves: readonly (readonly [temporary: string, path: string])[],
 ): Promise<void> {
-  for (const [temporary, path] of moves) await moveInto(temporary, path);
+  for (const [temporary, path] of moves) await commitFile(temporary, path);
 }
 
 /**
@@ -98,7 +94,7 @@ export async function commitFiles(
  */
 export async function commitFileDurably(temporary: string, path: string): Promise<void> {
   await fsyncPath(temporary);
-  await moveInto(temporary, path);
+  await commitFile(temporary, path);
   await fsyncPath(dirname(path));
 }
 

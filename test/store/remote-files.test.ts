@@ -82,7 +82,7 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
   it('fetches the partitions a plan reads, and no other', async () => {
     const { remote, local } = await committed([DAY_ONE, DAY_TWO]);
     const logger = createMemoryLogger();
-    const fetched = await bringReads(
+    const { fetched, bytes } = await bringReads(
       new PartitionIndex(remote),
       [{ name: 'd', folder: join(local, 'd') }],
       {
@@ -92,6 +92,8 @@ describe('the local copy of a folder in a store (RemoteFiles)', () => {
       },
     );
     expect(fetched).toEqual([join(local, DAY_TWO)]);
+    // The bytes it reads, by the commit's sizes.
+    expect(bytes).toBe(Buffer.byteLength(`the bytes of ${DAY_TWO}`));
     expect(logger.events.map((e) => e.fields['fetched'])).toEqual([1]);
     await expect(stat(join(local, DAY_ONE))).rejects.toThrow(/ENOENT/);
     expect(await readFile(join(local, DAY_TWO), 'utf8')).toBe(`the bytes of ${DAY_TWO}`);

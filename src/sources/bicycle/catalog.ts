@@ -50,9 +50,6 @@ const COLUMNS: readonly (readonly [string, string, string])[] = [
   ],
 ];
 
-/** The geometry of a catalog row: the location as a WGS 84 Point. */
-export const LOCATION_GEOMETRY = pointSql('longitude', 'latitude');
-
 export const LOCATIONS_VIEW_COLUMNS: readonly (readonly [string, string])[] = COLUMNS.map(
   ([name, type]) => [name, type] as const,
 );

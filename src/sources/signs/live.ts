@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { partitionFolder } from '../../duckdb/partitions.js';
 import { quotedIdentifier } from '../../duckdb/database.js';
-import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
+import { GEOMETRY_COLUMN } from '../../duckdb/geometry.js';
 
 /**
  * Every download of the current state: one file per download, in the partition
@@ -142,9 +142,6 @@ export const LIVE_FINGERPRINT = `hash(${FINGERPRINTED.map((name) => quotedIdenti
   conditions.restrictions IS NOT DISTINCT FROM NULL, len(conditions.restrictions.vehicle_type),
   len(conditions.restrictions.category), len(conditions.exemptions),
   list_transform(conditions.exemptions, e -> [len(e.vehicle_type), len(e.category)]))`;
-
-/** The geometry of a typed live row: its position as a WGS 84 Point. */
-export const LIVE_GEOMETRY = pointSql('longitude', 'latitude');
 
 /** Upstream names of the scalar properties, which are read as text and typed by sql/live_typing.sql. */
 export const LIVE_SCALAR_NAMES: readonly string[] = SCALARS.map(([name]) => name);

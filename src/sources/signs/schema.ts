@@ -9,7 +9,7 @@
  */
 import type { Database } from '../../duckdb/database.js';
 import { engineSql } from '../../duckdb/sql-files.js';
-import { GEOMETRY_COLUMN, pointSql } from '../../duckdb/geometry.js';
+import { GEOMETRY_COLUMN } from '../../duckdb/geometry.js';
 
 type Kind = 'bigint' | 'double' | 'date' | 'timestamp' | 'text' | 'list';
 
@@ -68,9 +68,6 @@ function typedColumns(extra: Record<string, string>): [string, string][] {
     [GEOMETRY_COLUMN, 'GEOMETRY'],
   ];
 }
-
-/** The geometry of a typed sign row: its WGS 84 position as a Point. */
-export const SIGN_GEOMETRY = pointSql('location_wgs84_longitude', 'location_wgs84_latitude');
 
 /** How a field's text is found in the source row: nested JSON paths, or flat "a.b.c" keys (CSV). */
 export type Layout = 'nested' | 'flat';
