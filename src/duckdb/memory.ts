@@ -61,9 +61,9 @@ export const BYTES_PER_THREAD = 16 * 2 ** 20;
 /**
  * The threads a step that reads `bytes` of Parquet runs on, at most `threads`.
  * DuckDB splits a scan by row group and a file has a few: on a small read the
- * other threads only wait, and each costs its own buffers and hash tables
- * (a nightly run of the bicycle pipeline takes about a fifth more CPU on two
- * threads than on one, in no less time).
+ * other threads only wait, and each costs its own buffers and hash tables (a
+ * night of the bicycle pipeline takes 10-13% less CPU with its sql and export
+ * steps on one thread than on two, in the same time: bench/README.md).
  */
 export function threadsFor(bytes: number, threads: number): number {
   return Math.max(1, Math.min(threads, Math.ceil(bytes / BYTES_PER_THREAD)));
