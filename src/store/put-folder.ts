@@ -98,6 +98,28 @@ export async function putFolder(
   return putListed(store, local, files, previous, passed, listed);
 }
 
+/**
+ * `.state/put.json`: the keys a put is about to upload, and those a put
+ * killed before it left (listed, and named by no commit), which stay known
+ * until a commit names them obsolete.
+ */
+async function writeDownPut(
+  store: ObjectStore,
+  local: string,
+  startedAt: string,
+  keys: readonly string[],
+  listed: readonly string[],
+  previous: Commit | undefined,
+): Promise<void> {
+  const committed = new Set(Object.values(previous?.files ?? {}).map((file) => file.key));
+  const left = listed.filter((key) => !committed.has(key) && !localOnly(key));
+  await putJson(store, local, PUT_KEY, {
+    version: 1,
+    started_at: startedAt,
+    keys: [...new Set([...keys, ...left])],
+  });
+}
+
 /** putFolder once the local folder is listed (`files`). */
 async function putListed(
   store: ObjectStore,
@@ -131,11 +153,7 @@ async function putListed(
   const keys = new Map(changed.map((path) => [path, objectKey(path, stamp)]));
   // Written down before the first upload: a put killed half-way leaves no object unknown.
   if (changed.length > 0)
-    await putJson(store, local, PUT_KEY, {
-      version: 1,
-      started_at: commit.committed_at,
-      keys: [...keys.values()],
-    });
+    await writeDownPut(store, local, commit.committed_at, [...keys.values()], listed, previous);
   let bytes = 0;
   const upload = async (path: string, from = join(local, ...path.split('/'))): Promise<void> => {
     const file = files.get(path)!;

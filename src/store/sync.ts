@@ -12,7 +12,8 @@
  * `date=2026-10-01/data.parquet`), so the objects a commit names stay as they
  * are until a later commit no longer names them. Writing the commit is the one
  * atomic step of a put:
- *   0. the keys about to be uploaded are written down (`.state/put.json`);
+ *   0. the keys about to be uploaded are written down (`.state/put.json`), with
+ *      those a put killed before left that no commit names;
  *   1. the files that changed are uploaded (data, extracts, views.sql naming
  *      the new objects, then manifest.json);
  *   2. the commit is written, naming the objects no longer part of the folder;

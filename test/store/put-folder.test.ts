@@ -194,4 +194,29 @@ describe('a folder in an object store, put and fetched again', () => {
       'manifest.json',
     ]);
   });
+
+  it('after two puts killed half-way in a row: the next whole put removes what both uploaded', async () => {
+    const store = await committed();
+    const objects = await keysOf(store);
+    const kill = {
+      passed: (phase: string) => {
+        if (phase === 'uploaded') throw new Error('killed');
+      },
+    };
+    // Two nights, each rewriting day two and killed once its objects were up.
+    for (const text of ['day two, night one', 'day two, night two']) {
+      const night = join(await testDir(), 'night');
+      const fetched = await fetchFolder(store, night);
+      await write(night, { 'd/day=2026-10-02/data.parquet': text });
+      await utimes(join(night, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
+      await expect(putFolder(store, night, fetched, kill)).rejects.toThrow('killed');
+    }
+    expect(
+      (await keysOf(store)).filter((k) => k === 'd/day=2026-10-02/data.v*.parquet'),
+    ).toHaveLength(3);
+    // A whole night leaves the commit's objects and nothing else: no object of either killed put.
+    const local = join(await testDir(), 'whole');
+    await putFolder(store, local, await fetchFolder(store, local));
+    expect(await keysOf(store)).toEqual(objects);
+  });
 });
