@@ -67,7 +67,7 @@ export class StepRunner {
   readonly #partitions: PartitionIndex;
   /** What the steps run so far built, by dataset: a later step counts it as changed (plan.ts). */
   readonly #pending = new Map<string, readonly string[] | 'all'>();
-  /** DuckDB's threads as last set by a step (undefined: the configured ones). */
+  /** DuckDB's threads as a step last set them (undefined: as configured, never set). */
   #threads: number | undefined;
   /** The bytes the step in progress has read (context.bring). */
   #bytesRead = 0;
@@ -174,7 +174,8 @@ export class StepRunner {
     this.#bytesRead = 0;
     // A step that decides as it runs (sql, export) works over what it reads: its
     // threads are set when it brings its reads. The others run on the configured ones.
-    if (!step.kind.decidesAsItRuns) await this.#setThreads(undefined);
+    if (!step.kind.decidesAsItRuns && this.#folder)
+      await this.#setThreads(this.#folder.db.memory.threads);
     const decided = step.kind.decidesAsItRuns
       ? undefined
       : await step.kind.decide(step.options, context, planned.plan);
@@ -207,7 +208,7 @@ export class StepRunner {
     this.#bytesRead += bytes;
     const db = await this.#instance();
     const threads = threadsFor(this.#bytesRead, db.memory.threads);
-    await this.#setThreads(threads === db.memory.threads ? undefined : threads);
+    await this.#setThreads(threads);
     logger.log(
       'debug',
       'duckdb.threads',
@@ -216,11 +217,11 @@ export class StepRunner {
     );
   }
 
-  /** Sets DuckDB's threads (undefined: the configured ones), where they are not so already. */
-  async #setThreads(threads: number | undefined): Promise<void> {
-    if (threads === this.#threads || (threads === undefined && !this.#folder)) return;
+  /** Sets DuckDB's threads, where they are not so already. */
+  async #setThreads(threads: number): Promise<void> {
     const db = await this.#instance();
-    await db.run(`SET threads = ${threads ?? db.memory.threads}`);
+    if (threads === (this.#threads ?? db.memory.threads)) return;
+    await db.run(`SET threads = ${threads}`);
     this.#threads = threads;
   }
 
