@@ -96,11 +96,17 @@ function fingerprint(location: string, hour: string, values: [string, string, un
   return `${location} ${hour} ${sorted}`;
 }
 
-/** The dataset's rows as fingerprints, sorted. */
+/**
+ * The dataset's rows as fingerprints, sorted: made by DuckDB, as `fingerprint`
+ * makes them of the simulator's rows (a value is a BIGINT, written as JSON writes it).
+ */
 export async function landedMeasurements(output: string): Promise<string[]> {
   const rows = await duck(
-    `SELECT location_id, strftime(measurement_hour, '%Y-%m-%dT%H:%M:%SZ') AS hour,
-            measured_values, date = CAST(measurement_hour AS DATE) AS in_its_partition
+    `SELECT location_id || ' ' || strftime(measurement_hour, '%Y-%m-%dT%H:%M:%SZ') || ' ' ||
+              array_to_string(list_sort(list_transform(measured_values, v ->
+                v.category || '/' || v.subcategory || '=' || coalesce(CAST(v.value AS VARCHAR), 'null')
+              )), ';') AS text,
+            date = CAST(measurement_hour AS DATE) AS in_its_partition
      FROM read_parquet('${output}/bicycle/measurements/**/*.parquet', hive_partitioning = true)`,
   ).catch((error: unknown) => {
     if (/No files found/.test((error as Error).message)) return [];
@@ -110,14 +116,7 @@ export async function landedMeasurements(output: string): Promise<string[]> {
     .map((r) => {
       if (r['in_its_partition'] !== true)
         throw new Error(`row in the wrong partition: ${JSON.stringify(r)}`);
-      const values = (
-        r['measured_values'] as { category: string; subcategory: string; value: unknown }[]
-      ).map((v): [string, string, unknown] => [
-        v.category,
-        v.subcategory,
-        v.value === null ? null : Number(v.value),
-      ]);
-      return fingerprint(r['location_id'] as string, r['hour'] as string, values);
+      return r['text'] as string;
     })
     .sort();
 }

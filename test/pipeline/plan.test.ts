@@ -17,7 +17,7 @@ import { testDir } from '../helpers/tmp.js';
 const simulator = await useSimulator({
   seed: 3,
   now: '2026-11-15T00:00:00Z',
-  bicycle: { locations: 40 },
+  bicycle: { locations: 12 },
 });
 
 const BICYCLE = join(ROOT, 'pipelines', 'bicycle.yaml');
