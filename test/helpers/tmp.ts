@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
-import { onTestFinished } from 'vitest';
+import { afterAll, onTestFinished } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
 import { ROOT } from './cli.js';
 import { committed, committedPaths } from './committed.js';
@@ -12,6 +12,18 @@ export async function testDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'road-etl-test-'));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * A temporary folder for several tests of one file, made when first asked for
+ * and removed once the file's tests have run: call at the top of the file.
+ */
+export function fileDir(): () => Promise<string> {
+  let dir: Promise<string> | undefined;
+  afterAll(async () => {
+    if (dir) await rm(await dir, { recursive: true, force: true });
+  });
+  return () => (dir ??= mkdtemp(join(tmpdir(), 'road-etl-test-')));
 }
 
 /** Writes files (path -> text) below dir. */

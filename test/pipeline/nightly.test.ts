@@ -6,7 +6,7 @@ import { ROOT, collect, startCli } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { shippedBicycle } from '../helpers/bicycle.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
+import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
   seed: 22,
@@ -43,10 +43,11 @@ async function files(folder: string): Promise<string[]> {
 }
 
 const OCTOBER = [Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-11-01T00:00:00Z')] as const;
+const octoberDir = fileDir();
 let october: Promise<string> | undefined;
 /** One run over October 2026, made once for the tests that compare with it (they only read it). */
 const onceOverOctober = async (): Promise<string> =>
-  (october ??= (async () => runBicycle(await testDir(), ...OCTOBER, 'UTR'))());
+  (october ??= (async () => runBicycle(await octoberDir(), ...OCTOBER, 'UTR'))());
 
 describe('nightly runs', () => {
   it('of one UTC day each over October 2026 give the same datasets and extracts as one run over the month, every local day whole', async () => {

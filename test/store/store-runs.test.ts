@@ -25,7 +25,7 @@ import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { ONE_COMMIT } from '../helpers/committed.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
+import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
   seed: 22,
@@ -194,11 +194,12 @@ describe('an output folder in S3 (s3rver)', () => {
 });
 
 const KILLED_START = Date.parse('2026-10-10T00:00:00Z');
+const killedOnceDir = fileDir();
 let killedOnce: Promise<string> | undefined;
 /** One local run over the two nights the kill tests run, made once for both stores. */
 const onceOverKilledNights = (): Promise<string> =>
   (killedOnce ??= (async () => {
-    const once = join(await testDir(), 'output');
+    const once = join(await killedOnceDir(), 'output');
     const local = await runCli(
       ['run', BICYCLE, '--output', once, ...params(KILLED_START, KILLED_START + 2 * DAY)],
       { env: { ...simulator.env } },
