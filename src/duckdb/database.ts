@@ -23,6 +23,8 @@ export interface DatabaseOptions {
   tempDirectory?: string | undefined;
   /** Growth of the process, in bytes, before releaseMemory gives memory back. Default: 16 MiB. */
   releaseAfter?: number | undefined;
+  /** Resident memory, in bytes, below which releaseMemory keeps it. Default: a quarter of the budget. */
+  releaseFrom?: number | undefined;
 }
 
 export type Row = Record<string, unknown>;
@@ -48,6 +50,9 @@ export const STAGED_FORMAT = `FORMAT parquet, COMPRESSION lz4_raw, ROW_GROUP_SIZ
 /** How much the process grows before releaseMemory gives memory back, by default: 16 MiB. */
 const RELEASE_AFTER = 16 * 2 ** 20;
 
+/** The share of the budget the process holds before releaseMemory gives memory back, by default. */
+const RELEASE_FROM_SHARE = 0.25;
+
 /** State shared by the connections of one database. */
 interface Shared {
   /** The release under way, if any: one at a time. */
@@ -56,6 +61,8 @@ interface Shared {
   released: number;
   /** The growth from there that makes the next release worth its cost. */
   releaseAfter: number;
+  /** The resident memory below which nothing is released: far from the budget, it costs nothing to keep. */
+  releaseFrom: number;
 }
 
 export class Database {
@@ -110,6 +117,7 @@ export class Database {
       releasing: Promise.resolve(),
       released: process.memoryUsage.rss(),
       releaseAfter: options.releaseAfter ?? RELEASE_AFTER,
+      releaseFrom: options.releaseFrom ?? memory.budget * RELEASE_FROM_SHARE,
     });
   }
 
@@ -138,14 +146,17 @@ export class Database {
    * `threads` does; setting it one up and back again relaunches it twice and
    * leaves the setting as it was. Takes about 10 ms, and the memory given back
    * is faulted in again by the statements that follow: it is done only once the
-   * process has grown by `releaseAfter` since the last time, so that the many
-   * small units of a nightly run do not pay it each.
+   * process holds a quarter of its budget (`releaseFrom`; below that, keeping
+   * the memory costs nothing, and a small night has about a quarter fewer page
+   * faults) and has grown by `releaseAfter` since the last time, so that
+   * the many small units of a nightly run do not pay it each.
    */
   async releaseMemory(): Promise<void> {
     // One at a time for the whole database: two interleaved would leave `threads` changed.
     const release = this.#shared.releasing.then(async () => {
       const shared = this.#shared;
-      if (process.memoryUsage.rss() - shared.released < shared.releaseAfter) return;
+      const rss = process.memoryUsage.rss();
+      if (rss < shared.releaseFrom || rss - shared.released < shared.releaseAfter) return;
       const [row] = await this.all(`SELECT current_setting('threads') AS threads`);
       const threads = Number(row?.['threads']);
       if (!Number.isInteger(threads) || threads < 1) return;

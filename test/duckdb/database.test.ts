@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Database } from '../../src/duckdb/database.js';
 
-// Every release relaunches the thread pool, however little the process grew.
-const db = await Database.open({ threads: 3, releaseAfter: 0 });
+// Every release relaunches the thread pool, however little the process holds or grew.
+const db = await Database.open({ threads: 3, releaseAfter: 0, releaseFrom: 0 });
 afterAll(() => db.close());
 
 async function threads(on: Database): Promise<number> {
@@ -45,6 +45,28 @@ describe('Database.releaseMemory', () => {
       expect(row).toEqual({ total: String((n * (n - 1)) / 2), groups: 1000 });
     } finally {
       other.close();
+    }
+  });
+});
+
+describe('Database.releaseMemory, by the budget', () => {
+  it('keeps the memory while the process holds less than a quarter of its budget, and gives it back beyond', async () => {
+    const rss = process.memoryUsage.rss();
+    // Eight times what the process holds: it holds an eighth of it. Twice: a half.
+    const roomy = await Database.open({ budget: 8 * rss, releaseAfter: 0 });
+    const tight = await Database.open({ budget: 2 * rss, releaseAfter: 0 });
+    /** The times a release relaunched the thread pool (a change of `threads`). */
+    const relaunches = async (on: Database): Promise<number> => {
+      const run = vi.spyOn(on.connection, 'run');
+      await on.releaseMemory();
+      return run.mock.calls.filter(([sql]) => sql.startsWith('SET threads')).length;
+    };
+    try {
+      expect(await relaunches(roomy)).toBe(0);
+      expect(await relaunches(tight)).toBe(2);
+    } finally {
+      roomy.close();
+      tight.close();
     }
   });
 });
