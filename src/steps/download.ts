@@ -18,9 +18,11 @@ import type { PlanContext, StepContext, StepOutcome } from './step-kind.js';
  * shape the answer) and the service's Last-Modified. A value that is not text
  * is as good as absent: the next run downloads again.
  */
-const downloadCheckpoint = z.object({
+export const downloadCheckpoint = z.object({
   request: z.string().optional().catch(undefined),
   last_modified: z.string().optional().catch(undefined),
+  /** When the data was downloaded (ISO 8601 UTC). */
+  downloaded_at: z.string().optional().catch(undefined),
 });
 
 export type DownloadCheckpoint = z.output<typeof downloadCheckpoint>;
@@ -35,17 +37,21 @@ export interface DownloadPlan {
 
 /**
  * Plans a download: If-Modified-Since only when the last download was the same
- * request and what it landed may be kept (`mayKeep`, default yes).
+ * request and what it landed may be kept (`mayKeep`, default yes), and, with
+ * `fullAfterMs`, was made less than that long ago (a service that keeps saying
+ * 304 is not believed for longer).
  */
 export function planDownload(
   context: PlanContext,
   request: readonly unknown[],
-  mayKeep = true,
+  { mayKeep = true, fullAfterMs }: { mayKeep?: boolean; fullAfterMs?: number } = {},
 ): DownloadPlan {
   const previous = readCheckpoint<DownloadCheckpoint>(context, downloadCheckpoint, () => ({}));
   const key = JSON.stringify(request);
   const since = previous.request === key ? previous.last_modified : undefined;
-  return { request: key, if_modified_since: mayKeep ? (since ?? null) : null };
+  const age = Date.now() - Date.parse(previous.downloaded_at ?? '');
+  const recent = fullAfterMs === undefined || age < fullAfterMs;
+  return { request: key, if_modified_since: mayKeep && recent ? (since ?? null) : null };
 }
 
 /** The download in words. */
@@ -55,16 +61,20 @@ export function describeDownload(plan: DownloadPlan): string {
     : 'downloads whatever the service has';
 }
 
-/** Saves what a download was taken with, once its data has landed. */
+/** Saves what a download was taken with (and what the step adds), once its data has landed. */
 async function saveDownload(
   context: StepContext,
   request: string,
   headers: Readonly<Record<string, unknown>>,
+  downloadedAt: number,
+  more: Record<string, unknown> = {},
 ): Promise<void> {
   const lastModified = headers['last-modified'];
   await context.state.save({
+    ...more,
     request,
     ...(typeof lastModified === 'string' ? { last_modified: lastModified } : {}),
+    downloaded_at: new Date(downloadedAt).toISOString(),
   } satisfies DownloadCheckpoint);
 }
 
@@ -83,6 +93,8 @@ export interface DownloadStep {
   unchanged(lastModified: string | undefined): StepOutcome;
   /** Lands the downloaded file; resolves to the step's outcome. */
   land(file: string, headers: Fetched['headers']): Promise<StepOutcome>;
+  /** What the step keeps in its checkpoint beside the download's own, once landed. */
+  checkpoint?: () => Record<string, unknown>;
   /**
    * The endpoint, when an answer that came whole may still be unsound (cut
    * short but ended cleanly, empty, implausible: land throws a RetryableError):
@@ -112,6 +124,7 @@ export async function runDownload(
   const attempt = async (): Promise<StepOutcome> => {
     await rm(context.staging, { recursive: true, force: true });
     await makeFolder(context.staging);
+    const downloadedAt = Date.now();
     const { headers, notModified } = await step.fetch(http, file, since);
     context.progress.add({ requests: http.requests - counted });
     counted = http.requests;
@@ -127,7 +140,7 @@ export async function runDownload(
         },
       };
     const outcome = await step.land(file, headers);
-    await saveDownload(context, plan.request, headers);
+    await saveDownload(context, plan.request, headers, downloadedAt, step.checkpoint?.());
     return outcome;
   };
   try {

@@ -14,7 +14,9 @@ import {
   LIVE_DATASET,
   SNAPSHOT_DATE,
 } from '../sources/signs/live.js';
-import { judgeSnapshot } from '../sources/signs/live-judge.js';
+import { z } from 'zod';
+import { RECENT_NIGHTS, dailyRate, judgeSnapshot } from '../sources/signs/live-judge.js';
+import { readCheckpoint } from '../sources/context.js';
 import { landLiveSnapshot } from '../sources/signs/live-landing.js';
 import {
   fetchCurrentState,
@@ -25,7 +27,13 @@ import {
   signsLiveOptions,
   type SignsLiveOptions,
 } from '../sources/signs/live-options.js';
-import { describeDownload, planDownload, runDownload, type DownloadPlan } from './download.js';
+import {
+  describeDownload,
+  downloadCheckpoint,
+  planDownload,
+  runDownload,
+  type DownloadPlan,
+} from './download.js';
 import { partitionsThere } from './decisions.js';
 import { formatIsoDate } from '../util/time.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
@@ -33,7 +41,18 @@ import { folderFilesOf } from '../duckdb/folder-files.js';
 
 export type { SignsLiveOptions };
 
-export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
+/** A service that keeps answering 304 is believed this long: then the current state is downloaded whole. */
+const FULL_AFTER_MS = 20 * 3_600_000;
+
+/** The checkpoint: the download's, and the share of signs gone per day on each of the folder's recent nights. */
+const liveCheckpoint = downloadCheckpoint.extend({
+  gone_per_day: z.array(z.number()).optional().catch(undefined),
+});
+
+/** The download, and the folder's recent nights, which set the rate an answer is judged by. */
+type LivePlan = DownloadPlan & { gone_per_day: number[] };
+
+export const signsLiveStep = defineStepKind<SignsLiveOptions, LivePlan>({
   kind: 'signs.live',
   description:
     'Download the current state of the traffic-sign API v5 (or v4) into signs/live_snapshots; signs_live is the latest',
@@ -52,12 +71,22 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
     signs_live: [...LIVE_COLUMNS, [FINGERPRINT_COLUMN, 'UBIGINT']],
   },
   plan(options, context) {
-    return planDownload(context, liveRequestKey(options));
+    const recent =
+      readCheckpoint<z.output<typeof liveCheckpoint>>(context, liveCheckpoint, () => ({}))
+        .gone_per_day ?? [];
+    return {
+      ...planDownload(context, liveRequestKey(options), { fullAfterMs: FULL_AFTER_MS }),
+      gone_per_day: recent,
+    };
   },
   describe(plan, options) {
+    const rate = `${Math.round(dailyRate(plan.gone_per_day) * 1000) / 10}%`;
     return [
       `downloads ${liveRequest(options)} as ${options.format} into ${LIVE_DATASET} (a snapshot per download; signs_live is the latest)`,
       describeDownload(plan),
+      options.max_gone === null || options.max_gone === undefined
+        ? `lands the answer unless it leaves out or strips more signs than the days since the last snapshot change at ${rate} a day`
+        : `lands the answer unless it leaves out more than max_gone ${options.max_gone * 100}% of the last snapshot's signs`,
     ];
   },
   decide(_options, context, plan) {
@@ -87,6 +116,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
         roadSectionIds: options.road_section_ids ?? undefined,
         status: options.status ?? undefined,
         request: liveRequest(options),
+        letThrough: (options.max_gone ?? 0) >= 1,
         signal: context.signal,
       });
     },
@@ -100,6 +130,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
       ? context.upstream.signs
       : upstreamOf(context, 'signs', 'signs.live');
     let downloadedAt = 0;
+    let gonePerDay: number | undefined;
     const db = await context.database();
     return runDownload(options, context, plan, {
       file: `current-state.${options.format}`,
@@ -123,9 +154,26 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, DownloadPlan>({
           format: options.format,
           api: options.api,
           downloadedAt,
-          judge: (file, rows, features) =>
-            judgeSnapshot(db, { file, rows, features, maxGone: options.max_gone }),
+          judge: async (file, rows, features) => {
+            const judged = await judgeSnapshot(db, {
+              file,
+              rows,
+              features,
+              maxGone: options.max_gone ?? undefined,
+              maxStripped: options.max_stripped ?? undefined,
+              recent: plan.gone_per_day,
+              at: downloadedAt,
+            });
+            gonePerDay = judged.gonePerDay;
+            return judged;
+          },
         }),
+      checkpoint: () => ({
+        gone_per_day: [
+          ...plan.gone_per_day,
+          ...(gonePerDay === undefined ? [] : [gonePerDay]),
+        ].slice(-RECENT_NIGHTS),
+      }),
     });
   },
 });

@@ -33,11 +33,9 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
   views: { signs_snapshot: SNAPSHOT_VIEW_COLUMNS },
   plan(options, context) {
     const kept = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
-    return planDownload(
-      context,
-      snapshotRequestKey(options),
-      options.refresh === 'if-modified' && folderFilesOf(context).stat(kept) !== undefined,
-    );
+    return planDownload(context, snapshotRequestKey(options), {
+      mayKeep: options.refresh === 'if-modified' && folderFilesOf(context).stat(kept) !== undefined,
+    });
   },
   describe(plan, options) {
     const filters = [

@@ -9,7 +9,7 @@
  * endpoint that echoes the password it was sent.
  */
 import { committed, stateNames, stateText } from '../helpers/committed.js';
-import { readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { cp, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveFeature } from '../../src/simulator/index.js';
@@ -31,7 +31,7 @@ import {
   truthLive,
 } from '../helpers/signs.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { duck, outputHashes, pipelineProject } from '../helpers/tmp.js';
+import { duck, fileDir, outputHashes, pipelineProject, testDir } from '../helpers/tmp.js';
 
 const DAY = 86_400_000;
 const simulator = await useSimulator({ seed: 29, signs: { signs: 700 } });
@@ -50,14 +50,14 @@ const bicycleProxy = await useProxy(bicycle.env.ROAD_ETL_BICYCLE_URL);
 const bicycleEnv = bicycleProxy.env({ ...bicycle.env });
 
 /** The shipped pipeline, with few quick retries and a short window for the least rate. */
-async function project(): Promise<{ file: string; output: string }> {
+async function project(dir?: string): Promise<{ file: string; output: string }> {
   const shipped = await readFile(join(ROOT, 'pipelines/traffic-signs-live.yaml'), 'utf8');
   const yaml = shipped.replace(
     '      max_gone: ${params.max_gone}\n',
     '      max_gone: ${params.max_gone}\n      retries: 2\n      backoff_ms: 20\n      min_rate: 2048\n      rate_window_ms: 1000\n',
   );
   expect(yaml).not.toBe(shipped);
-  return pipelineProject(yaml, ['signs_live_changes.sql']);
+  return pipelineProject(yaml, ['signs_live_changes.sql'], dir);
 }
 
 async function night(file: string, output: string) {
@@ -110,8 +110,40 @@ const whole = (query: URLSearchParams) => !query.has('countyCode');
 /** The identity probe. */
 const probe = (query: URLSearchParams) => query.has('countyCode');
 
+/** Every feature's properties cut to its RVV code. */
+const stripped = (features: unknown[]) =>
+  (features as LiveFeature[]).map((f) => ({
+    ...f,
+    properties: { rvvCode: f.properties['rvvCode'] },
+  }));
+
+/** The first 40 features served again, `edit` making their content. */
+const servedTwice = (edit: (f: LiveFeature) => LiveFeature) => (features: unknown[]) => [
+  ...features,
+  ...(features as LiveFeature[]).slice(0, 40).map(edit),
+];
+
+const nightBefore = fileDir();
+let dayBefore: Promise<{ file: string; output: string; state: LiveFeature[] }> | undefined;
+
+/** A copy (times kept) of a folder that holds the night of the day before, which is made once. */
+async function afterDayBefore(): Promise<{ file: string; output: string; day1: LiveFeature[] }> {
+  dayBefore ??= (async () => {
+    const { file, output } = await project(await nightBefore());
+    const day1 = await withDays(-1, async () => {
+      expect((await night(file, output)).code).toBe(0);
+      return state();
+    });
+    return { file, output, state: day1 };
+  })();
+  const made = await dayBefore;
+  const output = join(await testDir(), 'output');
+  await cp(made.output, output, { recursive: true, preserveTimestamps: true });
+  return { file: made.file, output, day1: made.state };
+}
+
 describe('a spoiled current state on the next night', () => {
-  const spoiled: [string, Spoil, typeof whole, RegExp][] = [
+  const spoiled: [string, Spoil, (query: URLSearchParams) => boolean, RegExp][] = [
     [
       'an empty FeatureCollection',
       { kind: 'features', keep: () => [] },
@@ -125,20 +157,43 @@ describe('a spoiled current state on the next night', () => {
       /after 3 attempts \(the answer is implausible: it holds \d+ sign\(s\), and leaves out \d+ of the \d+ signs of the last snapshot.*GET http:\/\/127\.0\.0\.1:\d+\/signs\/.*v5\/current-state with status 200/,
     ],
     [
+      'half of the features, the identity probe too (not another upstream)',
+      { kind: 'features', keep: (f) => f.slice(0, Math.floor(f.length / 2)) },
+      () => true,
+      /after 3 attempts \(of the \d+ signs of GM\d{4}.* serves \d+ \(\d+%\) now, more than another service would, fewer than the same one does: upstream trouble\).*countyCode=GM\d{4} with status 200/,
+    ],
+    [
       'an empty answer to the identity probe',
       { kind: 'features', keep: () => [] },
       probe,
       /after 3 attempts \(the answer holds no sign of GM\d{4}, which had \d+ in the last snapshot\).*countyCode=GM\d{4} with status 200/,
     ],
+    [
+      "every sign's properties cut to its RVV code",
+      { kind: 'features', keep: stripped },
+      whole,
+      /after 3 attempts \(the answer is implausible: its signs lack properties the signs of the last snapshot .* had: county_code \(100% of the last snapshot's signs, 0% of the answer's\)/,
+    ],
+    [
+      'cut by 4%',
+      { kind: 'features', keep: (f) => f.slice(0, Math.floor(f.length * 0.96)) },
+      whole,
+      /after 3 attempts \(the answer is implausible: it holds \d+ sign\(s\), and leaves out 2\d of the \d+ signs of the last snapshot .*, 4(\.\d)?%, far more than what 1 day\(s\) at 1% a day remove/,
+    ],
+    [
+      '40 signs served twice, with other content',
+      {
+        kind: 'features',
+        keep: servedTwice((f) => ({ ...f, properties: { ...f.properties, roadName: 'Elders' } })),
+      },
+      whole,
+      /after 3 attempts \(the answer holds 40 sign\(s\) more than once with different content/,
+    ],
   ];
   it.each(spoiled)(
     '%s, every attempt: exit 1, the folder as it was; the next healthy night lands the day exactly',
     async (_name, spoil, when, message) => {
-      const { file, output } = await project();
-      const day1 = await withDays(-1, async () => {
-        expect((await night(file, output)).code).toBe(0);
-        return state();
-      });
+      const { file, output, day1 } = await afterDayBefore();
       const before = await folderState(output);
 
       const day2 = state();
@@ -150,6 +205,7 @@ describe('a spoiled current state on the next night', () => {
       expect(String(failed.summary['error'])).toMatch(message);
       expect(await folderState(output)).toEqual(before);
 
+      // The service's Last-Modified has not moved since the spoiled answer: the day lands all the same.
       const healthy = await night(file, output);
       expect(healthy.code, healthy.stderr).toBe(0);
       expect(await landedLive(output)).toEqual(truthLive(day2));
@@ -160,9 +216,39 @@ describe('a spoiled current state on the next night', () => {
     },
   );
 
-  it('once, then well: retried, and the day lands exactly', async () => {
+  it('40 signs served twice with the same content: each kept once, with a warning', async () => {
+    const { file, output, day1 } = await afterDayBefore();
+    proxy.spoil(V5, { kind: 'features', keep: servedTwice((f) => f) }, 1, whole);
+    const result = await night(file, output);
+    expect(result.code, result.stderr).toBe(0);
+    expect(proxy.spoiled).toBeGreaterThan(0);
+    expect(result.stderr).toMatch(
+      /"event":"signs.live.properties".*holds 40 sign\(s\) more than once with the same content/,
+    );
+    expect(await landedLive(output)).toEqual(truthLive(state()));
+    expect(await landedChanges(output)).toEqual(truthLiveChanges([day1, state()]));
+  });
+
+  it('a selection of 21 signs answered with 11: exit 1, the folder as it was', async () => {
     const { file, output } = await project();
-    await withDays(-1, async () => expect((await night(file, output)).code).toBe(0));
+    const run = (more: string[] = []) =>
+      runCli(['run', file, '--output', output, '--param', 'rvv_codes=L2', ...more], { env });
+    const day1 = await withDays(-1, async () => {
+      expect((await run()).code).toBe(0);
+      return state().filter((f) => f.properties['rvvCode'] === 'L2');
+    });
+    expect(day1.length).toBeGreaterThan(15);
+    const before = await folderState(output);
+    proxy.spoil(V5, { kind: 'features', keep: (f) => f.slice(0, day1.length - 10) }, 100, whole);
+    const failed = await run();
+    proxy.clear();
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).toMatch(/leaves out 1\d of the 2\d signs of the last snapshot/);
+    expect(await folderState(output)).toEqual(before);
+  });
+
+  it('once, then well: retried, and the day lands exactly', async () => {
+    const { file, output } = await afterDayBefore();
     proxy.spoil(V5, { kind: 'features', keep: () => [] }, 1, whole);
     const result = await night(file, output);
     expect(result.code, result.stderr).toBe(0);
@@ -172,11 +258,7 @@ describe('a spoiled current state on the next night', () => {
   });
 
   it('a large change that is real is let through with max_gone', async () => {
-    const { file, output } = await project();
-    const day1 = await withDays(-1, async () => {
-      expect((await night(file, output)).code).toBe(0);
-      return state().length;
-    });
+    const { file, output, day1 } = await afterDayBefore();
     proxy.spoil(V5, { kind: 'features', keep: (f) => f.slice(0, 100) }, 1, whole);
     const result = await runCli(
       ['run', file, '--output', output, '--param', 'max_gone=1', '--log-format', 'json'],
@@ -186,7 +268,7 @@ describe('a spoiled current state on the next night', () => {
     const rows = await duck(
       `SELECT count(*) AS n FROM read_parquet('${output}/signs/live_snapshots/*/*.parquet') GROUP BY downloaded_at ORDER BY downloaded_at`,
     );
-    expect(rows.map((r) => Number(r['n']))).toEqual([day1, 100]);
+    expect(rows.map((r) => Number(r['n']))).toEqual([day1.length, 100]);
   });
 });
 

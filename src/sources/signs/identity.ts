@@ -7,7 +7,7 @@
  * - v4/v5 (current state): the signs of the smallest municipalities of the last
  *   snapshot, a sample of a few hundred. Their state now, a few small downloads,
  *   must still hold most of them (a day removes a few signs; another service or
- *   another simulator serves almost none).
+ *   another simulator serves almost none; anything between is trouble).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +17,6 @@ import type { HttpClient } from '../../http/client.js';
 import { RetryableError } from '../../http/answers.js';
 import { EPOCH } from './ranges.js';
 import { SignsClient, downloadLive, liveUrl, type LiveQuery } from './client.js';
-
-/** The least share of a municipality's signs that the same service still serves a day later. */
-const SAME_SIGNS = 0.5;
 
 export type FeedIdentity = {
   url: string;
@@ -184,75 +181,107 @@ function sampleOf(stored: LiveIdentity): { county: string; signs: string[] }[] {
   return stored.sample ?? [];
 }
 
-/** The signs of one municipality the service serves now, for the same request; an empty answer is trouble. */
+/** The features of one municipality the service serves now, for the same request: their ids, and whether each is of that municipality. */
 async function servedNow(
   http: HttpClient,
   query: Omit<LiveQuery, 'format' | 'countyCode'>,
   county: string,
   held: number,
-): Promise<Set<string>> {
+): Promise<{ ids: Set<string>; elsewhere: number }> {
   const probe = { ...query, format: 'geojson' as const, countyCode: county };
-  const url = liveUrl(probe);
-  return http.retryAnswer({ method: 'GET', url, signal: query.signal }, async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'road-etl-probe-'));
+  const folder = await mkdtemp(join(tmpdir(), 'road-etl-probe-'));
+  try {
+    const file = join(folder, 'county.geojson');
+    await downloadLive(http, probe, file);
+    const text = await readFile(file, 'utf8');
+    let features: unknown;
     try {
-      const file = join(folder, 'county.geojson');
-      await downloadLive(http, probe, file);
-      const text = await readFile(file, 'utf8');
-      let features: unknown;
-      try {
-        features = (JSON.parse(text) as { features?: unknown }).features;
-      } catch (error) {
-        throw new RetryableError(
-          `the answer is not JSON (${(error as Error).message})`,
-          200,
-          text,
-          undefined,
-        );
-      }
-      // An answer that is no FeatureCollection, or an empty one, says nothing of whose data it is.
-      if (!Array.isArray(features))
-        throw new RetryableError('the answer is not a FeatureCollection', 200, text, undefined);
-      if (features.length === 0)
-        throw new RetryableError(
-          `the answer holds no sign of ${county}, which had ${held} in the last snapshot`,
-          200,
-          text,
-          undefined,
-        );
-      return new Set((features as { id?: unknown }[]).map((f) => String(f.id)));
-    } finally {
-      await rm(folder, { recursive: true, force: true });
+      features = (JSON.parse(text) as { features?: unknown }).features;
+    } catch (error) {
+      throw new RetryableError(
+        `the answer is not JSON (${(error as Error).message})`,
+        200,
+        text,
+        undefined,
+      );
     }
-  });
+    // An answer that is no FeatureCollection, or an empty one, says nothing of whose data it is.
+    if (!Array.isArray(features))
+      throw new RetryableError('the answer is not a FeatureCollection', 200, text, undefined);
+    if (features.length === 0)
+      throw new RetryableError(
+        `the answer holds no sign of ${county}, which had ${held} in the last snapshot`,
+        200,
+        text,
+        undefined,
+      );
+    const served = features as { id?: unknown; properties?: { countyCode?: unknown } | null }[];
+    return {
+      ids: new Set(served.map((f) => String(f.id))),
+      elsewhere: served.filter((f) => f.id == null || f.properties?.countyCode !== county).length,
+    };
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
+
+/**
+ * Below this share of the sample's signs still served, a service that answers
+ * normally serves another upstream's data: another service shares almost none.
+ */
+const ANOTHER_SERVICE = 0.05;
+/**
+ * From this share on, the service serves the folder's signs: a day removes
+ * well under 1% (DAILY_FLOOR), and a few weeks of missed nights a few percent.
+ */
+const SAME_SIGNS = 0.8;
 
 /**
  * Why the service now configured does not serve the snapshots of `stored`:
  * other filters asked, or the signs of the sample no longer served. Decided by
- * the share of the sample's signs the service still serves (a day removes a
- * few; growth never counts against it; another service serves almost none),
- * over a sample large enough to decide: a smaller one decides nothing. A probe
- * that fails or comes back empty is upstream trouble (thrown), not another
- * upstream.
+ * the share of the sample's signs the service still serves, over a sample
+ * large enough to decide (a smaller one decides nothing); growth never counts
+ * against it:
+ * - from SAME_SIGNS on, the same service;
+ * - under ANOTHER_SERVICE, where the service answers normally (each feature of
+ *   the municipality asked, and at least half as many as the sample held),
+ *   another upstream: the reason is returned;
+ * - anything between, or a service that does not answer normally, is upstream
+ *   trouble: asked again, then thrown (exit 1), never taken for another
+ *   upstream. `letThrough` (max_gone 1: a large change the user says is real)
+ *   takes the shares between for the same service.
  */
 export async function liveDiffers(
   http: HttpClient,
   stored: LiveIdentity,
-  query: Omit<LiveQuery, 'format' | 'countyCode'> & { request: string },
+  query: Omit<LiveQuery, 'format' | 'countyCode'> & { request: string; letThrough: boolean },
 ): Promise<string | undefined> {
   if (stored.request !== query.request)
     return `the snapshots in the folder were taken with ${stored.request}, the step now asks for ${query.request}: their day-to-day changes would compare different selections`;
   const sample = sampleOf(stored);
   const held = sample.reduce((n, c) => n + c.signs.length, 0);
   if (held < DECIDING_SIGNS) return undefined;
-  let kept = 0;
-  for (const { county, signs } of sample) {
-    const now = await servedNow(http, query, county, signs.length);
-    kept += signs.filter((id) => now.has(id)).length;
-  }
-  const share = kept / held;
-  if (share >= SAME_SIGNS) return undefined;
   const counties = sample.map((c) => c.county).join(', ');
-  return `of the ${held} signs of ${counties} in the last snapshot (read from ${stored.url}), ${query.base} serves ${kept} (${Math.round(share * 100)}%) now`;
+  const first = liveUrl({ ...query, format: 'geojson', countyCode: sample[0]!.county });
+  return http.retryAnswer({ method: 'GET', url: first, signal: query.signal }, async () => {
+    let kept = 0;
+    let served = 0;
+    let elsewhere = 0;
+    for (const { county, signs } of sample) {
+      const now = await servedNow(http, query, county, signs.length);
+      kept += signs.filter((id) => now.ids.has(id)).length;
+      served += now.ids.size;
+      elsewhere += now.elsewhere;
+    }
+    const share = kept / held;
+    const pct = `${Math.round(share * 100)}%`;
+    const found = `of the ${held} signs of ${counties} in the last snapshot (read from ${stored.url}), ${query.base} serves ${kept} (${pct}) now`;
+    if (share >= SAME_SIGNS || (query.letThrough && share >= ANOTHER_SERVICE)) return undefined;
+    const normal = elsewhere === 0 && served >= held / 2;
+    if (share < ANOTHER_SERVICE && normal) return found;
+    const why = normal
+      ? 'more than another service would, fewer than the same one does: upstream trouble'
+      : `in ${served} feature(s)${elsewhere > 0 ? `, ${elsewhere} of them without an id or of another municipality` : ''}: not a normal answer`;
+    throw new RetryableError(`${found}, ${why}`, 200, '', undefined);
+  });
 }

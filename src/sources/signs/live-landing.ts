@@ -24,6 +24,7 @@ import {
 } from './live.js';
 import { csvFeatures, featureLines, memberParts } from './live-members.js';
 import { typedLines } from './live-sample.js';
+import { keepOnce, listed, type Judged } from './live-judge.js';
 import { portableCopySql } from '../../duckdb/portable.js';
 
 export interface LiveDownload {
@@ -42,11 +43,12 @@ export interface LiveDownload {
   /** Told why the properties are kept whole (members the schemas do not name, values of another shape). */
   warn?: (message: string) => void;
   /**
-   * Why the typed snapshot (`file`, of `rows` signs out of `features`) cannot
-   * be the day's truth (empty, too far from the last snapshot); undefined when
-   * it can. Asked before anything is put in place.
+   * Whether the typed snapshot (`file`, of `rows` signs out of `features`) can
+   * be the day's truth (live-judge.ts): why not, and the signs it holds twice
+   * with the same content, which are kept once. Asked before anything is put
+   * in place.
    */
-  judge?: (file: string, rows: number, features: number) => Promise<string | undefined>;
+  judge?: (file: string, rows: number, features: number) => Promise<Judged>;
 }
 
 export interface LandedLive {
@@ -206,22 +208,28 @@ export async function landLive(db: Database, download: LiveDownload): Promise<La
   try {
     const kept = temporaryPath(snapshot, download.scratch);
     moves.push([kept, snapshot]);
-    const { rows, propertiesKept, features } = await keptRows(
-      db,
-      download,
-      copy,
-      (copier, relation) =>
-        typeInto(
-          db,
-          copier,
-          relation,
-          `SELECT * EXCLUDE (_problem, raw_feature), downloaded_at AS snapshot, ${LIVE_FINGERPRINT} AS ${FINGERPRINT_COLUMN} FROM typed WHERE _problem IS NULL`,
-          kept,
-          values,
-        ),
+    const {
+      rows: typed,
+      propertiesKept,
+      features,
+    } = await keptRows(db, download, copy, (copier, relation) =>
+      typeInto(
+        db,
+        copier,
+        relation,
+        `SELECT * EXCLUDE (_problem, raw_feature), downloaded_at AS snapshot, ${LIVE_FINGERPRINT} AS ${FINGERPRINT_COLUMN} FROM typed WHERE _problem IS NULL`,
+        kept,
+        values,
+      ),
     );
-    const problem = await download.judge?.(kept, rows, features.count);
-    if (problem) throw new RetryableError(problem, 200, tail, undefined);
+    const judged = await download.judge?.(kept, typed, features.count);
+    if (judged?.problem) throw new RetryableError(judged.problem, 200, tail, undefined);
+    const twice = judged?.twice ?? [];
+    const rows = twice.length > 0 ? await keepOnce(db, kept, twice) : typed;
+    if (twice.length > 0)
+      download.warn?.(
+        `the ${download.api} answer holds ${twice.length} sign(s) more than once with the same content (${listed(twice)}): each is kept once`,
+      );
     let quarantined = 0;
     if (rows < features.count) {
       const held = temporaryPath(quarantine, download.scratch);

@@ -43,9 +43,17 @@ export const signsLiveOptions = z
       .number()
       .min(0)
       .max(1)
-      .default(0.05)
+      .nullish()
       .describe(
-        "The largest share of the last snapshot's signs that a new answer may leave out before it is taken for upstream trouble (retried, then exit 1; nothing lands). A real day removes a few hundred of two million signs. 1 lets any answer through, an empty one too. Default 0.05.",
+        "The largest share of the last snapshot's signs that a new answer may leave out before it is taken for upstream trouble (retried, then exit 1; nothing lands). Unset: judged by what the days since the last snapshot remove at the folder's own daily rate (at least 1% a day). 1 lets any answer through, an empty one too.",
+      ),
+    max_stripped: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullish()
+      .describe(
+        'The largest share of signs that may lose a property most signs of the last snapshot had, before the answer is taken for upstream trouble. Unset: judged like max_gone. 1 lets any answer through.',
       ),
     ...requestOptions(600_000),
   })
