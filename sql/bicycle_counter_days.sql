@@ -6,8 +6,12 @@
 --   first_hour,         the first and last of them (UTC): where the landed
 --   last_hour           period begins and ends, for bicycle_quality.sql
 --   total, max_hour     the day's count and its busiest hour (an hour's count
---                       is the largest of its categories' sums: each category
---                       divides the same passages)
+--                       is the sum of $direction_category where the hour has
+--                       it, else the median of its categories' sums: a
+--                       category that is no count of passages, an indicator
+--                       or an average, moves neither)
+--   implausible_hours   hours with a value that cannot be a count (set apart:
+--                       bicycle_hourly.value_issue)
 --   night_total         the count of the night hours (00:00 to $night_end)
 --   first_direction,    the counts of the two subcategories of
 --   second_direction    $direction_category (the first by name)
@@ -29,10 +33,11 @@ SET VARIABLE counter_first_direction = (
       AND (getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), local_date))
 );
 
--- Each hour a location delivered: its total (the largest of its categories'
--- sums: each category divides the same passages), its two directions and a
--- hash of the whole record (of every category, subcategory and value, in any
--- order). Plain sums and hashes, so that DuckDB can spill them to disk.
+-- Each hour a location delivered: its total (the direction category's sum, or
+-- the median of the categories' sums), its two directions, whether a value
+-- was set apart, and a hash of the whole record (of every category,
+-- subcategory and value, in any order). Plain sums and hashes, so that DuckDB
+-- can spill them to disk.
 CREATE TEMP TABLE counter_hours AS
 SELECT
     location_id,
@@ -40,9 +45,11 @@ SELECT
     measurement_hour,
     CAST(epoch(measurement_hour) / 3600 AS BIGINT) AS hour_index,
     any_value(local_hour_of_day) AS hour_of_day,
-    max(category_total) AS total,
+    coalesce(max(category_total) FILTER (WHERE category = $direction_category),
+             quantile_disc(category_total, 0.5)) AS total,
     max(first_direction) AS first_direction,
     max(second_direction) AS second_direction,
+    bool_or(category_implausible) AS implausible,
     bit_xor(hash(category, category_record)) AS record
 FROM (
     SELECT
@@ -56,6 +63,7 @@ FROM (
                              AND subcategory = getvariable('counter_first_direction')) AS first_direction,
         sum(value) FILTER (WHERE category = $direction_category
                              AND subcategory <> getvariable('counter_first_direction')) AS second_direction,
+        bool_or(value_issue IS NOT NULL) AS category_implausible,
         bit_xor(hash(subcategory, value)) AS category_record
     FROM bicycle_hourly
     WHERE getvariable('partitions') IS NULL OR list_contains(getvariable('partitions'), local_date)
@@ -115,7 +123,8 @@ SELECT
     sum(h.first_direction) AS first_direction,
     sum(h.second_direction) AS second_direction,
     coalesce(any_value(r.longest_zero_run), 0) AS longest_zero_run,
-    coalesce(any_value(r.longest_stuck_run), 0) AS longest_stuck_run
+    coalesce(any_value(r.longest_stuck_run), 0) AS longest_stuck_run,
+    CAST(count(*) FILTER (WHERE h.implausible) AS INTEGER) AS implausible_hours
 FROM counter_hours h
 LEFT JOIN counter_runs r USING (location_id, local_date)
 GROUP BY h.location_id, h.local_date;

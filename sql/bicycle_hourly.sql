@@ -1,5 +1,7 @@
 -- Hourly bicycle counts as a tidy table: one row per location, hour, category
--- and subcategory, whatever names the service sends. measurement_hour is the
+-- and subcategory, whatever names the service sends. value_issue says why a
+-- value the service sent is NULL (not a number, not a whole number, negative,
+-- above the step's max_count): it cannot be a count of passages. measurement_hour is the
 -- UTC instant the hour starts; the Dutch local time (Europe/Amsterdam) is given
 -- as local_date, local_hour_of_day and local_hour, the wall-clock start of the
 -- hour with its UTC offset (2026-10-25T02:00:00+02:00, and an hour later
@@ -36,7 +38,8 @@ SELECT
     CAST(hour(wall_clock) AS INTEGER) AS local_hour_of_day,
     v.category AS category,
     v.subcategory AS subcategory,
-    v.value AS value
+    v.value AS value,
+    v.issue AS value_issue
 FROM (SELECT *, unnest(measured_values) AS v FROM hours)
 WHERE getvariable('partitions') IS NULL
    OR list_contains(getvariable('partitions'), CAST(wall_clock AS DATE));

@@ -28,7 +28,11 @@
 --                        $level_high times the usual, $level_days days or
 --                        more in a row
 --   incomplete           hours of the landed period not delivered
--- status: faulty with dead, zero_run, stuck or direction_missing, or fewer than
+--   implausible          an hour with a value that cannot be a count
+--                        (negative, not a whole number, above max_count:
+--                        bicycle_hourly.value_issue)
+-- status: faulty with dead, zero_run, stuck, direction_missing or
+-- implausible, or fewer than
 -- $incomplete_faulty_below of the hours delivered; suspect with any other
 -- flag; else ok.
 --
@@ -180,7 +184,8 @@ WITH days AS (
         h.first_direction,
         h.second_direction,
         h.longest_zero_run,
-        h.longest_stuck_run
+        h.longest_stuck_run,
+        coalesce(h.implausible_hours, 0) AS implausible_hours
     FROM quality_location_days e
     LEFT JOIN quality_counter_days h USING (location_id, local_date)
 ),
@@ -189,6 +194,9 @@ measured AS (
         *,
         hours_in_period = hours_in_day AS whole_day,
         hours_present / hours_in_period >= $level_min_completeness AS complete,
+        -- A day a usual may be taken from: whole, complete, and every value a count.
+        hours_in_period = hours_in_day AND hours_present / hours_in_period >= $level_min_completeness
+            AND implausible_hours = 0 AS sound,
         -- The day's total as if every hour had come, for comparison with the usual.
         total * hours_in_day / nullif(hours_present, 0) AS total_estimate,
         first_direction / nullif(first_direction + second_direction, 0) AS direction_share,
@@ -200,7 +208,7 @@ history AS (
     SELECT location_id, day_type, local_date, total_estimate, max_hour, night_share,
            CASE WHEN first_direction + second_direction >= $direction_min_count THEN direction_share END AS direction_share
     FROM measured
-    WHERE whole_day AND complete
+    WHERE sound
 ),
 -- The days whose usual is wanted: those judged, and the $level_days - 1 either
 -- side of them (whose level makes a run with theirs).
@@ -215,12 +223,12 @@ usual AS (
     SELECT
         location_id,
         local_date,
-        count(CASE WHEN whole_day AND complete THEN 1 END) OVER history AS history_days,
-        median(CASE WHEN whole_day AND complete THEN total_estimate END) OVER history AS expected_total,
-        median(CASE WHEN whole_day AND complete THEN max_hour END) OVER history AS usual_peak,
-        median(CASE WHEN whole_day AND complete AND first_direction + second_direction >= $direction_min_count
+        count(CASE WHEN sound THEN 1 END) OVER history AS history_days,
+        median(CASE WHEN sound THEN total_estimate END) OVER history AS expected_total,
+        median(CASE WHEN sound THEN max_hour END) OVER history AS usual_peak,
+        median(CASE WHEN sound AND first_direction + second_direction >= $direction_min_count
                     THEN direction_share END) OVER history AS usual_direction_share,
-        median(CASE WHEN whole_day AND complete THEN night_share END) OVER history AS usual_night_share
+        median(CASE WHEN sound THEN night_share END) OVER history AS usual_night_share
     FROM measured
     WHERE getvariable('quality_wanted') IS NULL
     WINDOW history AS (
@@ -284,6 +292,7 @@ WITH judged AS (
         q.night_share,
         coalesce(q.longest_zero_run, 0) AS longest_zero_run,
         coalesce(q.longest_stuck_run, 0) AS longest_stuck_run,
+        q.implausible_hours,
         q.history_days,
         q.expected_total,
         q.usual_peak,
@@ -316,7 +325,8 @@ flagged AS (
                           CASE WHEN history_days >= $min_history_days THEN $night_factor * usual_night_share ELSE 0 END)
                  THEN 'night_activity' END,
             CASE WHEN in_level_run THEN 'level_shift' END,
-            CASE WHEN hours_present < hours_in_period THEN 'incomplete' END
+            CASE WHEN hours_present < hours_in_period THEN 'incomplete' END,
+            CASE WHEN implausible_hours > 0 THEN 'implausible' END
         ], f -> f IS NOT NULL) AS flags
     FROM judged
 )
@@ -324,7 +334,7 @@ SELECT
     location_id,
     local_date,
     CASE
-        WHEN list_has_any(flags, ['dead', 'zero_run', 'stuck', 'direction_missing'])
+        WHEN list_has_any(flags, ['dead', 'zero_run', 'stuck', 'direction_missing', 'implausible'])
           OR hours_present < $incomplete_faulty_below * hours_in_period THEN 'faulty'
         WHEN len(flags) > 0 THEN 'suspect'
         ELSE 'ok'
@@ -345,5 +355,6 @@ SELECT
     round(usual_night_share, 3) AS usual_night_share,
     longest_zero_run,
     longest_stuck_run,
+    implausible_hours,
     CAST(history_days AS INTEGER) AS history_days
 FROM flagged;

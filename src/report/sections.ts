@@ -137,7 +137,7 @@ export function bicycleSection(data: ReportData): string {
     return `<section id="bicycle"><h2>Bicycle counts</h2>${absent('No bicycle datasets in this output', '(bicycle/locations, bicycle/measurements, or the hourly counts derived from them): run a bicycle pipeline to see them here.')}</section>`;
   const figures = `<div class="figures">${figure('bicycle-locations', b.locations, 'locations in the catalog')}${figure('bicycle-measured', b.measuredLocations, 'locations with counts')}${figure('bicycle-cyclists', b.cyclists, 'cyclists counted')}${figure('bicycle-hours', b.locationHours, 'location-hours measured')}</div>`;
   const period = b.firstHour
-    ? `<p class="muted">Hours from ${escapeHtml(b.firstHour)} to ${escapeHtml(b.lastHour)} (UTC). A location's count of an hour is the largest of its categories' sums: every category divides the same cyclists (by direction, vehicle, speed or length), and one its equipment does not measure is empty.</p>`
+    ? `<p class="muted">Hours from ${escapeHtml(b.firstHour)} to ${escapeHtml(b.lastHour)} (UTC). A location's count of an hour is the median of its categories' sums: every category of passages divides the same cyclists (by direction, vehicle, speed or length), one its equipment does not measure is empty, and one that counts no passages (an indicator, an average) is outvoted.</p>`
     : '';
   if (b.missing)
     return `<section id="bicycle"><h2>Bicycle counts</h2>${figures}${b.points.length ? '<div class="map" id="bicycle-map"></div>' : ''}${absent('', b.missing)}</section>`;

@@ -80,6 +80,14 @@ export const SIMULATOR_FLAGS: readonly SimulatorFlag[] = [
     describe: 'Read endTime as exclusive',
   },
   {
+    flag: 'indicator-category',
+    option: ['bicycle', 'indicatorCategory'],
+    type: 'boolean',
+    default: false,
+    describe:
+      'Make the fourth bicycle category an indicator (meting: gemeten 1, geschat 0), no count of passages',
+  },
+  {
     flag: 'counter-fault-rate',
     option: ['bicycle', 'faultRate'],
     type: 'number',

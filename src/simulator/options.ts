@@ -68,6 +68,12 @@ export interface BicycleOptions {
    * level shift, hours not delivered); see bicycle/counts.ts. Default 0.01.
    */
   faultRate: number;
+  /**
+   * Whether the fourth category is an indicator instead of lengths: `meting`,
+   * `gemeten` 1 and `geschat` 0 for every hour delivered, which counts no
+   * passages (the service's categories are not documented). Default false.
+   */
+  indicatorCategory: boolean;
 }
 
 export interface BurstOptions {
@@ -157,6 +163,7 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     dataStart: '2019-01-01T00:00:00Z',
     offHourRate: 0,
     faultRate: 0.01,
+    indicatorCategory: false,
   },
   signs: {
     signs: 3000,

@@ -11,10 +11,11 @@ import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 /**
- * The layout this version writes (4: every folder, on disk too, is what its
- * commit names, each data file's version an object of its own; commit.json version 2).
+ * The layout this version writes (5: every folder, on disk too, is what its
+ * commit names, each data file's version an object of its own, commit.json
+ * version 2; each measured value with the issue that set it apart).
  */
-export const FOLDER_FORMAT = 4;
+export const FOLDER_FORMAT = 5;
 
 const FORMAT_FILE = 'format.json';
 

@@ -1,7 +1,10 @@
 /**
  * Counter health (sql/bicycle_quality.sql) against the simulator's ground truth:
  * counters with faults of every kind at known location-days, over two months
- * that hold the start of summer time, landed by pipelines/bicycle.yaml.
+ * that hold the start of summer time, landed by pipelines/bicycle.yaml. The
+ * fourth category is an indicator (1 for every hour delivered), which counts
+ * no passages: a dead hour must still count 0. Values that cannot be counts,
+ * put into an answer by a proxy, are set apart and their days judged faulty.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,13 +12,16 @@ import { FAULT_KINDS, type FaultKind } from '../../src/simulator/bicycle/counts.
 import { idsWithPrefix, shippedBicycle, withoutExports } from '../helpers/bicycle.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
+import { useProxy } from '../helpers/proxy.js';
+import { BICYCLE_PATHS } from '../../src/endpoints.js';
 import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
   seed: 11,
   now: '2026-06-01T00:00:00Z',
-  bicycle: { locations: 100, maxLocations: 50, faultRate: 0.06 },
+  bicycle: { locations: 100, maxLocations: 50, faultRate: 0.06, indicatorCategory: true },
 });
+const proxy = await useProxy(simulator.env.ROAD_ETL_BICYCLE_URL);
 
 // The datasets are what is judged here: the extracts are left out.
 const shipped = await shippedBicycle();
@@ -24,9 +30,15 @@ const sql = shipped.sql;
 
 let lastCounts: Record<string, number> | undefined;
 
-async function land(dir: string, start: string, end: string, prefixes: string): Promise<string> {
+async function land(
+  dir: string,
+  start: string,
+  end: string,
+  prefixes: string,
+  env: Record<string, string> = { ...simulator.env },
+): Promise<string> {
   const result = await runDefinition(dir, yaml, sql, {
-    env: { ...simulator.env },
+    env,
     params: { start, end, prefixes },
   });
   expect(result.summary.status, result.failure?.message).toBe('succeeded');
@@ -153,4 +165,83 @@ describe('counter health (bicycle_quality)', () => {
     ])
       expect(await datasetDifference(once, join(nightly, 'output'), dataset), dataset).toBe(0);
   }, 300_000);
+
+  it('sets apart values that cannot be counts, with the reason, and judges their days faulty', async () => {
+    const [start, end] = ['2026-04-20T00:00:00Z', '2026-04-23T00:00:00Z'];
+    // Two locations that delivered the hours spoiled below.
+    const bicycle = simulator.world.bicycle;
+    const hours = ['2026-04-21T10:00:00Z', '2026-04-21T11:00:00Z', '2026-04-22T08:00:00Z'];
+    const [first, second] = idsWithPrefix(simulator, 'GAL').filter((id) =>
+      hours.every((h) =>
+        bicycle.hasMeasurement(bicycle.byId(id)!, Date.parse(h), simulator.world.now),
+      ),
+    );
+    // The answer as the service might spoil it: a negative count, one of 10^12, half a cyclist.
+    const absurd = {
+      [`${first} 2026-04-21T10:00:00Z`]: ['richting', 'heen', -5],
+      [`${first} 2026-04-21T11:00:00Z`]: ['voertuigcategorie', 'fiets', 1e12],
+      [`${second} 2026-04-22T08:00:00Z`]: ['snelheidsklasse', '15-25 km/h', 2.5],
+    } as const;
+    proxy.spoil(BICYCLE_PATHS.measurements, {
+      kind: 'json',
+      edit: (body) =>
+        (
+          body as {
+            locationId: string;
+            measurementHour: string;
+            measuredValuesFull: Record<string, Record<string, unknown>>;
+          }[]
+        ).map((row) => {
+          const spoiled = absurd[`${row.locationId} ${row.measurementHour}` as keyof typeof absurd];
+          if (spoiled) row.measuredValuesFull[spoiled[0]]![spoiled[1]] = spoiled[2];
+          return row;
+        }),
+    });
+    const output = await land(await testDir(), start, end, 'GAL', proxy.env({ ...simulator.env }));
+    expect(proxy.spoiled).toBe(1);
+    const read = (dataset: string, select: string, where = 'true') =>
+      duck(
+        `SELECT ${select} FROM read_parquet('${output}/${dataset}/**/*.parquet', hive_partitioning = true) WHERE ${where} ORDER BY ALL`,
+      );
+    expect(await read('bicycle/quarantine', 'location_id, reason')).toEqual([
+      { location_id: first, reason: 'implausible count: richting/heen (negative: -5)' },
+      {
+        location_id: first,
+        reason: 'implausible count: voertuigcategorie/fiets (above max_count 20000: 1000000000000)',
+      },
+      {
+        location_id: second,
+        reason: 'implausible count: snelheidsklasse/15-25 km/h (not a whole number: 2.5)',
+      },
+    ]);
+    expect(
+      await read(
+        'derived/bicycle_hourly',
+        "location_id, strftime(measurement_hour, '%d %H') AS hour, value, value_issue",
+        'value_issue IS NOT NULL',
+      ),
+    ).toEqual([
+      { location_id: first, hour: '21 10', value: null, value_issue: 'negative: -5' },
+      {
+        location_id: first,
+        hour: '21 11',
+        value: null,
+        value_issue: 'above max_count 20000: 1000000000000',
+      },
+      { location_id: second, hour: '22 08', value: null, value_issue: 'not a whole number: 2.5' },
+    ]);
+    const days = await read(
+      'derived/bicycle_quality',
+      "location_id, strftime(local_date, '%d') AS day, status, implausible_hours",
+      "list_contains(flags, 'implausible')",
+    );
+    expect(days).toEqual([
+      { location_id: first, day: '21', status: 'faulty', implausible_hours: 2 },
+      { location_id: second, day: '22', status: 'faulty', implausible_hours: 1 },
+    ]);
+    // No absurd count reaches a total.
+    const [max] = await read('derived/bicycle_daily', 'max(total) AS max, min(total) AS min');
+    expect(Number(max!['max'])).toBeLessThan(20_000);
+    expect(Number(max!['min'])).toBeGreaterThanOrEqual(0);
+  });
 });

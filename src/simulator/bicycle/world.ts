@@ -53,6 +53,9 @@ export const MEASUREMENT_CATEGORIES = {
   lengteklasse: ['kort', 'middel', 'lang'],
 } as const;
 
+/** The fourth category where it is an indicator (BicycleOptions.indicatorCategory): measured 1, estimated 0. */
+export const INDICATOR_CATEGORY = { meting: { gemeten: 1, geschat: 0 } } as const;
+
 export interface BicycleLocation {
   index: number;
   id: string;
@@ -217,6 +220,10 @@ export class BicycleWorld {
       values[category] = Object.fromEntries(
         subcategories.map((name, k) => [name, known ? counts[k]! : null]),
       );
+    }
+    if (this.#options.indicatorCategory) {
+      delete values['lengteklasse'];
+      values['meting'] = { ...INDICATOR_CATEGORY.meting };
     }
     let stamp = hourMs;
     if (unit(seed, i, hourMs / HOUR_MS, 60) < this.#options.offHourRate) stamp += 15 * 60_000;

@@ -39,6 +39,8 @@ export interface FetchBatchOptions {
   staging: string;
   /** Stages a body: DuckDB work, one batch at a time on the run's connection. */
   stage: (work: (db: Database) => Promise<StagedBatch>) => Promise<StagedBatch>;
+  /** The most passages a location counts in an hour (max_count). */
+  maxCount: number;
   /** Times an unreadable body is asked for again, and the first wait before it (doubling, with jitter). */
   retries: number;
   backoffMs: number;
@@ -80,7 +82,7 @@ export async function fetchBatch(
       if (!answer.ok) return { ok: false, message: answer.message };
       options.onOk();
       const staged = await options.stage((db) =>
-        stageBatch(db, options.staging, stem, body, batch),
+        stageBatch(db, options.staging, stem, body, { ...batch, maxCount: options.maxCount }),
       );
       return { ok: true, staged, file: `${stem}.parquet` };
     } catch (error) {

@@ -24,7 +24,10 @@ export const PARTITION_FILE = 'data.parquet';
 const MEASUREMENT_COLUMNS: readonly (readonly [string, string])[] = [
   ['location_id', 'VARCHAR'],
   ['measurement_hour', 'TIMESTAMPTZ'],
-  ['measured_values', 'STRUCT(category VARCHAR, subcategory VARCHAR, value BIGINT)[]'],
+  [
+    'measured_values',
+    'STRUCT(category VARCHAR, subcategory VARCHAR, value BIGINT, issue VARCHAR)[]',
+  ],
   ['measured_values_full', 'JSON'],
   ['extra_fields', 'JSON'],
   ['typing_issues', 'VARCHAR[]'],
@@ -81,7 +84,7 @@ export async function stageBatch(
   staging: string,
   stem: string,
   bodyFile: string,
-  batch: { from: number; to: number; ids: readonly string[] },
+  batch: { from: number; to: number; ids: readonly string[]; maxCount: number },
 ): Promise<StagedBatch> {
   const file = join(staging, `${stem}.parquet`);
   const temporary = temporaryPath(file, staging);
@@ -89,6 +92,7 @@ export async function stageBatch(
     requested: listValue([...batch.ids]),
     from: new Date(batch.from).toISOString(),
     to: new Date(batch.to).toISOString(),
+    max_count: String(batch.maxCount),
   };
   const typeInto = async (dedupe: boolean): Promise<Record<string, unknown>> => {
     try {
@@ -110,7 +114,7 @@ export async function stageBatch(
     }
     const [counts = {}] = await db.all(
       `SELECT count(*) FILTER (WHERE _problem IS NULL AND NOT _boundary) AS rows,
-              count(*) FILTER (WHERE _problem IS NOT NULL) AS quarantined,
+              count(*) FILTER (WHERE _problem IS NOT NULL OR _implausible IS NOT NULL) AS quarantined,
               count(*) FILTER (WHERE _problem IS NULL AND _boundary) AS boundary,
               count(DISTINCT (location_id, measurement_hour)) FILTER (WHERE _problem IS NULL AND NOT _boundary) AS distinct_rows
        FROM read_parquet(${quotedString(temporary)})`,
@@ -136,15 +140,16 @@ const STAGED_ROW_GROUP = 4096;
 const STAGED_COLUMNS = [
   MEASUREMENT_NAMES,
   '_problem',
+  '_implausible',
   '_boundary',
-  'CASE WHEN _problem IS NOT NULL THEN raw END AS raw_row',
-  'CASE WHEN _problem IS NOT NULL THEN _hour_text END AS measurement_hour_text',
+  'CASE WHEN _problem IS NOT NULL OR _implausible IS NOT NULL THEN raw END AS raw_row',
+  'CASE WHEN _problem IS NOT NULL OR _implausible IS NOT NULL THEN _hour_text END AS measurement_hour_text',
 ];
 
 /** Rows of staged files that go to the quarantine. */
 function quarantinedRows(files: readonly string[]): string {
-  return `(SELECT _problem AS reason, raw_row, location_id, measurement_hour_text FROM read_parquet([${files.map(quotedString).join(', ')}])
-    WHERE _problem IS NOT NULL)`;
+  return `(SELECT coalesce(_problem, _implausible) AS reason, raw_row, location_id, measurement_hour_text FROM read_parquet([${files.map(quotedString).join(', ')}])
+    WHERE _problem IS NOT NULL OR (_implausible IS NOT NULL AND NOT _boundary))`;
 }
 
 /**

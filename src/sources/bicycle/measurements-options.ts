@@ -64,6 +64,14 @@ export const bicycleMeasurementsOptions = z
       .describe(
         'First guess of the longest period one request may cover, in days; learned like locations_per_request. Default 31.',
       ),
+    max_count: z
+      .number()
+      .int()
+      .min(1)
+      .default(20_000)
+      .describe(
+        'The most passages a location can count in an hour: a value above it is set apart as implausible (NULL, the reason kept, the row copied to bicycle/quarantine) and its day judged faulty. The busiest counted cycle path of the Netherlands (Vredenburg, Utrecht) has about 4,000 in its busiest hour. Default 20000.',
+      ),
     ...requestOptions(120_000),
   })
   .superRefine((options, ctx) => {

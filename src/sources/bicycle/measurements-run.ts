@@ -228,6 +228,7 @@ export class MeasurementsRun {
             await session.db.releaseMemory();
             return result;
           }),
+        maxCount: options.max_count,
         retries: options.retries,
         backoffMs: options.backoff_ms,
         signal: context.signal,
