@@ -26,13 +26,15 @@ export type Spoil =
   /** A 200 whose body has bytes in its middle replaced by others (same length). */
   | { kind: 'break' }
   /** An answer of `status` whose body echoes the request's body. */
-  | { kind: 'echo'; status: number };
+  | { kind: 'echo'; status: number }
+  /** An answer of `status` with a short page of the service's, the request never forwarded. */
+  | { kind: 'status'; status: number };
 
 interface Rule {
   path: string;
   left: number;
   spoil: Spoil;
-  when: ((query: URLSearchParams) => boolean) | undefined;
+  when: ((query: URLSearchParams, body: string) => boolean) | undefined;
 }
 
 export interface Proxy {
@@ -40,12 +42,12 @@ export interface Proxy {
   origin: string;
   /** The simulator's ROAD_ETL_* variables, pointed at the proxy. */
   env<T extends Record<string, string>>(env: T): T;
-  /** Spoils the next `count` answers of requests whose path ends with `path` (and whose query `when` takes). */
+  /** Spoils the next `count` answers of requests whose path ends with `path` (and whose query and body `when` takes). */
   spoil(
     path: string,
     spoil: Spoil,
     count?: number,
-    when?: (query: URLSearchParams) => boolean,
+    when?: (query: URLSearchParams, body: string) => boolean,
   ): void;
   /** Answers spoiled so far, and requests forwarded, by path. */
   spoiled: number;
@@ -95,7 +97,10 @@ export async function useProxy(target: string): Promise<Proxy> {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const path = url.pathname;
     const rule = rules.find(
-      (r) => r.left > 0 && path.endsWith(r.path) && (r.when?.(url.searchParams) ?? true),
+      (r) =>
+        r.left > 0 &&
+        path.endsWith(r.path) &&
+        (r.when?.(url.searchParams, body.toString('utf8')) ?? true),
     );
     if (rule) {
       rule.left--;
@@ -105,6 +110,11 @@ export async function useProxy(target: string): Promise<Proxy> {
     if (spoil?.kind === 'echo') {
       res.writeHead(spoil.status, { 'content-type': 'text/plain' });
       res.end(`Bad request body: ${body.toString('utf8')}`);
+      return;
+    }
+    if (spoil?.kind === 'status') {
+      res.writeHead(spoil.status, { 'content-type': 'text/html' });
+      res.end(`<html><body><h1>${spoil.status}</h1>Internal error, try again later</body></html>`);
       return;
     }
     const headers = { ...req.headers, host: base.host };

@@ -410,6 +410,46 @@ describe('the bicycle answers', () => {
     expect(await landedMeasurements(output)).toEqual(truth());
   });
 
+  it('a location whose requests answer 500 forever: every other location lands, exit 1 names it, and the night once it is well lands it too', async () => {
+    const { output } = await landed();
+    const NEXT = '2026-10-04T00:00:00Z';
+    const night = measurementsPipeline({
+      start: END,
+      end: NEXT,
+      prefixes: ['GAL', 'UTR'],
+      retries: 1,
+      backoff_ms: 20,
+    });
+    const { file } = await pipelineProject(night);
+    const run = () =>
+      runCli(['run', file, '--output', output, '--log-format', 'json'], { env: bicycleEnv });
+    const ids = idsWithPrefix(bicycle, 'GAL', 'UTR');
+    const all = truthMeasurements(bicycle, ids, START, NEXT).kept;
+    const bad = ids.find((id) => all.some((r) => r.startsWith(`${id} ${END.slice(0, 10)}`)))!;
+    const before = all.filter((r) => r < `${bad} ${END}` && r.startsWith(`${bad} `));
+    expect(before.length).toBeGreaterThan(0);
+    bicycleProxy.spoil(
+      BICYCLE_PATHS.measurements,
+      { kind: 'status', status: 500 },
+      1000,
+      (_query, body) => body.includes(`"${bad}"`),
+    );
+    const failed = await run();
+    bicycleProxy.clear();
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stdout.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `1 of ${ids.length} location\\(s\\) left out, their requests failing after every retry: ${bad}; every other location landed.*POST http://127\\.0\\.0\\.1:\\d+/.* with status 500`,
+      ),
+    );
+    // Its earlier hours as they were, none of the night's; every other location's night landed.
+    const landedNow = await landedMeasurements(output);
+    expect(landedNow).toEqual(all.filter((r) => !r.startsWith(`${bad} `) || r < `${bad} ${END}`));
+    const healed = await run();
+    expect(healed.code, healed.stderr).toBe(0);
+    expect(await landedMeasurements(output)).toEqual(all);
+  });
+
   it('a token endpoint that echoes the form it was sent: no form of the password anywhere, and what landed stays', async () => {
     const { output, run } = await landed();
     const before = await outputHashes(output, ['manifest.json']);

@@ -171,6 +171,11 @@ export class Coverage {
     for (const id of ids) this.#byId.set(id, []);
   }
 
+  /** Leaves a location out: the selection is covered without it. */
+  drop(id: string): void {
+    this.#byId.delete(id);
+  }
+
   /** Records a staged batch (ids outside the selection are ignored). */
   add(batch: Batch): void {
     for (const id of batch.ids) {

@@ -72,7 +72,8 @@ async function commitDate(
   const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
   if (sources.length > 0) {
     parts.push(`SELECT ${MEASUREMENT_NAMES} FROM ${keptRows(sources.map((s) => s.file))}
-      WHERE measurement_hour >= make_timestamptz(${day * 1000}) AND measurement_hour < make_timestamptz(${(day + DAY_MS) * 1000})`);
+      WHERE measurement_hour >= make_timestamptz(${day * 1000}) AND measurement_hour < make_timestamptz(${(day + DAY_MS) * 1000})
+        AND location_id IN (SELECT location_id FROM commit_selected)`);
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
   const temporary = temporaryPath(target, scratchFolder(output));
@@ -153,6 +154,19 @@ export class DateCommits {
   add(batch: Batch): void {
     this.#coverage.add(batch);
     this.#queueCovered(batch.from, batch.to);
+  }
+
+  /**
+   * Leaves a location out of the run (its requests keep failing): the dates
+   * wait for the other locations only, and its rows stay as they were, none of
+   * this run's added.
+   */
+  drop(id: string): void {
+    this.#coverage.drop(id);
+    this.#chain = this.#chain.then(() =>
+      this.#db.run(`DELETE FROM commit_selected WHERE location_id = ${quotedString(id)}`),
+    );
+    this.#queueCovered(this.#from, this.#to);
   }
 
   /** Dates of the run not rewritten because the staged batches do not cover them. */

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { Database } from '../../duckdb/database.js';
-import { RunError } from '../../errors.js';
+import { RunError, UpstreamError } from '../../errors.js';
 import { CheckpointWriter, type RunContext, type RunOutcome } from '../context.js';
 import { WorkPlan, type Batch } from './batches.js';
 import {
@@ -20,6 +20,8 @@ import {
 import { BicycleClient } from './client.js';
 import { DateCommits } from './date-commits.js';
 import { fetchBatch } from './fetch-batch.js';
+import { FailingLocations } from './failing.js';
+import { runOutcome } from './run-outcome.js';
 import { BICYCLE_QUARANTINE_DATASET, writeQuarantine } from './landing.js';
 import { requestsLeft, runKey } from './plan.js';
 import { requestSelection, type SelectionSpec } from './selection.js';
@@ -54,7 +56,9 @@ interface Session {
   commits: DateCommits | undefined;
   /** Requests still expected, for the progress display. */
   expected: () => number;
-  stats: { boundary: number; refusals: number; rowsIn: number; requests: number };
+  stats: { boundary: number; refusals: number; rowsIn: number; requests: number; ok: number };
+  /** Locations whose requests keep failing: left out of the run. */
+  failing: FailingLocations;
 }
 
 export class MeasurementsRun {
@@ -126,7 +130,8 @@ export class MeasurementsRun {
       current,
       commits,
       expected,
-      stats: { boundary: 0, refusals: 0, rowsIn: 0, requests: 0 },
+      stats: { boundary: 0, refusals: 0, rowsIn: 0, requests: 0, ok: 0 },
+      failing: new FailingLocations(ids.length, context.log),
     };
     let failure: unknown;
     try {
@@ -137,8 +142,10 @@ export class MeasurementsRun {
     await this.#checkpoints.settled();
     await commits?.settle().catch((error: unknown) => (failure ??= error));
     if (failure !== undefined) throw failure as Error;
-    if (!commits) return this.#outcome(session, http.requests, 0);
-    return this.#commit({ ...session, commits }, key, stagedFiles(), http.requests);
+    if (!commits) return runOutcome(session, this.#scope.ids.length, http.requests, 0);
+    const outcome = await this.#commit({ ...session, commits }, key, stagedFiles(), http.requests);
+    session.failing.throwIfAny();
+    return outcome;
   }
 
   /** Once every batch is staged: the dates' files recorded, the quarantine written, the run closed. */
@@ -178,7 +185,7 @@ export class MeasurementsRun {
     }
     await this.#checkpoints.save({ version: 1, limits: current.limits, run: null });
     await rm(context.staging, { recursive: true, force: true });
-    return this.#outcome(session, httpRequests, quarantined);
+    return runOutcome(session, this.#scope.ids.length, httpRequests, quarantined);
   }
 
   /** Fetches batches, `concurrency` at a time, at the sizes the service allows, until the work is done. */
@@ -192,10 +199,11 @@ export class MeasurementsRun {
       signal: context.signal,
       next: (running) => {
         const sizes = sizing.next(ids.length, totalHours);
-        const batch =
+        const batch = session.failing.next(() =>
           sizes.locations === undefined || sizes.hours === undefined
             ? undefined
-            : work.next(sizes.locations, sizes.hours);
+            : work.next(sizes.locations, sizes.hours),
+        );
         if (!batch) {
           if (running === 0 && (sizes.locations === undefined || sizes.hours === undefined))
             throw new RunError('bicycle.measurements: no request size left to try');
@@ -236,7 +244,10 @@ export class MeasurementsRun {
           stats.requests++;
           context.progress.add({ requests: 1 });
         },
-        onOk: () => sizing.onOk(batch, probes, sentServerSide),
+        onOk: () => {
+          stats.ok++;
+          sizing.onOk(batch, probes, sentServerSide);
+        },
         onFailed: () => sizing.onError(batch, probes),
         onRetry: (message, attempt) =>
           context.log.log(
@@ -245,7 +256,18 @@ export class MeasurementsRun {
             `${formatSecondTimestamp(batch.from)} .. ${formatSecondTimestamp(batch.to)}: ${message.slice(0, 300)}; asking again (attempt ${attempt} of ${options.retries + 1})`,
           ),
       },
-    );
+    ).catch(async (error: unknown) => {
+      // A batch that kept failing: asked for again in two, or its location left out (failing.ts).
+      if (!(error instanceof UpstreamError) || context.signal.aborted) throw error;
+      await session.failing.onFailure(batch, error, {
+        succeeded: () => stats.ok,
+        fetch: (half) => this.#fetchOne(session, half, sizing.sent(half)),
+        requeue: (halves) => session.work.requeue(halves),
+        leaveOut: (id) => session.commits?.drop(id),
+      });
+      return undefined;
+    });
+    if (answer === undefined) return;
     if (!answer.ok) {
       stats.refusals++;
       const { learned, fallback } = sizing.onRefusal(answer.message, batch, probes, sentServerSide);
@@ -265,31 +287,6 @@ export class MeasurementsRun {
     await this.#checkpoints.save(session.current);
     session.commits?.add(batch);
     context.progress.add({ rows: answer.staged.rows, done: 1 });
-  }
-
-  /** The step's outcome, with what the manifest notes of the run. */
-  #outcome(session: Session, httpRequests: number, quarantined: number): RunOutcome {
-    const { stats, commits, current } = session;
-    const batches = current.run!.batches;
-    return {
-      rowsIn: stats.rowsIn,
-      rowsOut: batches.reduce((sum, b) => sum + b.rows, 0),
-      notes: {
-        locations: this.#scope.ids.length,
-        batches: batches.length,
-        requests: stats.requests,
-        http_requests: httpRequests,
-        refusals: stats.refusals,
-        quarantined,
-        partitions_written: commits?.files.length ?? 0,
-        partitions_removed: commits?.removed ?? 0,
-        rows_at_period_end_left_to_next_window: stats.boundary,
-        learned_limits: {
-          locations_per_request: current.limits.locations,
-          hours_per_request: current.limits.period_hours,
-        },
-      },
-    };
   }
 
   #log(event: string, message: string): void {
