@@ -88,6 +88,20 @@ export const SIMULATOR_FLAGS: readonly SimulatorFlag[] = [
       'Make the fourth bicycle category an indicator (meting: gemeten 1, geschat 0), no count of passages',
   },
   {
+    flag: 'batch-upload-rate',
+    option: ['bicycle', 'batchUploadRate'],
+    type: 'number',
+    describe: 'Share of bicycle counters that upload in batches, every 1 to 4 days (default 0)',
+    group: FAULT,
+  },
+  {
+    flag: 'late-hour-rate',
+    option: ['bicycle', 'lateHourRate'],
+    type: 'number',
+    describe: 'Share of other bicycle hours served 1 to 48 hours late (default 0)',
+    group: FAULT,
+  },
+  {
     flag: 'counter-fault-rate',
     option: ['bicycle', 'faultRate'],
     type: 'number',

@@ -1,8 +1,7 @@
 /**
- * Everything the simulator can be told, with its default. The defaults describe a
- * small but complete world (a few thousand signs, a hundred-odd counting locations)
- * that serves every rule of the upstream contract and the known messiness of the
- * real payloads; the scale presets grow it to the national size.
+ * Everything the simulator can be told, with its default: a small but complete
+ * world that serves every rule of the upstream contract and the known messiness
+ * of the real payloads; the scale presets grow it to the national size.
  */
 
 export interface FaultOptions {
@@ -37,7 +36,6 @@ export interface FaultOptions {
   /** Only requests whose path contains one of these are faulted; empty = all. Default []. */
   paths: string[];
 }
-
 export interface AuthOptions {
   username: string;
   password: string;
@@ -68,12 +66,12 @@ export interface BicycleOptions {
    * level shift, hours not delivered); see bicycle/counts.ts. Default 0.01.
    */
   faultRate: number;
-  /**
-   * Whether the fourth category is an indicator instead of lengths: `meting`,
-   * `gemeten` 1 and `geschat` 0 for every hour delivered, which counts no
-   * passages (the service's categories are not documented). Default false.
-   */
+  /** The fourth category an indicator (`meting`: gemeten 1, geschat 0), no count of passages. Default false. */
   indicatorCategory: boolean;
+  /** Share of counters that upload in batches, every 1 to 4 days (world.ts servedAt). Default 0. */
+  batchUploadRate: number;
+  /** Share of the other hours served 1 to 48 hours late. Default 0. */
+  lateHourRate: number;
 }
 
 export interface BurstOptions {
@@ -164,6 +162,8 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     offHourRate: 0,
     faultRate: 0.01,
     indicatorCategory: false,
+    batchUploadRate: 0,
+    lateHourRate: 0,
   },
   signs: {
     signs: 3000,
@@ -274,7 +274,8 @@ export function resolveSimulatorOptions(...inputs: SimulatorInput[]): SimulatorO
     rate(`signs.${key}`, signs[key]);
   }
   rate('signs.burst.at', signs.burst.at);
-  rate('bicycle.offHourRate', bicycle.offHourRate);
+  for (const key of ['offHourRate', 'batchUploadRate', 'lateHourRate'] as const)
+    rate(`bicycle.${key}`, bicycle[key]);
   let faulted = 0;
   for (const key of FAULT_RATES) {
     rate(`faults.${key}`, faults[key]);

@@ -148,3 +148,31 @@ export function idsWithPrefix(simulator: Simulator, ...prefixes: string[]): stri
     .map((l) => l.id)
     .sort();
 }
+
+/**
+ * The UTC dates (YYYY-MM-DD) a night over [start, start + 1 day) rewrites: its
+ * own, and those from the first hour in the `days` before it that a location
+ * of `ids` could count but the simulator does not serve, which the lookback
+ * asks for again.
+ */
+export function nightDates(
+  simulator: Simulator,
+  ids: readonly string[],
+  start: number,
+  days = 7,
+): string[] {
+  const bicycle = simulator.world.bicycle;
+  const HOUR = 3_600_000;
+  let first = start;
+  for (const id of ids) {
+    const l = bicycle.byId(id)!;
+    for (let h = start - days * 86_400_000; h < first; h += HOUR) {
+      if (h < l.validFrom || (l.validUntil !== undefined && h >= l.validUntil)) continue;
+      if (!bicycle.hasMeasurement(l, h, simulator.world.now)) first = h;
+    }
+  }
+  const dates: string[] = [];
+  for (let d = Math.floor(first / 86_400_000) * 86_400_000; d <= start; d += 86_400_000)
+    dates.push(new Date(d).toISOString().slice(0, 10));
+  return dates;
+}

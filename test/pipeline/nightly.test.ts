@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, collect, startCli } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
-import { shippedBicycle } from '../helpers/bicycle.js';
+import { shippedBicycle, idsWithPrefix, nightDates } from '../helpers/bicycle.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
 
@@ -194,10 +194,19 @@ describe('nightly runs', () => {
     };
     const onCopy = await builds(copy);
     expect(onCopy).toEqual(await builds(original));
-    expect(onCopy['bicycle_hourly']).toEqual({ build: 'partial', partitions: 2 });
-    // The months of the quality partitions the night built: October, and November, which the
-    // quality rules name (they look 37 days ahead) though it holds no rows yet.
-    expect(onCopy['bicycle_monthly']).toEqual({ build: 'partial', partitions: 2 });
+    // The night's date and those of the hours missing before it (lookback), each with the next local date.
+    const dates = nightDates(simulator, idsWithPrefix(simulator, 'UTR'), night.start);
+    expect(onCopy['bicycle_hourly']).toEqual({ build: 'partial', partitions: dates.length + 1 });
+    // The months of the quality partitions the night built: from 2 days before the first date
+    // rewritten to 37 days after the night, which the quality rules name though they hold no rows yet.
+    const months = new Set<string>();
+    for (
+      let d = Date.parse(`${dates[0]!}T00:00:00Z`) - 2 * DAY;
+      d <= night.start + 37 * DAY;
+      d += DAY
+    )
+      months.add(new Date(d).toISOString().slice(0, 7));
+    expect(onCopy['bicycle_monthly']).toEqual({ build: 'partial', partitions: months.size });
     expect(onCopy['export_bicycle_hourly']).toMatchObject({ months_written: ['2026-10.csv'] });
     for (const dataset of ['derived/bicycle_hourly', 'derived/bicycle_daily'])
       expect(await datasetDifference(join(original, 'output'), join(copy, 'output'), dataset)).toBe(

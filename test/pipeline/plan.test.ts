@@ -7,6 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { idsWithPrefix, nightDates } from '../helpers/bicycle.js';
 import type { Plan } from '../../src/pipeline/plan.js';
 import type { StepDecision } from '../../src/steps/step-kind.js';
 import { ROOT, runCli } from '../helpers/cli.js';
@@ -89,28 +90,40 @@ describe('road-etl plan', () => {
     const plan = JSON.parse(printed.stdout) as Plan;
     const decisions = new Map(plan.steps.map((s) => [s.id, s.decision!]));
 
-    // What a hand would say of this night: the measurements of its UTC date; the hourly
-    // table of the local dates its hours fall on (and the next, for the night's last hours);
-    // the summary, which is not incremental, whole.
+    // What a hand would say of this night: the measurements of its UTC date, and of the
+    // dates from the first hour missing in the week before it, which the lookback asks for
+    // again; the hourly table of the local dates those hours fall on (and the next, for
+    // the last hours of each); the summary, which is not incremental, whole.
+    const dates = nightDates(
+      simulator,
+      idsWithPrefix(simulator, 'UTR'),
+      Date.parse('2026-10-01T00:00:00Z'),
+    );
+    expect(dates.length).toBeGreaterThan(1);
+    const next = new Date(Date.parse(`${dates.at(-1)!}T00:00:00Z`) + 86_400_000)
+      .toISOString()
+      .slice(0, 10);
     expect(decisions.get('bicycle_measurements')).toMatchObject({
       decision: 'partial',
       builds: [
-        { dataset: 'bicycle_measurements', partitions: ['2026-10-01'] },
+        { dataset: 'bicycle_measurements', partitions: dates },
         { dataset: 'bicycle_quarantine', partitions: 'all' },
       ],
       reads: [
-        { dataset: 'bicycle_measurements', partitions: [] },
+        { dataset: 'bicycle_measurements', partitions: dates.slice(0, -1) },
         { dataset: 'bicycle_locations', partitions: 'all' },
       ],
     });
     expect(decisions.get('bicycle_hourly')).toMatchObject({
       decision: 'partial',
-      builds: [{ dataset: 'bicycle_hourly', partitions: ['2026-10-01', '2026-10-02'] }],
+      builds: [{ dataset: 'bicycle_hourly', partitions: [...dates, next] }],
     });
     expect(decisions.get('bicycle_summary')).toMatchObject({ decision: 'whole' });
     expect(decisions.get('export_bicycle_hourly')).toMatchObject({
       decision: 'partial',
-      files: ['exports/bicycle_hourly/2026-10.csv'],
+      files: [
+        ...new Set([...dates, next].map((d) => `exports/bicycle_hourly/${d.slice(0, 7)}.csv`)),
+      ],
     });
 
     const ran = await runCli(['run', BICYCLE, '--output', output, ...night], { env });

@@ -165,10 +165,29 @@ export class BicycleWorld {
     };
   }
 
-  /** Whether the location has a measurement for the hour starting at hourMs. */
+  /** Whether the location has a measurement for the hour starting at hourMs, served by `now`. */
   hasMeasurement(location: BicycleLocation, hourMs: number, now: number): boolean {
-    if (!this.#counts(location, hourMs, now)) return false;
+    if (!this.#counts(location, hourMs, now) || this.servedAt(location, hourMs) > now) return false;
     return this.counters.delivered(location.index, hourMs);
+  }
+
+  /**
+   * When the hour starting at hourMs is served: at its end, unless the counter
+   * uploads in batches (every 1 to 4 days, at 03:00 UTC of its upload days)
+   * or the hour comes late on its own (1 to 48 hours).
+   */
+  servedAt(location: BicycleLocation, hourMs: number): number {
+    const seed = this.#seed;
+    const i = location.index;
+    const end = hourMs + HOUR_MS;
+    if (unit(seed, i, 70) < this.#options.batchUploadRate) {
+      const every = (1 + (hash(seed, i, 71) % 4)) * DAY_MS;
+      const phase = (hash(seed, i, 72) % 4) * DAY_MS + 3 * HOUR_MS;
+      return Math.ceil((end - phase) / every) * every + phase;
+    }
+    if (unit(seed, i, hourMs / HOUR_MS, 73) < this.#options.lateHourRate)
+      return end + (1 + (hash(seed, i, hourMs / HOUR_MS, 74) % 48)) * HOUR_MS;
+    return end;
   }
 
   /** Whether the hour is inside the location's validity and before now. */

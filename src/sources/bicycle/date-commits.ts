@@ -63,17 +63,25 @@ async function commitDate(
   const target = join(folder, PARTITION_FILE);
   const parts: string[] = [];
   const existed = files.stat(target) !== undefined;
+  const replaced = `measurement_hour >= make_timestamptz(${from * 1000}) AND measurement_hour < make_timestamptz(${to * 1000})
+    AND location_id IN (SELECT location_id FROM commit_selected)`;
   if (existed) {
     await files.bring([target]);
     parts.push(`SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false)
-      WHERE NOT (measurement_hour >= make_timestamptz(${from * 1000}) AND measurement_hour < make_timestamptz(${to * 1000})
-                 AND location_id IN (SELECT location_id FROM commit_selected))`);
+      WHERE NOT (${replaced})`);
   }
   const sources = staged.filter((s) => s.from < day + DAY_MS && s.to > day);
-  if (sources.length > 0) {
-    parts.push(`SELECT ${MEASUREMENT_NAMES} FROM ${keptRows(sources.map((s) => s.file))}
+  const fetched = `SELECT ${MEASUREMENT_NAMES} FROM ${keptRows(sources.map((s) => s.file))}
       WHERE measurement_hour >= make_timestamptz(${day * 1000}) AND measurement_hour < make_timestamptz(${(day + DAY_MS) * 1000})
-        AND location_id IN (SELECT location_id FROM commit_selected)`);
+        AND location_id IN (SELECT location_id FROM commit_selected)`;
+  if (sources.length > 0) parts.push(fetched);
+  // Hours asked for again (a lookback) that bring nothing new leave the file as it was.
+  if (existed && sources.length > 0) {
+    const held = `SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false) WHERE ${replaced}`;
+    const [row] = await db.all(
+      `SELECT count(*) AS n FROM ((${held} EXCEPT ALL ${fetched}) UNION ALL (${fetched} EXCEPT ALL ${held}))`,
+    );
+    if (Number(row?.['n']) === 0) return { rows: 0, file: undefined, removed: false };
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
   const temporary = temporaryPath(target, scratchFolder(output));
@@ -105,6 +113,7 @@ async function commitDate(
 export class DateCommits {
   readonly files: string[] = [];
   removed = 0;
+
   readonly #db: Database;
   readonly #output: string;
   readonly #files: FolderFiles;

@@ -20,8 +20,23 @@ const hourTimestamp = z
 
 export const bicycleMeasurementsOptions = z
   .strictObject({
-    start: hourTimestamp.describe('Start of the period (UTC, whole hour, included).'),
-    end: hourTimestamp.describe('End of the period (UTC, whole hour, excluded).'),
+    start: hourTimestamp
+      .nullish()
+      .describe(
+        "Start of the period (UTC, whole hour, included). Unset: where the folder's data of the selection ends, so that missed nights are caught up; a folder without data needs it.",
+      ),
+    end: hourTimestamp
+      .nullish()
+      .describe('End of the period (UTC, whole hour, excluded). Unset: the last whole hour.'),
+    lookback_days: z
+      .number()
+      .int()
+      .min(0)
+      .max(31)
+      .default(7)
+      .describe(
+        'Also ask for the location-hours missing in these days before the start, which counters that upload late deliver days after the hour. 0 turns it off. Default 7.',
+      ),
     locations: textList
       .nullish()
       .describe('Location ids (a list, or a comma-separated text). One selection is required.'),
@@ -107,8 +122,8 @@ export const bicycleMeasurementsOptions = z
         path: ['server_side'],
         message: 'applies to prefixes and polygon only',
       });
-    const start = parseSecondTimestamp(options.start);
-    const end = parseSecondTimestamp(options.end);
+    const start = options.start ? parseSecondTimestamp(options.start) : undefined;
+    const end = options.end ? parseSecondTimestamp(options.end) : undefined;
     if (start !== undefined && end !== undefined && end <= start)
       ctx.addIssue({
         code: 'custom',

@@ -10,7 +10,13 @@ import { MIN_BUDGET } from '../../duckdb/memory.js';
 import { catalogFile, storedCatalog } from './catalog.js';
 import { MEASUREMENTS_DATASET } from './landing.js';
 import { planMeasurements, plannedBatches, runKey } from './plan.js';
-import { describeSelection, resolveSelection, type CatalogLocation } from './selection.js';
+import {
+  describeSelection,
+  resolveSelection,
+  type CatalogLocation,
+  type SelectionSpec,
+} from './selection.js';
+import { planPeriod, type Period } from './lookback.js';
 import { settledSizes } from './sizing.js';
 import { formatSecondTimestamp, parseSecondTimestamp } from '../../util/time.js';
 import {
@@ -51,39 +57,75 @@ export interface MeasurementsStepPlan {
   batches: PlannedBatch[] | null;
   /** Said before the run: a polygon that holds none of the catalog's locations. */
   warning: string | null;
+  /** The location-hours missing in the days before the start, asked for too (lookback_days). */
+  lookback: {
+    days: number;
+    start: string;
+    end: string;
+    locations: string[];
+    hours: number;
+  } | null;
 }
 
-/** The catalog a plan can use without the network: the dataset of an earlier run, if any. */
-async function catalogForPlan(context: PlanContext): Promise<CatalogLocation[] | undefined> {
-  const output = context.output;
-  const files = folderFilesOf(context);
-  if (files.stat(catalogFile(output)) === undefined) return undefined;
-  // A run gives its DuckDB; validate opens a small one.
-  if (context.database) return storedCatalog(await context.database(), output, files);
+/** Works with the run's DuckDB; validate and plan open a small one. */
+async function withPlanDatabase<T>(
+  context: PlanContext,
+  work: (db: Database) => Promise<T>,
+): Promise<T> {
+  if (context.database) return work(await context.database());
   const db = await Database.open({ budget: MIN_BUDGET, threads: 1 });
   try {
-    return await storedCatalog(db, output, files);
+    return await work(db);
   } finally {
     db.close();
   }
+}
+
+/**
+ * What a plan reads of the folder, without the network: the catalog of an
+ * earlier run, if any; the period (start and end, given or where the data
+ * ends); and the hours missing before it (lookback.ts).
+ */
+async function readFolder(
+  options: BicycleMeasurementsOptions,
+  context: PlanContext,
+  spec: SelectionSpec,
+): Promise<{ catalog: CatalogLocation[] | undefined; ids: string[] | undefined; period: Period }> {
+  const output = context.output;
+  const files = folderFilesOf(context);
+  return withPlanDatabase(context, async (db) => {
+    const catalog =
+      files.stat(catalogFile(output)) === undefined
+        ? undefined
+        : await storedCatalog(db, output, files);
+    // Listed ids without a catalog yet: in the order the run resolves them (sorted).
+    const ids = catalog
+      ? resolveSelection(spec, catalog)
+      : spec.mode === 'locations'
+        ? [...spec.ids].sort()
+        : undefined;
+    const period = await planPeriod(db, {
+      output,
+      files,
+      ids,
+      start: options.start ? parseSecondTimestamp(options.start) : undefined,
+      end: options.end ? parseSecondTimestamp(options.end) : undefined,
+      lookbackDays: options.lookback_days,
+      stepId: context.stepId,
+    });
+    return { catalog, ids, period };
+  });
 }
 
 export async function planMeasurementsStep(
   options: BicycleMeasurementsOptions,
   context: PlanContext,
 ): Promise<MeasurementsStepPlan> {
-  const from = parseSecondTimestamp(options.start)!;
-  const to = parseSecondTimestamp(options.end)!;
   const spec = await selectionSpec(options);
   const checkpoint = readMeasurementsCheckpoint(context);
   // The catalog as landed now: a run that fetches another says so and cuts its requests anew.
-  const catalog = await catalogForPlan(context);
-  // Listed ids without a catalog yet: in the order the run resolves them (sorted).
-  const ids = catalog
-    ? resolveSelection(spec, catalog)
-    : spec.mode === 'locations'
-      ? [...spec.ids].sort()
-      : undefined;
+  const { catalog, ids, period } = await readFolder(options, context, spec);
+  const { from, to, gaps } = period;
   const serverSide = options.server_side && spec.mode !== 'locations';
   // An unfinished run is resumed only by a run of the same period and selection.
   const resumed =
@@ -119,8 +161,8 @@ export async function planMeasurementsStep(
       : null;
   return {
     selection: describeSelection(spec),
-    start: options.start,
-    end: options.end,
+    start: formatSecondTimestamp(from),
+    end: formatSecondTimestamp(to),
     hours: plan.hours,
     locations: ids ? [...ids] : null,
     server_side: serverSide,
@@ -137,6 +179,15 @@ export async function planMeasurementsStep(
       spec.mode === 'polygon' && catalog !== undefined && ids?.length === 0
         ? `warning: ${spec.file} contains none of the ${catalog.length.toLocaleString('en')} locations of the catalog in ${context.output}: is it the area meant, in WGS 84 or RD New with its crs?`
         : null,
+    lookback: gaps
+      ? {
+          days: options.lookback_days,
+          start: formatSecondTimestamp(gaps.from),
+          end: formatSecondTimestamp(gaps.to),
+          locations: gaps.ids,
+          hours: gaps.hours,
+        }
+      : null,
   };
 }
 
@@ -165,6 +216,10 @@ export function describeMeasurementsPlan(plan: MeasurementsStepPlan): string[] {
   if (plan.batches)
     lines.push(
       `the limits are settled: the run makes exactly these ${plan.batches.length.toLocaleString('en')} request(s) (validate --format json lists them)`,
+    );
+  if (plan.lookback)
+    lines.push(
+      `and the ${plan.lookback.hours.toLocaleString('en')} hour(s) missing of ${plan.lookback.locations.length} location(s) from ${plan.lookback.start} on (lookback ${plan.lookback.days} days): their late hours land`,
     );
   return lines;
 }

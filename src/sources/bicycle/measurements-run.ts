@@ -90,7 +90,12 @@ export class MeasurementsRun {
         key,
         log: context.log,
       }),
-      { staging: context.staging, key, start: options.start, end: options.end },
+      {
+        staging: context.staging,
+        key,
+        start: formatSecondTimestamp(from),
+        end: formatSecondTimestamp(to),
+      },
       context.log,
     );
     await this.#checkpoints.save(current);

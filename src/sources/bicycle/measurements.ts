@@ -65,14 +65,51 @@ function locationsOf(
   return ids;
 }
 
+/**
+ * The run of the hours missing before the period (the plan's lookback), for
+ * the locations of the run that have some: after the period's own run, on the
+ * same connections. Undefined when there is nothing to ask (fetched ahead).
+ */
+async function lookBack(
+  lookback: NonNullable<MeasurementsStepPlan['lookback']>,
+  ids: readonly string[],
+  run: { again(scope: RunScope): Promise<RunOutcome> },
+  context: RunContext,
+): Promise<RunOutcome | undefined> {
+  const gapIds = lookback.locations.filter((id) => ids.includes(id));
+  if (gapIds.length === 0 || context.ahead) return undefined;
+  context.log.log(
+    'info',
+    'bicycle.lookback',
+    `asking for the ${lookback.hours} hour(s) missing of ${gapIds.length} location(s) from ${lookback.start} on (lookback ${lookback.days} days)`,
+  );
+  return run.again({
+    spec: { mode: 'locations', ids: gapIds },
+    ids: gapIds,
+    from: parseSecondTimestamp(lookback.start)!,
+    to: parseSecondTimestamp(lookback.end)!,
+    planned: undefined,
+  });
+}
+
+/** The period's outcome with the lookback's added. */
+function withLate(outcome: RunOutcome, late: RunOutcome | undefined): RunOutcome {
+  if (!late) return outcome;
+  return {
+    rowsIn: outcome.rowsIn + late.rowsIn,
+    rowsOut: outcome.rowsOut + late.rowsOut,
+    notes: { ...outcome.notes, lookback: late.notes },
+  };
+}
+
 /** Resolves the selection against the catalog (fetched when none has landed) and runs the plan. */
 export async function runMeasurements(
   options: BicycleMeasurementsOptions,
   context: RunContext,
   { upstream, plan }: { upstream: BicycleUpstream; plan: MeasurementsStepPlan },
 ): Promise<RunOutcome> {
-  const from = parseSecondTimestamp(options.start)!;
-  const to = parseSecondTimestamp(options.end)!;
+  const from = parseSecondTimestamp(plan.start)!;
+  const to = parseSecondTimestamp(plan.end)!;
   const spec = await selectionSpec(options);
   const http = context.http(options);
   const client = new BicycleClient(http, new TokenSource(http, upstream), upstream.url);
@@ -94,7 +131,17 @@ export async function runMeasurements(
     try {
       const planned = plannedWork(plan, ids, context);
       const run = new MeasurementsRun(options, context, { spec, ids, from, to, planned });
-      return await run.fetchAndCommit(client, http, db, committer);
+      const outcome = await run
+        .fetchAndCommit(client, http, db, committer)
+        .catch((error: unknown) => ({ error }));
+      // The hours missing before the period (lookback), asked for after it, whatever became of it.
+      const again = {
+        again: (scope: RunScope) =>
+          new MeasurementsRun(options, context, scope).fetchAndCommit(client, http, db, committer),
+      };
+      const late = plan.lookback && (await lookBack(plan.lookback, ids, again, context));
+      if ('error' in outcome) throw outcome.error;
+      return withLate(outcome, late ?? undefined);
     } finally {
       committer.close();
     }
