@@ -27,6 +27,7 @@ import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary
 import { checkUpstreams } from './upstream-check.js';
 import { startUpstream } from './upstream-start.js';
 import type { FolderFiles } from '../duckdb/folder-files.js';
+import { PartitionIndex } from '../duckdb/partitions.js';
 
 export interface RunOptions {
   /** Absolute output folder. */
@@ -155,6 +156,15 @@ async function takeFolder(
       log: logger,
       signal,
     });
+    for (const step of selected)
+      if (!resets.has(step.id))
+        step.kind.checkFolder?.(step.options, {
+          stepId: step.id,
+          output,
+          sqlDir: pipeline.sqlDir,
+          checkpoint: undefined,
+          partitions: new PartitionIndex(options.files),
+        });
     await writeFolderFormat(output).catch((error: unknown) => {
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });

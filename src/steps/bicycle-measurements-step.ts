@@ -10,6 +10,7 @@
  * stopped; a rerun or an overlapping run replaces, never duplicates.
  */
 import { rm } from 'node:fs/promises';
+import { InputError } from '../errors.js';
 import { join, resolve } from 'node:path';
 import { TokenSource } from '../sources/bicycle/auth.js';
 import { storedCatalog } from '../sources/bicycle/catalog.js';
@@ -83,6 +84,16 @@ export const bicycleMeasurementsStep = defineStepKind<
     if (!options.polygon) return [];
     const read = await readPolygon(resolve(options.polygon));
     return 'problems' in read ? read.problems.map((p): [string[], string] => [['polygon'], p]) : [];
+  },
+  checkFolder(options, context) {
+    if (options.start) return;
+    const dates = folderFilesOf(context)
+      .list(join(context.output, MEASUREMENTS_DATASET))
+      .filter((entry) => entry.folder && entry.name.startsWith('date='));
+    if (dates.length === 0)
+      throw new InputError(
+        `${context.stepId}: start is not given, and ${context.output} holds no measurements to go on from: give start, the first hour to fetch`,
+      );
   },
   plan: planMeasurementsStep,
   decide: decideMeasurements,

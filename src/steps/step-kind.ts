@@ -123,6 +123,12 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
     options: Options,
     context: PlanContext,
   ): Promise<[string[], string][]> | [string[], string][];
+  /**
+   * Bad input that only the folder can tell (a run told to go on where data
+   * ends, on a folder without any): an InputError before the run takes the
+   * folder (exit 2, nothing written).
+   */
+  checkFolder?(options: Options, context: PlanContext): void;
   /** What the step would do now, from its options and the folder's state; touches nothing. */
   plan(options: Options, context: PlanContext): Promise<Plan> | Plan;
   /** The plan in words. */
