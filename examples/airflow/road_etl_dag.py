@@ -101,12 +101,15 @@ def live_command() -> list[str]:
     )  # fmt: skip
 
 
-def bicycle_command(start: str, end: str) -> list[str]:
-    """The bicycle counts of [start, end), UTC (YYYY-MM-DDTHH:mm:ssZ)."""
+def bicycle_command(start: str | None, end: str) -> list[str]:
+    """The bicycle counts up to end, UTC (YYYY-MM-DDTHH:mm:ssZ): from start, or, without it,
+    from where the folder's counts end, so that a night that failed for good is fetched by the
+    next one (road-etl also asks again for the hours missing in the week before)."""
     return road_etl(
         "run", os.path.join(ROAD_ETL, "pipelines", "bicycle.yaml"),
         "--output", OUTPUT, "--log-format", "json", "--wait-for-lock", WAIT_FOR_LOCK,
-        "--param", f"start={start}", "--param", f"end={end}", "--param", f"prefixes={PREFIXES}",
+        *(["--param", f"start={start}"] if start else []),
+        "--param", f"end={end}", "--param", f"prefixes={PREFIXES}",
     )  # fmt: skip
 
 
@@ -223,7 +226,9 @@ with DAG(
     @task(task_id="bicycle")
     def bicycle(data_interval_start=None, data_interval_end=None) -> dict | None:
         start, end = night(data_interval_start, data_interval_end)
-        return run_road_etl(bicycle_command(start, end))
+        # The DAG's first night starts the folder's counts; every later one goes on from them.
+        first = data_interval_start == START_DATE
+        return run_road_etl(bicycle_command(start if first else None, end))
 
     # Independent: a failure of one does not hold the other back.
     traffic_signs_live()

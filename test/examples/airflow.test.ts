@@ -316,7 +316,8 @@ print(json.dumps({"asked": asked, "trigger": trigger}))
       )) as { asked: string[][]; trigger: string };
       expect(nights.asked).toEqual([
         ['start=2026-11-01T00:00:00Z', 'end=2026-11-02T00:00:00Z'],
-        ['start=2026-11-25T00:00:00Z', 'end=2026-11-26T00:00:00Z'],
+        // Later nights go on from where the folder's counts end.
+        ['end=2026-11-26T00:00:00Z'],
       ]);
       expect(nights.trigger).toMatch(/^setup: the run's data interval is not a night/);
     },

@@ -59,8 +59,17 @@ describe('the GitHub Actions recipe (examples/github-actions)', () => {
     expect(runs).toContain('npm ci');
     const script = job.steps.find((s) => s.name === 'road-etl')!.run!;
 
-    // Two nights, each on an empty runner (a fresh HOME and TMPDIR).
+    // Two nights, each on an empty runner (a fresh HOME and TMPDIR): the first run by hand
+    // with a start (the folder has no counts yet), the next scheduled, going on from there.
     const output = 's3://nightly/road-etl';
+    const day = Math.floor(simulator.world.now / 86_400_000) * 86_400_000;
+    const inputs = [
+      {
+        START: new Date(day - 2 * 86_400_000).toISOString().replace('.000Z', 'Z'),
+        END: new Date(day - 86_400_000).toISOString().replace('.000Z', 'Z'),
+      },
+      {},
+    ];
     for (let night = 0; night < 2; night++) {
       const home = await testDir();
       const { stdout } = await run('bash', ['-c', script], {
@@ -72,6 +81,7 @@ describe('the GitHub Actions recipe (examples/github-actions)', () => {
           ...simulator.env,
           ...s3.env,
           ROAD_ETL_OUTPUT: output,
+          ...inputs[night],
         },
         maxBuffer: 1 << 26,
       });
@@ -89,7 +99,11 @@ describe('the GitHub Actions recipe (examples/github-actions)', () => {
     expect(keys).toContain(COMMIT_KEY);
     expect(keys).toContain('exports/signs_live.csv');
     // The commit names the catalog, held by an object of the version it names.
-    const catalog = (await readCommit(store))!.files['bicycle/locations/data.parquet'];
+    const commit = (await readCommit(store))!;
+    const catalog = commit.files['bicycle/locations/data.parquet'];
+    // The second night went on where the first one's counts ended: the day after them landed.
+    const after = new Date(day - 86_400_000).toISOString().slice(0, 10);
+    expect(Object.keys(commit.files)).toContain(`bicycle/measurements/date=${after}/data.parquet`);
     expect(keys).toContain(catalog!.key);
   }, 600_000);
 });
