@@ -3,6 +3,7 @@
  * the exit code of the CLI contract: 2 for bad input (nothing written), 1 for a
  * run that failed (upstream or I/O trouble after retries).
  */
+import { redactor } from './log.js';
 
 export const EXIT_FAILED = 1;
 export const EXIT_BAD_INPUT = 2;
@@ -150,12 +151,18 @@ export function firstLineOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 }
 
-/** One line of at most 300 characters of a response body, for messages. */
+/**
+ * One line of at most 300 characters of a response body, for messages: every
+ * secret masked before anything is cut, so that no prefix of one survives.
+ */
 export function excerptOf(body: string, max = 300): string {
-  const line = body
+  const collapsed = redactor
+    .text(body)
     // what looks like a credential in a JSON body is never shown
     .replace(/("[A-Za-z_]*(?:token|secret|password)[A-Za-z_]*"\s*:\s*)"[^"]*"/gi, '$1"***"')
-    .replace(/\s+/g, ' ')
+    .replace(/\s+/g, ' ');
+  const line = redactor
+    .text(collapsed)
     // binary (a compressed or damaged body) shows as dots, not as noise
     // eslint-disable-next-line no-control-regex -- control characters are what is replaced
     .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]+/g, '…')

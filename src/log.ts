@@ -90,24 +90,41 @@ class Redactor {
 
 const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
-/** A secret as URL, form and JSON encoding and base64 give it (lower-case hex escapes too). */
+/** JSON's escape of each UTF-16 unit outside printable ASCII (`\u00fc`), as Python and PHP write it. */
+function asciiJson(json: string, upper: boolean): string {
+  return json.replace(/[^\x20-\x7e]/g, (c) => {
+    const hex = c.charCodeAt(0).toString(16).padStart(4, '0');
+    return `\\u${upper ? hex.toUpperCase() : hex}`;
+  });
+}
+
+/**
+ * A secret as the echoes of a service give it: as it is; URL- and
+ * form-encoded (lower-case hex escapes too); JSON-escaped as JavaScript,
+ * Python (`\u00fc`) and PHP (`\/` too) write it; base64 (plain and URL-safe);
+ * and each of these with its whitespace runs collapsed to one space, as an
+ * excerpt or an HTML page shows text.
+ */
 function secretForms(secret: string): string[] {
   const url = encodeURIComponent(secret);
   const form = new URLSearchParams({ s: secret }).toString().slice(2);
   const json = JSON.stringify(secret).slice(1, -1);
   const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
   const b64 = base64(secret);
-  return [
+  const jsons = [json, asciiJson(json, false), asciiJson(json, true)];
+  const forms = [
     secret,
     url,
     lower(url),
     form,
     lower(form),
-    json,
+    ...jsons,
+    ...jsons.map((j) => j.replace(/\//g, '\\/')),
     b64,
     b64.replace(/=+$/, ''),
     b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
   ];
+  return [...forms, ...forms.map((f) => f.replace(/\s+/g, ' '))];
 }
 
 /** The process-wide redactor: credentials are registered as soon as they are read. */

@@ -25,8 +25,12 @@ export type Spoil =
   | { kind: 'trickle'; bytes: number; everyMs: number }
   /** A 200 whose body has bytes in its middle replaced by others (same length). */
   | { kind: 'break' }
-  /** An answer of `status` whose body echoes the request's body. */
-  | { kind: 'echo'; status: number }
+  /** An answer of `status` whose body echoes the request's body (by default as it came), or its headers. */
+  | {
+      kind: 'echo';
+      status: number;
+      as?: (body: string, headers: IncomingMessage['headers']) => string;
+    }
   /** An answer of `status` with a short page of the service's, the request never forwarded. */
   | { kind: 'status'; status: number };
 
@@ -109,7 +113,8 @@ export async function useProxy(target: string): Promise<Proxy> {
     const spoil = rule?.spoil;
     if (spoil?.kind === 'echo') {
       res.writeHead(spoil.status, { 'content-type': 'text/plain' });
-      res.end(`Bad request body: ${body.toString('utf8')}`);
+      const text = body.toString('utf8');
+      res.end(spoil.as ? spoil.as(text, req.headers) : `Bad request body: ${text}`);
       return;
     }
     if (spoil?.kind === 'status') {
