@@ -227,7 +227,6 @@ steps:
   it.each([
     ['sql', 'file', '{ outputs: [t] }'],
     ['export', 'path', '{ table: t }'],
-    ['bicycle.measurements', 'start', "{ end: '2026-01-02T00:00:00Z', locations: [A] }"],
   ])('names a missing required option of a %s step: %s', async (kind, option, options) => {
     const problems = await problemsOf(
       `name: p\nsteps:\n  - { id: s, kind: ${kind}, options: ${options} }\n`,

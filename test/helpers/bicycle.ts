@@ -152,21 +152,21 @@ export function idsWithPrefix(simulator: Simulator, ...prefixes: string[]): stri
 /**
  * The UTC dates (YYYY-MM-DD) a night over [start, start + 1 day) rewrites: its
  * own, and those from the first hour in the `days` before it that a location
- * of `ids` could count but the simulator does not serve, which the lookback
- * asks for again.
+ * of `ids` could count but the simulator does not serve (from `since`, the
+ * folder's first hour, on), which the lookback asks for again.
  */
 export function nightDates(
   simulator: Simulator,
   ids: readonly string[],
   start: number,
-  days = 7,
+  { days = 7, since = 0 }: { days?: number; since?: number } = {},
 ): string[] {
   const bicycle = simulator.world.bicycle;
   const HOUR = 3_600_000;
   let first = start;
   for (const id of ids) {
     const l = bicycle.byId(id)!;
-    for (let h = start - days * 86_400_000; h < first; h += HOUR) {
+    for (let h = Math.max(start - days * 86_400_000, since); h < first; h += HOUR) {
       if (h < l.validFrom || (l.validUntil !== undefined && h >= l.validUntil)) continue;
       if (!bicycle.hasMeasurement(l, h, simulator.world.now)) first = h;
     }

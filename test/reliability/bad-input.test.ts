@@ -208,10 +208,6 @@ const CASES: Record<string, Case> = {
     message: /nope\.yaml: cannot read the definition: ENOENT/,
   },
   // params
-  'a required param that is missing': {
-    args: bicycle(END, 'prefixes=GAL'),
-    message: /params\.start: required param is missing: give it with --param start=/,
-  },
   'a timestamp in local time': {
     args: bicycle('start=2026-01-01T00:00:00', END, 'prefixes=GAL'),
     message: /--param start: must be in UTC with a Z/,

@@ -358,7 +358,9 @@ describe('a rerun on landed data meets local trouble', () => {
     60_000,
   );
 
-  it.each(WRITING_KINDS)(
+  // A rerun of the measurements over the same hours brings nothing new: their date
+  // partitions are left as they were, so a read-only folder of theirs is not met.
+  it.each(WRITING_KINDS.filter((kind) => kind !== 'bicycle.measurements'))(
     'in a %s step, the folder it writes is read-only: exit 1, nothing changes, and a writable run completes',
     async (kind) => {
       const { dir, file, output } = await withLandedData();

@@ -249,10 +249,7 @@ export class MeasurementsRun {
           stats.requests++;
           context.progress.add({ requests: 1 });
         },
-        onOk: () => {
-          stats.ok++;
-          sizing.onOk(batch, probes, sentServerSide);
-        },
+        onOk: () => sizing.onOk(batch, probes, sentServerSide),
         onFailed: () => sizing.onError(batch, probes),
         onRetry: (message, attempt) =>
           context.log.log(
@@ -285,6 +282,8 @@ export class MeasurementsRun {
       session.work.requeue([batch]);
       return;
     }
+    // A batch staged: the service answers (a 200 whose body cannot be read does not count).
+    stats.ok++;
     stats.boundary += answer.staged.boundary;
     stats.rowsIn += answer.staged.rows + answer.staged.quarantined + answer.staged.boundary;
     const { rows, quarantined } = answer.staged;
