@@ -25,7 +25,10 @@ const yaml = (await readFile(join(ROOT, 'pipelines', 'bicycle.yaml'), 'utf8')).r
 const withLookback = (days) =>
   yaml
     .replace(/^name: bicycle$/m, 'name: bicycle\nsql_dir: SQL_DIR')
-    .replace('      polygon: ${params.polygon}\n', `      polygon: \${params.polygon}\n      lookback_days: ${days}\n`);
+    .replace(
+      '      polygon: ${params.polygon}\n',
+      `      polygon: \${params.polygon}\n      lookback_days: ${days}\n`,
+    );
 
 const simulator = await startSimulator([
   '--seed', '5',
@@ -66,7 +69,13 @@ try {
       });
       const notes = night.manifest.steps.find((s) => s.id === 'bicycle_measurements').notes;
       if (name === 'with') lookback = notes?.lookback;
-      nights[name].push({ ms: night.ms, cpu: night.cpuMs, rss: night.rss, requests: requests(night.manifest) });
+      nights[name].push({
+        ms: night.ms,
+        cpu: night.cpuMs,
+        rss: night.rss,
+        requests: requests(night.manifest),
+        steps: night.manifest.steps,
+      });
     }
   const summary = Object.fromEntries(
     Object.entries(nights).map(([name, runs]) => [
@@ -88,10 +97,18 @@ try {
     console.log(
       `| ${name} the lookback | ${s.requests} | ${(s.ms / 1000).toFixed(2)} s | ${(s.cpu / 1000).toFixed(2)} s | ${mb(s.rss)} |`,
     );
+  console.log('\n| step | with: CPU | without: CPU |');
+  console.log('| --- | --- | --- |');
+  for (const step of nights.with.at(-1).steps) {
+    const other = nights.without.at(-1).steps.find((s) => s.id === step.id);
+    console.log(`| ${step.id} | ${step.cpu_ms} ms | ${other?.cpu_ms ?? '?'} ms |`);
+  }
   const ratio = (key) => (summary.with[key] / summary.without[key]).toFixed(2);
   console.log(
     `\nwith / without: requests ${ratio('requests')}x, wall ${ratio('ms')}x, client CPU ${ratio('cpu')}x (target: at most 1.2x)`,
   );
+  await rm(filled.dir, { recursive: true, force: true });
+  await rm(`${filled.dir}.filled`, { recursive: true, force: true });
 } finally {
-  await simulator.close();
+  await simulator.stop();
 }

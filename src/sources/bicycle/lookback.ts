@@ -86,17 +86,18 @@ export async function missingHours(
   await files.bring([...present, ...(withCatalog ? [catalog] : [])]);
   const held =
     present.length === 0
-      ? 'SELECT NULL::VARCHAR AS location_id, NULL::TIMESTAMPTZ AS measurement_hour WHERE false'
-      : `SELECT location_id, measurement_hour FROM read_parquet([${present.map(quotedString).join(', ')}], hive_partitioning = false)`;
+      ? 'SELECT NULL::VARCHAR AS id, NULL::TIMESTAMPTZ AS hour WHERE false'
+      : `SELECT location_id AS id, measurement_hour AS hour FROM read_parquet([${present.map(quotedString).join(', ')}], hive_partitioning = false)`;
   const validity = withCatalog
-    ? `LEFT JOIN (SELECT id, valid_from, valid_until FROM read_parquet(${quotedString(catalog)})) c ON c.id = w.id
-       WHERE (c.valid_from IS NULL OR w.hour >= c.valid_from) AND (c.valid_until IS NULL OR w.hour < c.valid_until)`
+    ? `LEFT JOIN (SELECT id, valid_from, valid_until FROM read_parquet(${quotedString(catalog)})) c USING (id)
+       WHERE (c.valid_from IS NULL OR hour >= c.valid_from) AND (c.valid_until IS NULL OR hour < c.valid_until)`
     : '';
+  // Every location with every hour it could count, less the hours held: a set difference.
   const [row] = await db.all(
-    `WITH expected AS (SELECT w.id, w.hour FROM (SELECT i.id, h.hour FROM (SELECT unnest(${idList(ids)}) AS id) i,
-                    (SELECT unnest(generate_series(make_timestamptz(${from * 1000}), make_timestamptz(${(to - HOUR_MS) * 1000}), INTERVAL 1 HOUR)) AS hour) h) w
-                  ${validity}),
-     missing AS (SELECT e.id, e.hour FROM expected e ANTI JOIN (${held}) m ON m.location_id = e.id AND m.measurement_hour = e.hour)
+    `WITH ids AS (SELECT unnest(${idList(ids)}) AS id),
+     hours AS (SELECT unnest(generate_series(make_timestamptz(${from * 1000}), make_timestamptz(${(to - HOUR_MS) * 1000}), INTERVAL 1 HOUR)) AS hour),
+     expected AS (SELECT id, hour FROM ids CROSS JOIN hours ${validity}),
+     missing AS (SELECT id, hour FROM expected EXCEPT SELECT id, hour FROM (${held}))
      SELECT list(DISTINCT id ORDER BY id) AS ids, epoch_ms(min(hour)) AS first, count(*) AS hours FROM missing`,
   );
   const missing = (row?.['ids'] as string[] | null) ?? [];
