@@ -37,38 +37,10 @@ import {
 } from '../sources/bicycle/measurements-plan.js';
 import { readPolygon } from '../sources/bicycle/selection.js';
 import { datesOf, readOf } from './decisions.js';
-import { defineStepKind, upstreamOf, type DecideContext, type StepDecision } from './step-kind.js';
+import { defineStepKind, upstreamOf } from './step-kind.js';
 import { folderFilesOf } from '../duckdb/folder-files.js';
 
 export { bicycleMeasurementsOptions, type BicycleMeasurementsOptions };
-
-/** What a night builds and reads: the dates of its period, and of the hours missing before it (lookback). */
-function decideMeasurements(
-  options: BicycleMeasurementsOptions,
-  context: DecideContext,
-  plan: MeasurementsStepPlan,
-): StepDecision {
-  // The hours missing before the period (lookback) land in their own dates.
-  const dates = datesOf(plan.lookback?.start ?? plan.start, plan.end);
-  const late = plan.lookback
-    ? `, and ${plan.lookback.hours} missing hour(s) of ${plan.lookback.locations.length} location(s) from ${plan.lookback.start}`
-    : '';
-  return {
-    decision: 'partial',
-    why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection})${late}: ${dates.length} date partition(s) rewritten with them`,
-    builds: [
-      { dataset: 'bicycle_measurements', partitions: dates },
-      // A file of the rows that could not be kept, when there are any.
-      { dataset: 'bicycle_quarantine', partitions: 'all' },
-    ],
-    reads: [
-      // A date's rows of other locations and hours stay: its partition is read.
-      readOf(context, 'bicycle_measurements', MEASUREMENTS_DATASET, dates),
-      // Prefixes and a polygon are resolved against the catalog.
-      ...(options.locations ? [] : [{ dataset: 'bicycle_locations', partitions: 'all' as const }]),
-    ],
-  };
-}
 
 export const bicycleMeasurementsStep = defineStepKind<
   BicycleMeasurementsOptions,
@@ -96,7 +68,30 @@ export const bicycleMeasurementsStep = defineStepKind<
       );
   },
   plan: planMeasurementsStep,
-  decide: decideMeasurements,
+  decide(options, context, plan) {
+    // The hours missing before the period (lookback) land in their own dates.
+    const dates = datesOf(plan.lookback?.start ?? plan.start, plan.end);
+    const late = plan.lookback
+      ? `, and ${plan.lookback.hours} missing hour(s) of ${plan.lookback.locations.length} location(s) from ${plan.lookback.start}`
+      : '';
+    return {
+      decision: 'partial',
+      why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection})${late}: ${dates.length} date partition(s) rewritten with them`,
+      builds: [
+        { dataset: 'bicycle_measurements', partitions: dates },
+        // A file of the rows that could not be kept, when there are any.
+        { dataset: 'bicycle_quarantine', partitions: 'all' },
+      ],
+      reads: [
+        // A date's rows of other locations and hours stay: its partition is read.
+        readOf(context, 'bicycle_measurements', MEASUREMENTS_DATASET, dates),
+        // Prefixes and a polygon are resolved against the catalog.
+        ...(options.locations
+          ? []
+          : [{ dataset: 'bicycle_locations', partitions: 'all' as const }]),
+      ],
+    };
+  },
   repairPeriod(partition) {
     const day = Date.parse(`${partition}T00:00:00Z`);
     if (Number.isNaN(day)) return undefined;

@@ -113,7 +113,6 @@ async function commitDate(
 export class DateCommits {
   readonly files: string[] = [];
   removed = 0;
-
   readonly #db: Database;
   readonly #output: string;
   readonly #files: FolderFiles;

@@ -154,7 +154,9 @@ export async function planPeriod(
   const { output, files, ids } = input;
   const to = input.end ?? Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
   let from = input.start;
-  const end = ids && (await dataEnd(db, { output, files, ids }));
+  // Where the folder's counts end: the start of a catch-up, and the end of the hours looked back on.
+  const wanted = from === undefined || input.lookbackDays > 0;
+  const end = wanted && ids ? await dataEnd(db, { output, files, ids }) : undefined;
   if (from === undefined) {
     if (end === undefined)
       throw new InputError(
