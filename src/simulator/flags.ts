@@ -121,6 +121,18 @@ export const SIMULATOR_FLAGS: readonly SimulatorFlag[] = [
     describe: 'Put every burst event in this town code',
   },
   {
+    flag: 'joining-share',
+    option: ['signs', 'joining', 'share'],
+    type: 'number',
+    describe: 'Share of signs whose whole v1 history joins the feed at --joining-at (in its past)',
+  },
+  {
+    flag: 'joining-at',
+    option: ['signs', 'joining', 'at'],
+    type: 'string',
+    describe: 'When the joining signs appear (ISO; default: never)',
+  },
+  {
     flag: 'bad-record-rate',
     option: ['signs', 'badRecordRate'],
     type: 'number',

@@ -111,6 +111,11 @@ export interface SignsOptions {
   feedEnd: string;
   /** An instant shared by more events than a chunk can hold. */
   burst: BurstOptions;
+  /**
+   * A share of the signs whose whole history joins the v1 feed (and its
+   * download) only when the clock reaches `at`: the feed grows in its past.
+   */
+  joining: { share: number; at: string | undefined };
 }
 
 export interface SimulatorOptions {
@@ -178,6 +183,7 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     feedStart: '2021-05-01T00:00:00.000Z',
     feedEnd: '2026-11-15T00:00:00.000Z',
     burst: { size: 0, townCode: undefined, at: 0.6 },
+    joining: { share: 0, at: undefined },
   },
   faults: {
     errorRate: 0,
@@ -243,9 +249,8 @@ function rate(name: string, value: number): void {
 }
 
 function positiveInteger(name: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1) {
+  if (!Number.isInteger(value) || value < 1)
     throw new RangeError(`${name} must be a positive integer`);
-  }
 }
 
 /** Fills defaults in and checks ranges; throws a RangeError or TypeError naming the option. */
@@ -262,18 +267,13 @@ export function resolveSimulatorOptions(...inputs: SimulatorInput[]): SimulatorO
   positiveInteger('bicycle.maxPeriodDays', bicycle.maxPeriodDays);
   positiveInteger('auth.accessTokenSeconds', auth.accessTokenSeconds);
   positiveInteger('auth.refreshTokenSeconds', auth.refreshTokenSeconds);
-  for (const key of [
-    'updateRate',
-    'deleteRate',
-    'recreateRate',
-    'doubleRate',
-    'duplicateRate',
-    'badRecordRate',
-    'hostileTextRate',
-  ] as const) {
+  const signRates = ['updateRate', 'deleteRate', 'recreateRate', 'doubleRate'] as const;
+  for (const key of [...signRates, 'duplicateRate', 'badRecordRate', 'hostileTextRate'] as const)
     rate(`signs.${key}`, signs[key]);
-  }
   rate('signs.burst.at', signs.burst.at);
+  rate('signs.joining.share', signs.joining.share);
+  if (signs.joining.at !== undefined && Number.isNaN(Date.parse(signs.joining.at)))
+    throw new RangeError('signs.joining.at must be an ISO timestamp');
   for (const key of ['offHourRate', 'batchUploadRate', 'lateHourRate'] as const)
     rate(`bicycle.${key}`, bicycle[key]);
   let faulted = 0;
@@ -290,11 +290,9 @@ export function resolveSimulatorOptions(...inputs: SimulatorInput[]): SimulatorO
   if (Number.isNaN(Date.parse(signs.feedStart)) || Number.isNaN(Date.parse(signs.feedEnd))) {
     throw new RangeError('signs.feedStart and signs.feedEnd must be ISO timestamps');
   }
-  if (Date.parse(signs.feedEnd) <= Date.parse(signs.feedStart)) {
+  if (Date.parse(signs.feedEnd) <= Date.parse(signs.feedStart))
     throw new RangeError('signs.feedEnd must be after signs.feedStart');
-  }
-  if (options.now !== undefined && Number.isNaN(Date.parse(options.now))) {
+  if (options.now !== undefined && Number.isNaN(Date.parse(options.now)))
     throw new RangeError('now must be an ISO timestamp');
-  }
   return options;
 }

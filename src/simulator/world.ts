@@ -80,6 +80,7 @@ export class World {
     if (town === -2) return;
     for (let sign = 0; sign < this.feed.signs; sign++) {
       if (town >= 0 && this.feed.town(sign) !== town) continue;
+      if (!this.feed.served(sign, at)) continue;
       const latest = this.feed.latestEvent(sign, at);
       if (latest && latest.type !== 'deleted') yield this.payload(latest);
     }

@@ -36,6 +36,7 @@ const TICK_POSITIONS = 4;
 const SALT = { born: 11, change: 12, kind: 13, recreate: 14, double: 15, duplicate: 16, town: 17 };
 const SALT_JITTER = 18;
 const SALT_BURST = 19;
+const SALT_JOINING = 20;
 
 export class SignFeed {
   readonly signs: number;
@@ -112,6 +113,16 @@ export class SignFeed {
 
   hasDuplicate(sign: number, round: number): boolean {
     return unit(this.#seed, sign, round, SALT.duplicate) < this.#options.duplicateRate;
+  }
+
+  /**
+   * Whether the sign's events are in the feed as seen at `asOf`: a joining
+   * sign's whole history appears only once the clock reaches joining.at.
+   */
+  served(sign: number, asOf: number): boolean {
+    const { share, at } = this.#options.joining;
+    if (share === 0 || (at !== undefined && asOf >= Date.parse(at))) return true;
+    return unit(this.#seed, sign, SALT_JOINING) >= share;
   }
 
   hasHostileText(sign: number): boolean {
@@ -248,7 +259,8 @@ export class SignFeed {
 
   /**
    * Events in feed order from the first one published at or after `from`, up to
-   * and including `until`. With townIndex, only that town's signs.
+   * and including `until`, as the feed serves them then. With townIndex, only
+   * that town's signs.
    */
   *events(from: number, until: number, townIndex = -1): Generator<FeedEvent> {
     for (let round = this.#roundAt(from); ; round++) {
@@ -264,6 +276,7 @@ export class SignFeed {
         for (let position = tick * TICK_POSITIONS; position < end; position++) {
           const sign = permutation.forward(position);
           if (townIndex >= 0 && this.town(sign) !== townIndex) continue;
+          if (!this.served(sign, until)) continue;
           const type = this.eventType(sign, round);
           if (type === undefined) continue;
           const event: FeedEvent = { sign, round, part: 0, type, time, duplicate: false };
@@ -274,6 +287,7 @@ export class SignFeed {
         if (this.#burst && round === this.#burst.round && tick === this.#burst.tick) {
           for (const sign of this.#burst.signs) {
             if (townIndex >= 0 && this.town(sign) !== townIndex) continue;
+            if (!this.served(sign, until)) continue;
             yield { sign, round, part: 2, type: 'updated', time, duplicate: false };
           }
         }

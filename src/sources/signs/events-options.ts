@@ -48,6 +48,14 @@ export const signsEventsOptions = z.strictObject({
     .describe(
       'An instant that even per-town reads cannot get through: fail (default), or record the gap and go on',
     ),
+  audit_share: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.03)
+    .describe(
+      "Share of a night's requests spent reading random earlier windows of the feed again, to land events published since in its past (0 turns it off). Default 0.03.",
+    ),
   ...requestOptions(60_000),
 });
 

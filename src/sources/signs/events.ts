@@ -14,6 +14,7 @@ import type { SignsClient } from './client.js';
 import { compactEvents, type CompactionPaths } from './compaction.js';
 import type { SignsEventsOptions } from './events-options.js';
 import { EventsRun } from './events-run.js';
+import { auditPages, FeedAudit } from './audit.js';
 import { offsetMs } from './feed.js';
 import { eventFolders, parseUnitFile, removeUncommitted } from './landing.js';
 import { planRanges, position, rangeStart, type RangeState } from './ranges.js';
@@ -204,6 +205,15 @@ export async function readFeed(
   const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
   await run.save();
   await run.run();
+  // A few random windows of the past read again: events published there since are landed.
+  const audit = await new FeedAudit(db, options, context, client).run(
+    auditPages(options.audit_share, http.requests),
+    run.checkpoint,
+  );
+  if (audit.missing > 0) {
+    run.checkpoint.events += audit.missing;
+    await run.save();
+  }
   await rm(context.staging, { recursive: true, force: true });
   // Every unit is landed and recorded: the partitions' small files are merged.
   await compact(db, compaction, context);
@@ -216,13 +226,19 @@ export async function readFeed(
   );
   return {
     rowsIn: stats.events,
-    rowsOut: stats.landed,
+    rowsOut: stats.landed + audit.missing,
     notes: {
       requests: http.requests,
       quarantined: stats.quarantined,
       ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
       ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
       feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
+      ...(audit.pages > 0
+        ? {
+            audit: { requests: audit.pages, late_events: audit.missing, swept: audit.swept },
+            counts: { late_events: audit.missing },
+          }
+        : {}),
     },
   };
 }

@@ -52,10 +52,11 @@ export function unitStem(stepId: string, start: FeedPosition): string {
 
 /** The unit start encoded in a file name of this step, or undefined for other files. */
 export function parseUnitFile(stepId: string, name: string): FeedPosition | undefined {
-  // <stem>.parquet, <stem>-<n>.parquet (more files of a unit), <stem>-m<digest>.parquet (merged)
-  const match = new RegExp(`^${stepId}-(\\d+)-(\\d+)(?:-\\d+|-m[0-9a-f]{8})?\\.parquet$`).exec(
-    name,
-  );
+  // <stem>.parquet, <stem>-<n>.parquet (more files of a unit), <stem>-m<digest>.parquet (merged);
+  // an audit's unit (audit.ts) has -a<digest> after its stem.
+  const match = new RegExp(
+    `^${stepId}-(\\d+)-(\\d+)(?:-a[0-9a-f]{8})?(?:-\\d+|-m[0-9a-f]{8})?\\.parquet$`,
+  ).exec(name);
   return match ? { ms: Number(match[1]), index: Number(match[2]) } : undefined;
 }
 
