@@ -46,6 +46,7 @@ const stepDecisionSchema = z.object({
   builds: z.array(partitionSetSchema),
   reads: z.array(partitionSetSchema),
   files: z.array(z.string()).optional(),
+  may_build: z.array(partitionSetSchema).optional(),
 });
 
 const stepReportSchema = z.object({

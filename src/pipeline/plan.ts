@@ -229,6 +229,10 @@ export function decisionLines(decision: StepDecision): string[] {
   const lines = [`tonight: ${decision.decision} (${decision.why})`];
   if (decision.builds.length > 0)
     lines.push(`  builds ${decision.builds.map(partitionsInWords).join('; ')}`);
+  if (decision.may_build?.length)
+    lines.push(
+      `  rewrites where late data lands ${decision.may_build.map(partitionsInWords).join('; ')}`,
+    );
   if (decision.files?.length) lines.push(`  writes ${decision.files.join(', ')}`);
   if (decision.reads.length > 0)
     lines.push(`  reads ${decision.reads.map(partitionsInWords).join('; ')}`);

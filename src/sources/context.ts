@@ -73,6 +73,12 @@ export interface StepDecision {
   reads: PartitionSet[];
   /** Extracts it writes (paths in the folder); none for a step that writes none. */
   files?: string[];
+  /**
+   * Partitions rewritten only where what lands differs from what they hold
+   * (late data). They are not counted as changed for the steps after it: those
+   * find the partitions rewritten by their fingerprints (input-changes.ts).
+   */
+  may_build?: PartitionSet[];
 }
 
 /** The step's checkpoint, as the step sees it. */

@@ -69,19 +69,25 @@ export const bicycleMeasurementsStep = defineStepKind<
   },
   plan: planMeasurementsStep,
   decide(options, context, plan) {
-    // The hours missing before the period (lookback) land in their own dates.
+    const period = datesOf(plan.start, plan.end);
+    // The hours missing before the period (lookback) land in their own dates: a date is
+    // rewritten, and the tables built from it with it, only where some arrived.
     const dates = datesOf(plan.lookback?.start ?? plan.start, plan.end);
+    const before = dates.filter((d) => !period.includes(d));
     const late = plan.lookback
-      ? `, and ${plan.lookback.hours} missing hour(s) of ${plan.lookback.locations.length} location(s) from ${plan.lookback.start}`
+      ? `, and asks again for ${plan.lookback.hours} missing hour(s) of ${plan.lookback.locations.length} location(s) from ${plan.lookback.start}, rewriting the dates where they arrived`
       : '';
     return {
       decision: 'partial',
-      why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection})${late}: ${dates.length} date partition(s) rewritten with them`,
+      why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection}): ${period.length} date partition(s) rewritten with them${late}`,
       builds: [
-        { dataset: 'bicycle_measurements', partitions: dates },
+        { dataset: 'bicycle_measurements', partitions: period },
         // A file of the rows that could not be kept, when there are any.
         { dataset: 'bicycle_quarantine', partitions: 'all' },
       ],
+      ...(before.length > 0
+        ? { may_build: [{ dataset: 'bicycle_measurements', partitions: before }] }
+        : {}),
       reads: [
         // A date's rows of other locations and hours stay: its partition is read.
         readOf(context, 'bicycle_measurements', MEASUREMENTS_DATASET, dates),

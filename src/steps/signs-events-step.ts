@@ -34,20 +34,20 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
   views: { signs_events: EVENTS_VIEW_COLUMNS },
   plan: planEvents,
   describe: describeEvents,
-  decide(_options, context, plan) {
-    // New events land in the months from the last one landed (or the feed's start) to now.
-    const there = [...partitionsThere(context, EVENTS_DATASET)].sort();
-    const first = (there.at(-1) ?? plan.first_run?.start ?? formatIsoDate(Date.now())).slice(0, 7);
-    const months: string[] = [];
-    for (let at = Date.parse(`${first}-01T00:00:00Z`); at <= Date.now();) {
-      const day = new Date(at);
-      months.push(formatIsoDate(at));
-      at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1);
-    }
+  decide(options, context, plan) {
+    const { first, months, there } = newMonths(context, plan);
+    const audit = options.audit_share > 0 && there.length > 0;
     return {
       decision: 'partial',
-      why: `reads the feed from its cursor: new events land in the months from ${first}`,
+      why: `reads the feed from its cursor: new events land in the months from ${first}${audit ? '; events an audit of its past finds land in their months' : ''}`,
       builds: [{ dataset: 'signs_events', partitions: months }],
+      ...(audit
+        ? {
+            may_build: [
+              { dataset: 'signs_events', partitions: there.filter((m) => !months.includes(m)) },
+            ],
+          }
+        : {}),
       reads: [{ dataset: 'signs_events', partitions: months.filter((m) => there.includes(m)) }],
     };
   },
@@ -64,3 +64,19 @@ export const signsEventsStep = defineStepKind<SignsEventsOptions, EventsPlan>({
     return db.withThreads(1, () => readFeed(options, context, { db, client, http, plan }));
   },
 });
+
+/** The months new events land in: from the last one landed (or the feed's start) to now. */
+function newMonths(
+  context: Parameters<typeof partitionsThere>[0],
+  plan: EventsPlan,
+): { first: string; months: string[]; there: string[] } {
+  const there = [...partitionsThere(context, EVENTS_DATASET)].sort();
+  const first = (there.at(-1) ?? plan.first_run?.start ?? formatIsoDate(Date.now())).slice(0, 7);
+  const months: string[] = [];
+  for (let at = Date.parse(`${first}-01T00:00:00Z`); at <= Date.now();) {
+    const day = new Date(at);
+    months.push(formatIsoDate(at));
+    at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1);
+  }
+  return { first, months, there };
+}

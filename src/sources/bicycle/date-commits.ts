@@ -113,6 +113,8 @@ async function commitDate(
 export class DateCommits {
   readonly files: string[] = [];
   removed = 0;
+  /** The dates (YYYY-MM-DD) rewritten or removed: those whose rows changed. */
+  readonly changed: string[] = [];
   readonly #db: Database;
   readonly #output: string;
   readonly #files: FolderFiles;
@@ -201,6 +203,7 @@ export class DateCommits {
           const result = await commitDate(this.#db, input, day);
           if (result.file) this.files.push(result.file);
           if (result.removed) this.removed++;
+          if (result.file || result.removed) this.changed.push(formatIsoDate(day));
         } catch (error) {
           this.#failure = error instanceof Error ? error : new Error(String(error));
         }

@@ -4,7 +4,7 @@ import type { MeasurementsCheckpoint } from './checkpoint.js';
 
 export interface RunTally {
   stats: { boundary: number; refusals: number; rowsIn: number; requests: number };
-  commits: { files: readonly string[]; removed: number } | undefined;
+  commits: { files: readonly string[]; removed: number; changed: readonly string[] } | undefined;
   current: MeasurementsCheckpoint;
 }
 
@@ -28,6 +28,7 @@ export function runOutcome(
       quarantined,
       partitions_written: commits?.files.length ?? 0,
       partitions_removed: commits?.removed ?? 0,
+      dates_rewritten: [...(commits?.changed ?? [])].sort(),
       rows_at_period_end_left_to_next_window: stats.boundary,
       learned_limits: {
         locations_per_request: current.limits.locations,
