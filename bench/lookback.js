@@ -5,8 +5,11 @@
 //
 // A folder is filled with pipelines/bicycle.yaml over September 2026; the simulator's
 // counters fail as real ones do (a share of location-days with faults, among them hours
-// not delivered), so that the week before a night holds the gaps of a few counters
-// that are down. Then the night of 2026-10-01 runs ROUNDS times (default 3) on copies
+// not delivered, and days lost whole), so that the week before a night holds the gaps of
+// a few counters that are down. Hours lost one at a time at random (LOST_HOUR_RATE,
+// default 0 here; the simulator's default is 0.004, which leaves a gap in the week of
+// every other counter) show what the lookback costs where gaps are everywhere.
+// Then the night of 2026-10-01 runs ROUNDS times (default 3) on copies
 // of the filled folder, with the lookback (its default, 7 days) and without; the
 // medians of the requests (the measurements step's, the lookback's included), wall
 // time and client CPU (user + system of the road-etl process) are compared.
@@ -37,6 +40,7 @@ const simulator = await startSimulator([
   '--max-locations', '100',
   '--max-period-days', '31',
   '--counter-fault-rate', '0.01',
+  '--lost-hour-rate', process.env.LOST_HOUR_RATE ?? '0',
 ]); // prettier-ignore
 const env = { ...simulator.env };
 const params = (start, end) => ({ start, end, prefixes: 'GAL,UTR,RTD,ZHO,NBR,GLD,GRN,FRL' });

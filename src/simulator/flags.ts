@@ -102,6 +102,13 @@ export const SIMULATOR_FLAGS: readonly SimulatorFlag[] = [
     group: FAULT,
   },
   {
+    flag: 'lost-hour-rate',
+    option: ['bicycle', 'lostHourRate'],
+    type: 'number',
+    describe: 'Share of bicycle hours lost at random, never delivered (default 0.004)',
+    group: FAULT,
+  },
+  {
     flag: 'counter-fault-rate',
     option: ['bicycle', 'faultRate'],
     type: 'number',

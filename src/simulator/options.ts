@@ -72,6 +72,8 @@ export interface BicycleOptions {
   batchUploadRate: number;
   /** Share of the other hours served 1 to 48 hours late. Default 0. */
   lateHourRate: number;
+  /** Share of hours a counter loses at random, never delivered (besides whole lost days). Default 0.004. */
+  lostHourRate: number;
 }
 
 export interface BurstOptions {
@@ -169,6 +171,7 @@ export const DEFAULT_SIMULATOR_OPTIONS: SimulatorOptions = {
     indicatorCategory: false,
     batchUploadRate: 0,
     lateHourRate: 0,
+    lostHourRate: 0.004,
   },
   signs: {
     signs: 3000,
@@ -214,9 +217,8 @@ export const SCALES = {
 
 export type ScaleName = keyof typeof SCALES;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function merge<T>(base: T, override: unknown): T {
   if (!isPlainObject(base) || !isPlainObject(override)) return base;
@@ -274,7 +276,7 @@ export function resolveSimulatorOptions(...inputs: SimulatorInput[]): SimulatorO
   rate('signs.joining.share', signs.joining.share);
   if (signs.joining.at !== undefined && Number.isNaN(Date.parse(signs.joining.at)))
     throw new RangeError('signs.joining.at must be an ISO timestamp');
-  for (const key of ['offHourRate', 'batchUploadRate', 'lateHourRate'] as const)
+  for (const key of ['offHourRate', 'batchUploadRate', 'lateHourRate', 'lostHourRate'] as const)
     rate(`bicycle.${key}`, bicycle[key]);
   let faulted = 0;
   for (const key of FAULT_RATES) {

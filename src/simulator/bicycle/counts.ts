@@ -113,10 +113,12 @@ function profile(hour: number, weekend: boolean): number {
 export class Counters {
   readonly #seed: number;
   readonly #rate: number;
+  readonly #lostHourRate: number;
 
-  constructor(seed: number, faultRate: number) {
+  constructor(seed: number, faultRate: number, lostHourRate = 0.004) {
     this.#seed = seed;
     this.#rate = faultRate;
+    this.#lostHourRate = lostHourRate;
   }
 
   /** The fault that starts at a location on a local day, if one does. */
@@ -158,7 +160,7 @@ export class Counters {
 
   /** Whether the counter lost this one hour. */
   lostHour(location: number, hourMs: number): boolean {
-    return unit(this.#seed, location, hourMs / HOUR_MS, 22) < 0.004;
+    return unit(this.#seed, location, hourMs / HOUR_MS, 22) < this.#lostHourRate;
   }
 
   /** Whether the hour is delivered (inside the location's validity, checked by the caller). */

@@ -92,7 +92,7 @@ export class BicycleWorld {
   constructor(seed: number, options: BicycleOptions, now: number) {
     this.#seed = seed;
     this.#options = options;
-    this.counters = new Counters(seed, options.faultRate);
+    this.counters = new Counters(seed, options.faultRate, options.lostHourRate);
     this.locations = Array.from({ length: options.locations }, (_, i) => this.#location(i, now));
     this.#byId = new Map(this.locations.map((l) => [l.id, l]));
   }
