@@ -150,6 +150,32 @@ export function idsWithPrefix(simulator: Simulator, ...prefixes: string[]): stri
 }
 
 /**
+ * The location-hours of `ids` in the `days` before `start` (from `since` on)
+ * that a location could count (its validity) but the simulator does not serve:
+ * what the lookback of a night from `start` asks for again.
+ */
+export function lookbackGaps(
+  simulator: Simulator,
+  ids: readonly string[],
+  start: number,
+  { days = 7, since = 0 }: { days?: number; since?: number } = {},
+): { locations: string[]; hours: number } {
+  const bicycle = simulator.world.bicycle;
+  const locations = new Set<string>();
+  let hours = 0;
+  for (const id of ids) {
+    const l = bicycle.byId(id)!;
+    for (let h = Math.max(start - days * 86_400_000, since); h < start; h += 3_600_000) {
+      if (h < l.validFrom || (l.validUntil !== undefined && h >= l.validUntil)) continue;
+      if (bicycle.hasMeasurement(l, h, simulator.world.now)) continue;
+      locations.add(id);
+      hours++;
+    }
+  }
+  return { locations: [...locations].sort(), hours };
+}
+
+/**
  * The UTC dates (YYYY-MM-DD) a night over [start, start + 1 day) rewrites: its
  * own, and those from the first hour in the `days` before it that a location
  * of `ids` could count but the simulator does not serve (from `since`, the

@@ -7,7 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { idsWithPrefix, nightDates } from '../helpers/bicycle.js';
+import { idsWithPrefix, lookbackGaps, nightDates } from '../helpers/bicycle.js';
 import type { Plan } from '../../src/pipeline/plan.js';
 import type { StepDecision } from '../../src/steps/step-kind.js';
 import { ROOT, runCli } from '../helpers/cli.js';
@@ -102,6 +102,18 @@ describe('road-etl plan', () => {
       Date.parse('2026-10-01T00:00:00Z'),
     );
     expect(dates.length).toBeGreaterThan(1);
+    // The gaps it asks for again: the location-hours the simulator does not serve, of the
+    // hours each location could count (a counter whose validity ended is not asked for).
+    const gaps = lookbackGaps(
+      simulator,
+      idsWithPrefix(simulator, 'UTR'),
+      Date.parse('2026-10-01T00:00:00Z'),
+    );
+    expect(gaps.hours).toBeGreaterThan(0);
+    const planned = plan.steps.find((s) => s.id === 'bicycle_measurements')!.plan as {
+      lookback: { locations: string[]; hours: number };
+    };
+    expect(planned.lookback).toMatchObject(gaps);
     const today = ['2026-10-01'];
     const next = '2026-10-02';
     expect(decisions.get('bicycle_measurements')).toMatchObject({

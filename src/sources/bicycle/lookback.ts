@@ -89,7 +89,7 @@ export async function missingHours(
       ? 'SELECT NULL::VARCHAR AS id, NULL::TIMESTAMPTZ AS hour WHERE false'
       : `SELECT location_id AS id, measurement_hour AS hour FROM read_parquet([${present.map(quotedString).join(', ')}], hive_partitioning = false)`;
   const validity = withCatalog
-    ? `LEFT JOIN (SELECT id, valid_from, valid_until FROM read_parquet(${quotedString(catalog)})) c USING (id)
+    ? `LEFT JOIN (SELECT location_id AS id, valid_from, valid_until FROM read_parquet(${quotedString(catalog)})) c USING (id)
        WHERE (c.valid_from IS NULL OR hour >= c.valid_from) AND (c.valid_until IS NULL OR hour < c.valid_until)`
     : '';
   // Every location with every hour it could count, less the hours held: a set difference.
