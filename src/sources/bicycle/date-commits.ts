@@ -75,13 +75,17 @@ async function commitDate(
       WHERE measurement_hour >= make_timestamptz(${day * 1000}) AND measurement_hour < make_timestamptz(${(day + DAY_MS) * 1000})
         AND location_id IN (SELECT location_id FROM commit_selected)`;
   if (sources.length > 0) parts.push(fetched);
-  // Hours asked for again (a lookback) that bring nothing new leave the file as it was.
+  // Hours asked for again (a lookback) that bring nothing new leave the file as it was: the
+  // rows held and those fetched are the same multiset when their counts and the sums of
+  // their rows' hashes are (each side read once).
   if (existed && sources.length > 0) {
     const held = `SELECT ${MEASUREMENT_NAMES} FROM read_parquet(${quotedString(target)}, hive_partitioning = false) WHERE ${replaced}`;
+    const digest = (rows: string) =>
+      `(SELECT count(*) AS n, sum(hash(${MEASUREMENT_NAMES})) AS s FROM (${rows}))`;
     const [row] = await db.all(
-      `SELECT count(*) AS n FROM ((${held} EXCEPT ALL ${fetched}) UNION ALL (${fetched} EXCEPT ALL ${held}))`,
+      `SELECT h.n = f.n AND h.s IS NOT DISTINCT FROM f.s AS same FROM ${digest(held)} h, ${digest(fetched)} f`,
     );
-    if (Number(row?.['n']) === 0) return { rows: 0, file: undefined, removed: false };
+    if (row?.['same'] === true) return { rows: 0, file: undefined, removed: false };
   }
   if (parts.length === 0) return { rows: 0, file: undefined, removed: false };
   const temporary = temporaryPath(target, scratchFolder(output));

@@ -205,9 +205,10 @@ export async function readFeed(
   const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
   await run.save();
   await run.run();
-  // A few random windows of the past read again: events published there since are landed.
+  // A few random windows of the past read again: events published there since are landed
+  // (not on a first run, which has just read all of it).
   const audit = await new FeedAudit(db, options, context, client).run(
-    auditPages(options.audit_share, http.requests),
+    plan.first_run ? 0 : auditPages(options.audit_share, http.requests),
     run.checkpoint,
   );
   if (audit.missing > 0) {
