@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, collect, startCli } from '../helpers/cli.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
-import { shippedBicycle, idsWithPrefix, nightDates } from '../helpers/bicycle.js';
+import { shippedBicycle } from '../helpers/bicycle.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
 
@@ -194,8 +194,16 @@ describe('nightly runs', () => {
     };
     const onCopy = await builds(copy);
     expect(onCopy).toEqual(await builds(original));
-    // The night's date and those of the hours missing before it (lookback), each with the next local date.
-    const dates = nightDates(simulator, idsWithPrefix(simulator, 'UTR'), night.start);
+    // The night asked again for the hours missing before it (lookback), none of which the
+    // simulator delivers late: the night's date alone was rewritten, and the hourly table
+    // built again for its local dates.
+    const measured = onCopy['bicycle_measurements'] as {
+      dates_rewritten: string[];
+      lookback?: { dates_rewritten: string[] };
+    };
+    expect(measured.lookback?.dates_rewritten).toEqual([]);
+    const dates = measured.dates_rewritten;
+    expect(dates).toEqual([new Date(night.start).toISOString().slice(0, 10)]);
     expect(onCopy['bicycle_hourly']).toEqual({ build: 'partial', partitions: dates.length + 1 });
     // The months of the quality partitions the night built: from 2 days before the first date
     // rewritten to 37 days after the night, which the quality rules name though they hold no rows yet.

@@ -25,7 +25,6 @@ import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { ONE_COMMIT } from '../helpers/committed.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { idsWithPrefix, nightDates } from '../helpers/bicycle.js';
 import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
 
 const simulator = await useSimulator({
@@ -137,14 +136,19 @@ describe('an output folder in S3 (s3rver)', () => {
       expect(await readFile(join(fetched, 'exports', name), 'utf8'), name).toBe(
         await readFile(join(once, 'exports', name), 'utf8'),
       );
-    // The last night rebuilt only the local dates it touched (its own, and those of the hours
-    // missing before it that it asked for again): the times of what it fetched held.
+    // The last night rebuilt only the local dates it touched: the times of what it fetched held.
     const { run } = await readManifest(fetched);
     const last = start + (nights - 1) * DAY;
-    const dates = nightDates(simulator, idsWithPrefix(simulator, 'UTR'), last, { since: start });
+    // No hour the lookback asked for again arrived late: the night's date alone was rewritten.
+    const measured = run.steps.find((s) => s.id === 'bicycle_measurements')?.notes as {
+      dates_rewritten: string[];
+      lookback?: { dates_rewritten: string[] };
+    };
+    expect(measured.lookback?.dates_rewritten ?? []).toEqual([]);
+    expect(measured.dates_rewritten).toEqual([new Date(last).toISOString().slice(0, 10)]);
     expect(run.steps.find((s) => s.id === 'bicycle_hourly')?.notes).toEqual({
       build: 'partial',
-      partitions: dates.length + 1,
+      partitions: 2,
     });
     // query reads the folder's last commit; report writes its page into the folder.
     const counted = await onEmptyWorker([
