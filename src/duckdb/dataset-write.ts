@@ -12,9 +12,15 @@ import { RunError } from '../errors.js';
 import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import type { FolderFiles } from './folder-files.js';
-import { partitionFolder, partitionKeySql, unescapePartitionValue } from './partitions.js';
 import {
-  EMPTY_PARTITION,
+  emptyPartitionValue,
+  isEmptyPartition,
+  partitionFolder,
+  partitionKeySql,
+  unescapePartitionValue,
+} from './partitions.js';
+import {
+  EMPTY_FILE,
   copyStatement,
   portableCopySql,
   portableSource,
@@ -138,27 +144,32 @@ export async function writePartitionedDataset(
     // Partitions asked for (or, for the whole dataset, any) that the rows no longer hold.
     const keep = new Set([...written.keys()].map((value) => partitionFolder(column, value)));
     const { partitions, files: loose } = contents(folderFiles, folder);
+    const empty = (name: string) =>
+      isEmptyPartition(contents(folderFiles, join(folder, name)).files);
     const stale =
       keys === undefined
         ? partitions.filter((name) => !keep.has(name))
         : keys.map((k) => partitionFolder(column, k)).filter((name) => !keep.has(name));
+    const removed = stale.filter((name) => partitions.includes(name) && !empty(name)).length;
     for (const name of stale) await folderFiles.remove(join(folder, name));
     // A partitioned dataset keeps no file of its own (an earlier version's empty one).
     for (const name of loose) await folderFiles.remove(join(folder, name));
-    // One without any rows keeps an empty file in Hive's folder of NULL values, so that it
-    // has its layout and columns (a view, GeoParquet) before its first row: gone with that row.
-    const empty = partitionFolder(column, EMPTY_PARTITION);
-    const left = contents(folderFiles, folder);
-    if (left.partitions.some((name) => name !== empty)) {
-      if (left.partitions.includes(empty)) await folderFiles.remove(join(folder, empty));
-    } else if (!left.partitions.includes(empty)) {
-      await makeFolder(join(folder, empty));
-      const file = join(folder, empty, DATA_FILE);
+    // One without any rows keeps an empty file in a partition of a value of the column's type,
+    // so that it has its layout and columns (a view, GeoParquet, a reader typing the partition
+    // column) before its first row: gone with that row.
+    const left = contents(folderFiles, folder).partitions;
+    const placeholders = left.filter(empty);
+    if (left.length > placeholders.length) {
+      for (const name of placeholders) await folderFiles.remove(join(folder, name));
+    } else if (placeholders.length === 0) {
+      const partition = partitionFolder(column, emptyPartitionValue(type));
+      await makeFolder(join(folder, partition));
+      const file = join(folder, partition, EMPTY_FILE);
       const source = `(SELECT * EXCLUDE (${quotedIdentifier(column)}) FROM ${write.source})`;
       await writeEmpty(db, { ...write, source }, file, { partition: { column, type } });
       files.push(file);
     }
-    return { rows, files, removed: stale.filter((name) => partitions.includes(name)).length };
+    return { rows, files, removed };
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

@@ -5,7 +5,7 @@
  * becomes `%3A`), so that DuckDB, Arrow, Polars and Spark read them back as
  * they were.
  */
-import { dirname, sep } from 'node:path';
+import { basename, dirname, sep } from 'node:path';
 import { fingerprint, type FileStat } from './fingerprints.js';
 import { DISK, namesIn, type FolderFiles } from './folder-files.js';
 import { EMPTY_PARTITION } from './portable.js';
@@ -110,9 +110,9 @@ export class PartitionIndex {
     let column: string | undefined;
     for (const [name, found] of this.#partitionFolders(folder)) {
       column ??= name.slice(0, name.indexOf('='));
-      // An empty dataset's folder of NULL values holds no rows: no partition to build from.
+      // An empty dataset's one file holds no rows: no partition to build from.
       const value = name.slice(name.indexOf('=') + 1);
-      if (value === EMPTY_PARTITION || !found) continue;
+      if (value === EMPTY_PARTITION || !found || isEmptyPartition(found.files)) continue;
       const print = this.#print(found);
       if (print !== undefined) partitions.set(unescapePartitionValue(value), print);
     }
@@ -235,6 +235,25 @@ export function partitionListSql(values: readonly string[], type: string): strin
  * writes it in folder names: dates as YYYY-MM-DD, instants as ISO 8601 UTC with
  * milliseconds (fixed width, so that names sort as the instants do).
  */
+/**
+ * The partition an empty dataset's file lies in: the first day of the current
+ * UTC month (as a date or an instant, by the column's type), which the next
+ * rows of a monthly partition take and a daily one is near; Hive's folder of
+ * NULL values for another type.
+ */
+export function emptyPartitionValue(type: string, now = Date.now()): string {
+  const month = new Date(now).toISOString().slice(0, 7);
+  if (type === 'DATE') return `${month}-01`;
+  if (type === 'TIMESTAMP WITH TIME ZONE') return `${month}-01T00:00:00.000Z`;
+  if (type.startsWith('TIMESTAMP')) return `${month}-01T00:00:00.000`;
+  return EMPTY_PARTITION;
+}
+
+/** Whether a partition folder's files are an empty dataset's one file (EMPTY_FILE, or a version of it). */
+export function isEmptyPartition(files: readonly string[]): boolean {
+  return files.length === 1 && /^empty(\.v[\w-]+)?\.parquet$/.test(basename(files[0]!));
+}
+
 export function partitionKeySql(expression: string, type: string): string {
   if (type === 'DATE') return `strftime(${expression}, '%Y-%m-%d')`;
   if (type === 'TIMESTAMP WITH TIME ZONE')

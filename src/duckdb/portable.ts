@@ -22,8 +22,18 @@ const AS_TEXT = new Set(['UUID', 'JSON']);
 /** The key of the file metadata that names the partition column (and its type) of an empty dataset. */
 export const PARTITION_KEY = 'road-etl:partition';
 
-/** Hive's name of the partition of NULL values: an empty partitioned dataset's one folder. */
+/**
+ * Hive's name of the partition of NULL values: an empty partitioned dataset's
+ * one folder where its partition column is neither a date nor an instant.
+ */
 export const EMPTY_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+
+/**
+ * The one file of a partitioned dataset without rows: no rows, in a partition
+ * named by a value of the column's type (partitions.ts emptyPartitionValue), so
+ * that every reader types the partition column as it types it with rows.
+ */
+export const EMPTY_FILE = 'empty.parquet';
 
 export interface PortableSource {
   /** The rows as written: a parenthesised query (or `source` as it was). */
