@@ -19,6 +19,14 @@ export const JSON_COLUMNS_KEY = 'road-etl:json';
 /** Top-level column types written as text. */
 const AS_TEXT = new Set(['UUID', 'JSON']);
 
+/**
+ * Top-level integer types written as BIGINT: a sum of counts is a HUGEINT to
+ * DuckDB, which Parquet would hold as a DOUBLE (`352.0`), and readers in Java
+ * and Spark have no unsigned 64-bit integer. A value that does not fit stops
+ * the write rather than change.
+ */
+const AS_BIGINT = new Set(['HUGEINT', 'UHUGEINT', 'UBIGINT']);
+
 /** The key of the file metadata that names the partition column (and its type) of an empty dataset. */
 export const PARTITION_KEY = 'road-etl:partition';
 
@@ -81,21 +89,24 @@ export async function portableSource(
     type: String(c['column_type']),
   }));
   const text: string[] = [];
+  const integers: string[] = [];
   const metadata: Record<string, string> = {};
   const json: string[] = [];
   let geometry: string | undefined;
   for (const { name, type } of columns) {
     if (type.startsWith('GEOMETRY')) geometry ??= name;
+    if (AS_BIGINT.has(type)) integers.push(name);
     if (!AS_TEXT.has(type)) continue;
     text.push(name);
     if (type === 'JSON') json.push(name);
   }
   if (json.length > 0) metadata[JSON_COLUMNS_KEY] = JSON.stringify(json);
   if (empty?.partition) metadata[PARTITION_KEY] = JSON.stringify(empty.partition);
-  let sql =
-    text.length === 0
-      ? source
-      : `(SELECT * REPLACE (${text.map((c) => `CAST(${quotedIdentifier(c)} AS VARCHAR) AS ${quotedIdentifier(c)}`).join(', ')}) FROM ${source})`;
+  const casts = [
+    ...text.map((c) => `CAST(${quotedIdentifier(c)} AS VARCHAR) AS ${quotedIdentifier(c)}`),
+    ...integers.map((c) => `CAST(${quotedIdentifier(c)} AS BIGINT) AS ${quotedIdentifier(c)}`),
+  ];
+  let sql = casts.length === 0 ? source : `(SELECT * REPLACE (${casts.join(', ')}) FROM ${source})`;
   // A point geometry: GeoParquet 1.1, its covering box beside it, the rows in Hilbert order.
   const points = pointColumns(columns);
   const sorted = points !== undefined && !empty && options.spatialOrder !== false;

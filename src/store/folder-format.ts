@@ -11,11 +11,13 @@ import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 /**
- * The layout this version writes (5: every folder, on disk too, is what its
+ * The layout this version writes (6: every folder, on disk too, is what its
  * commit names, each data file's version an object of its own, commit.json
- * version 2; each measured value with the issue that set it apart).
+ * version 2; each measured value with the issue that set it apart; a sign's
+ * fingerprint a BIGINT; an empty partitioned dataset's file in a partition of
+ * its column's type).
  */
-export const FOLDER_FORMAT = 5;
+export const FOLDER_FORMAT = 6;
 
 const FORMAT_FILE = 'format.json';
 

@@ -131,17 +131,19 @@ const FINGERPRINTED = LIVE_COLUMNS.map(([name]) => name).filter(
 
 /**
  * The fingerprint of a typed row (its columns as a snapshot has them): the
- * hash of FINGERPRINTED, with the length of each list and whether each struct
+ * hash of FINGERPRINTED (its low 63 bits, a BIGINT, which every reader has,
+ * Java's and Spark's too, where an unsigned one is not), with the length of each list and whether each struct
  * is NULL, which DuckDB's hash leaves out (it runs a list's items together and
  * takes a NULL struct for one of NULLs: without them, `[]` and NULL, or an item
  * moved from one list of a struct to the next, would not change it).
  */
-export const LIVE_FINGERPRINT = `hash(${FINGERPRINTED.map((name) => quotedIdentifier(name)).join(', ')},
+export const LIVE_FINGERPRINT = `CAST(hash(${FINGERPRINTED.map((name) => quotedIdentifier(name)).join(', ')},
   len(text_signs), len(supplementary_signs), list_transform(supplementary_signs, s -> len(s.external_references)),
   len(external_references), len(comments), conditions IS NOT DISTINCT FROM NULL,
   conditions.restrictions IS NOT DISTINCT FROM NULL, len(conditions.restrictions.vehicle_type),
   len(conditions.restrictions.category), len(conditions.exemptions),
-  list_transform(conditions.exemptions, e -> [len(e.vehicle_type), len(e.category)]))`;
+  list_transform(conditions.exemptions, e -> [len(e.vehicle_type), len(e.category)]))
+  & 9223372036854775807 AS BIGINT)`;
 
 /** Upstream names of the scalar properties, which are read as text and typed by sql/live_typing.sql. */
 export const LIVE_SCALAR_NAMES: readonly string[] = SCALARS.map(([name]) => name);
