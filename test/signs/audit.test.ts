@@ -44,7 +44,10 @@ describe('signs.events: the past audited', () => {
 
     // Following the cursor alone never lands them.
     const blind = await testDir();
-    await cp(join(dir, 'output'), join(blind, 'output'), { recursive: true, preserveTimestamps: true });
+    await cp(join(dir, 'output'), join(blind, 'output'), {
+      recursive: true,
+      preserveTimestamps: true,
+    });
     await night(blind, '2026-10-12T00:00:00.000Z', { audit_share: 0 });
     const missed = grown.length - new Set(await landedEventHashes(join(blind, 'output'))).size;
     expect(missed).toBeGreaterThan(joined / 4);
