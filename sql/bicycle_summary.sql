@@ -72,6 +72,8 @@ SELECT
     coalesce(l.location_id, p.location_id) AS location_id,
     l.name,
     l.authority,
+    -- What the catalog's values had wrong (a name mis-encoded, ...): [] for none.
+    coalesce(l.typing_issues, []) AS typing_issues,
     l.location_type,
     l.equipment_type,
     l.longitude,

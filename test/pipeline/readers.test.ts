@@ -15,7 +15,7 @@ import { sharedDemo } from '../helpers/demo.js';
 import { runDefinition } from '../helpers/pipeline.js';
 import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { useSimulator } from '../helpers/simulator.js';
-import { testDir } from '../helpers/tmp.js';
+import { duck, testDir } from '../helpers/tmp.js';
 
 const live = await useSimulator({ seed: 37, signs: { signs: 300 }, bicycle: { locations: 5 } });
 
@@ -355,6 +355,25 @@ describe("the demo's extracts", () => {
       }
     }
     expect(marked).toBeGreaterThan(0);
+    // The bicycle locations' names too, by the same rule, in the catalog and its extracts.
+    const geojson = JSON.parse(
+      await readFile(join(output, 'exports', 'bicycle_locations.geojson'), 'utf8'),
+    ) as { features: { properties: Record<string, unknown> }[] };
+    let locations = 0;
+    for (const { properties } of geojson.features)
+      for (const column of ['name', 'authority', 'contractor']) {
+        const value = properties[column];
+        if (typeof value !== 'string' || !misEncoded.test(value)) continue;
+        expect(properties['typing_issues'], `${column} ${value}`).toContain(
+          `${column}: mis-encoded UTF-8 (${value})`,
+        );
+        locations++;
+      }
+    expect(locations).toBeGreaterThan(0);
+    const catalog = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${output}/bicycle/locations/*.parquet') WHERE len(typing_issues) > 0`,
+    );
+    expect(Number(catalog[0]?.['n'])).toBe(locations);
   });
 });
 
