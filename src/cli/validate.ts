@@ -8,6 +8,7 @@ import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
 import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
 import { writeOut, type CliIo } from './io.js';
+import { publicationWarnings } from '../pipeline/dataset-description.js';
 
 interface ValidateArgs extends CommonArgs {
   pipeline: string;
@@ -38,5 +39,9 @@ export const validateCommand = (io: CliIo): CommandModule<object, ValidateArgs> 
       const plan = await planRun(pipeline, output, selectSteps(pipeline, commaList(args.select)));
       if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(plan)}\n`);
       else await writeOut(io.stdout, `${planLines(plan).join('\n')}\nThe definition is valid.\n`);
+      // What a data portal will miss in the extracts' description, while it is unset.
+      if (pipeline.steps.some((s) => s.kind.kind === 'export'))
+        for (const warning of publicationWarnings(pipeline.publication))
+          await writeOut(io.stderr, `warning: ${warning}\n`);
     }),
 });

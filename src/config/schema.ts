@@ -151,6 +151,12 @@ export const publicationSchema = z.strictObject({
     .describe(
       'Where the exports folder is published (https://example.org/road-data/): download URLs are made from it; without it they are relative to dataset.jsonld',
     ),
+  identifier: z
+    .url()
+    .optional()
+    .describe(
+      "The dataset's identifier (a URI). Default: base_url's dataset.jsonld, else a urn:uuid made at the folder's first description and kept",
+    ),
 });
 
 export const stepSchema = z.strictObject({

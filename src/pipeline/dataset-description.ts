@@ -8,11 +8,12 @@
  * of every run that finds extracts; the same folder gives the same bytes, so
  * that it changes only when the extracts do.
  */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Publication } from '../config/schema.js';
-import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
-import { discoverDatasets } from '../duckdb/datasets.js';
-import { partitionValues } from '../duckdb/partitions.js';
+import type { Database } from '../duckdb/database.js';
+import { coverage, type Coverage } from './dataset-coverage.js';
 import { scratchFolder } from '../layout.js';
 import type { ExportRecord } from '../manifest.js';
 import { writeFileAtomic } from '../util/fs.js';
@@ -30,86 +31,6 @@ const FORMATS: Record<string, { mediaType: string; fileType?: string }> = {
   flatgeobuf: { mediaType: 'application/vnd.flatgeobuf' },
   parquet: { mediaType: 'application/vnd.apache.parquet', fileType: 'PARQUET' },
 };
-
-/** Where the data's instants are, by view: the coverage in time is their span. */
-const TIMES: readonly (readonly [string, string])[] = [
-  ['bicycle_measurements', 'measurement_hour'],
-  ['signs_events', 'publication_timestamp'],
-  ['signs_live_snapshots', 'downloaded_at'],
-];
-
-/** Where the data's positions are, by view: the coverage in space is their bounding box. */
-const POSITIONS: readonly (readonly [string, string, string])[] = [
-  ['bicycle_locations', 'longitude', 'latitude'],
-  ['signs_current_state', 'location_wgs84_longitude', 'location_wgs84_latitude'],
-  ['signs_live', 'longitude', 'latitude'],
-];
-
-interface Coverage {
-  start: string | undefined;
-  end: string | undefined;
-  /** West, south, east, north (WGS 84). */
-  box: [number, number, number, number] | undefined;
-}
-
-/**
- * A filter to the first and last partitions of a dataset kept by date or
- * instant, where its first and last instants lie: a year of partitions is not
- * read for two of them (nor fetched, in an object store). '' for any other.
- */
-async function firstAndLast(
-  { output, files }: { output: string; files: FolderFiles },
-  name: string,
-): Promise<string> {
-  const dataset = (await discoverDatasets(output, files)).find((d) => d.name === name);
-  if (!dataset?.partitioned) return '';
-  const { column, values } = await partitionValues(dataset.folder, files);
-  const type = column === undefined ? undefined : dataset.hiveTypes[column];
-  if (column === undefined || type === undefined || values.length === 0) return '';
-  values.sort();
-  const ends = [values[0]!, values.at(-1)!].map((v) => `CAST(${quotedString(v)} AS ${type})`);
-  return ` WHERE ${quotedIdentifier(column)} IN (${ends.join(', ')})`;
-}
-
-async function coverage(
-  db: Database,
-  folder: { output: string; files: FolderFiles },
-): Promise<Coverage> {
-  const views = new Set(
-    (await db.all(`SELECT view_name FROM duckdb_views() WHERE NOT internal`)).map((r) =>
-      String(r['view_name']),
-    ),
-  );
-  const times: string[] = [];
-  for (const [view, column] of TIMES.filter(([name]) => views.has(name)))
-    times.push(
-      `SELECT min(${column}) AS lo, max(${column}) AS hi FROM ${view}${await firstAndLast(folder, view)}`,
-    );
-  let start: string | undefined;
-  let end: string | undefined;
-  if (times.length > 0) {
-    const [span] = await db.all(
-      `SELECT strftime(timezone('UTC', min(lo)), '%Y-%m-%dT%H:%M:%SZ') AS lo,
-              strftime(timezone('UTC', max(hi)), '%Y-%m-%dT%H:%M:%SZ') AS hi
-       FROM (${times.join(' UNION ALL ')})`,
-    );
-    start = (span?.['lo'] as string | null) ?? undefined;
-    end = (span?.['hi'] as string | null) ?? undefined;
-  }
-  const positions = POSITIONS.filter(([view]) => views.has(view)).map(
-    ([view, lon, lat]) =>
-      `SELECT min(${lon}) AS w, min(${lat}) AS s, max(${lon}) AS e, max(${lat}) AS n FROM ${view}
-       WHERE ${lon} BETWEEN -180 AND 180 AND ${lat} BETWEEN -90 AND 90`,
-  );
-  let box: Coverage['box'];
-  if (positions.length > 0) {
-    const [b] = await db.all(
-      `SELECT min(w) AS w, min(s) AS s, max(e) AS e, max(n) AS n FROM (${positions.join(' UNION ALL ')})`,
-    );
-    if (b && b['w'] !== null) box = [b['w'], b['s'], b['e'], b['n']].map(Number) as Coverage['box'];
-  }
-  return { start, end, box };
-}
 
 /** Seven decimals, about a centimetre. */
 const coordinate = (n: number): string => String(Math.round(n * 1e7) / 1e7);
@@ -171,11 +92,13 @@ function distribution(
   extract: ExportRecord,
   license: string,
   url: string,
+  schema: string | undefined,
 ): Record<string, unknown> {
   const format = FORMATS[extract.format];
   return {
     '@type': 'dcat:Distribution',
     'dct:title': extract.path.replace(/^exports\//, ''),
+    ...(schema ? { 'dct:conformsTo': { '@id': schema } } : {}),
     'dcat:accessURL': { '@id': url },
     'dcat:downloadURL': { '@id': url },
     'dct:license': { '@id': license },
@@ -203,10 +126,10 @@ const CONTEXT = {
 
 const EU = 'http://publications.europa.eu/resource/authority/';
 
-/** The JSON-LD of the dataset, from what the folder holds. */
+/** The JSON-LD of the dataset, from what the folder holds (`extracts`: with their sidecars). */
 export function describeDataset(
   publication: Publication,
-  fallback: { title: string; description: string },
+  fallback: { title: string; description: string; identifier?: string },
   extracts: readonly ExportRecord[],
   found: Coverage,
 ): Record<string, unknown> {
@@ -217,12 +140,15 @@ export function describeDataset(
     .filter((t): t is string => t !== undefined)
     .sort()
     .at(-1);
+  const identifier =
+    publication.identifier ?? (base ? `${base}dataset.jsonld` : (fallback.identifier ?? ''));
+  const sidecars = new Set(extracts.map((e) => e.path));
   return {
     '@context': CONTEXT,
     '@type': 'dcat:Dataset',
-    ...(base ? { '@id': `${base}dataset.jsonld` } : {}),
+    ...(identifier ? { '@id': identifier } : {}),
     'dct:conformsTo': { '@id': 'https://docs.geostandaarden.nl/dcat/dcat-ap-nl30/' },
-    'dct:identifier': base ? `${base}dataset.jsonld` : 'road-etl extracts',
+    'dct:identifier': identifier,
     'dct:title': { '@value': publication.title ?? fallback.title, '@language': 'en' },
     'dct:description': {
       '@value': publication.description ?? fallback.description,
@@ -235,13 +161,34 @@ export function describeDataset(
     ...agentTerms(publication),
     ...(modified ? { 'dct:modified': dateTime(modified) } : {}),
     ...coverageTerms(found),
-    'dcat:distribution': extracts.map((e) => distribution(e, publication.license, url(e.path))),
+    'dcat:distribution': distributed(extracts).map((e) => {
+      // A CSV's CSVW metadata (its columns and their types) is the schema it conforms to.
+      const metadata = e.path.replace(/\.csv$/, '.csv-metadata.json');
+      const schema = e.format === 'csv' && sidecars.has(metadata) ? url(metadata) : undefined;
+      return distribution(e, publication.license, url(e.path), schema);
+    }),
   };
 }
 
 /** The extracts a data portal distributes: not their sidecars (CSVW, CSVT) nor the description itself. */
 export function distributed(exports: readonly ExportRecord[]): ExportRecord[] {
   return exports.filter((e) => FORMATS[e.format] !== undefined);
+}
+
+/**
+ * The folder's own identifier: the urn:uuid its last description gave it, or
+ * a new one (the next description keeps it).
+ */
+async function keptIdentifier(output: string, files: FolderFiles): Promise<string> {
+  const path = join(output, DATASET_DESCRIPTION);
+  if (files.stat(path) !== undefined) {
+    await files.bring([path]);
+    const last = await readFile(path, 'utf8')
+      .then((text) => (JSON.parse(text) as Record<string, unknown>)['dct:identifier'])
+      .catch(() => undefined);
+    if (typeof last === 'string' && /^urn:uuid:[0-9a-f-]{36}$/.test(last)) return last;
+  }
+  return `urn:uuid:${randomUUID()}`;
 }
 
 /**
@@ -259,15 +206,19 @@ export async function writeDatasetDescription(
   if (extracts.length === 0) return false;
   const found = await coverage(db, folder);
   const { output } = folder;
+  const names = extracts.map((e) => e.path.replace(/^exports\//, ''));
+  const holds = [
+    ...(names.some((n) => n.includes('sign')) ? ['traffic signs'] : []),
+    ...(names.some((n) => n.includes('bicycle')) ? ['bicycle counts'] : []),
+  ];
   const description = describeDataset(
     pipeline.publication,
     {
       title: pipeline.description ?? `NDW road data: the extracts of ${pipeline.name}`,
-      description:
-        'Extracts of the Dutch national road data of NDW (traffic signs, bicycle counts), written by road-etl: ' +
-        extracts.map((e) => e.path.replace(/^exports\//, '')).join(', '),
+      description: `Extracts of the Dutch national road data of NDW${holds.length > 0 ? ` (${holds.join(', ')})` : ''}, written by road-etl: ${names.join(', ')}`,
+      identifier: await keptIdentifier(output, folder.files),
     },
-    extracts,
+    exports,
     found,
   );
   await writeFileAtomic(
@@ -276,4 +227,27 @@ export async function writeDatasetDescription(
     scratchFolder(output),
   );
   return true;
+}
+
+/** The publisher the shipped pipelines name: a setting still to fill. */
+const PLACEHOLDER_PUBLISHER = 'Your organisation';
+
+/**
+ * What a data portal will miss in the description of a pipeline's extracts:
+ * DCAT-AP-NL 3.0 requires a publisher and a contact point, which only the
+ * operator can name (`publication:`). Empty where both are set.
+ */
+export function publicationWarnings(publication: Publication): string[] {
+  const warnings: string[] = [];
+  const { publisher, contact_email: email } = publication;
+  if (!publisher || publisher === PLACEHOLDER_PUBLISHER)
+    warnings.push(
+      `publication.publisher is ${publisher ? `still the placeholder "${publisher}"` : 'not set'}: name who publishes the extracts (exports/dataset.jsonld; DCAT-AP-NL 3.0 requires dct:publisher)`,
+    );
+  // RFC 2606's example domains are no one's address.
+  if (!email || /@example\.(org|com|net)$/i.test(email))
+    warnings.push(
+      `publication.contact_email is ${email ? `still the placeholder ${email}` : 'not set'}: give the address for questions about the extracts (DCAT-AP-NL 3.0 requires dcat:contactPoint)`,
+    );
+  return warnings;
 }

@@ -55,13 +55,16 @@ function csvtType(type: string): string {
 export function csvwMetadata(
   path: string,
   columns: readonly Column[],
-  options: { formulaGuard: boolean; title: string },
+  options: { formulaGuard: boolean; title: string; description: string },
 ): string {
   const metadata = {
     '@context': ['http://www.w3.org/ns/csvw', { '@language': 'en' }],
     url: basename(path),
     'dc:title': options.title,
-    ...(options.formulaGuard ? { 'dc:description': FORMULA_GUARD_NOTE } : {}),
+    'dc:description': [
+      options.description,
+      ...(options.formulaGuard ? [FORMULA_GUARD_NOTE] : []),
+    ].join(' '),
     dialect: {
       encoding: 'utf-8',
       header: true,

@@ -48,8 +48,9 @@ function neutralised(expression: string): string {
 export interface CsvOptions {
   /** Whether text cells are guarded against spreadsheet formulas (default in the export step: yes). */
   formulaGuard: boolean;
-  /** The title of the CSVW metadata. */
+  /** The title and description of the CSVW metadata. */
   title: string;
+  description: string;
 }
 
 /** How a CSV extract is written: DuckDB's COPY, RFC 4180 with CRLF. */

@@ -1,5 +1,5 @@
 /** Writing an export: one file, or one file per month of a date column (export-months.ts). */
-import { relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { BBOX_COLUMN, pointColumns } from '../duckdb/geoparquet.js';
 import { describe } from '../sinks/columns.js';
@@ -58,7 +58,11 @@ export async function exportFile(
     if (format === 'csv')
       result = await exportCsv(db, source, path, scratch, {
         formulaGuard: options.formula_guard,
-        title: `${options.table ?? 'A query'} (road-etl export ${context.stepId})`,
+        // Its name (exports/bicycle_daily/2026-10.csv: bicycle_daily 2026-10), and what it holds.
+        title: relative(join(context.output, 'exports'), path)
+          .replace(/\.csv$/, '')
+          .replaceAll(sep, ' '),
+        description: `The rows of ${options.table ? `the table ${options.table}` : 'a query'}, written by road-etl (step ${context.stepId}).`,
       });
     else if (format === 'parquet') result = await exportParquet(db, source, path, scratch);
     else {

@@ -82,6 +82,20 @@ async function expectReadersAgree(output: string): Promise<Record<string, Record
   return read;
 }
 
+/** What rdflib finds in a folder's exports/dataset.jsonld (test/python/check_dcat.py). */
+async function describedAs(output: string): Promise<{
+  datasets: { node: string; blank: boolean; identifier: string }[];
+  distributions: number;
+  missing: string[];
+  csv_schemas: Record<string, string | null>;
+}> {
+  const printed = await python(
+    [join(ROOT, 'test', 'python', 'check_dcat.py'), join(output, 'exports', 'dataset.jsonld')],
+    output,
+  );
+  return JSON.parse(printed) as Awaited<ReturnType<typeof describedAs>>;
+}
+
 describe.skipIf(!PYTHON)('the folder in pyarrow, pandas, polars and geopandas', () => {
   it("opens every dataset of the demo's folder alike, with DuckDB's rows and types", async () => {
     const { output } = await sharedDemo();
@@ -98,6 +112,26 @@ describe.skipIf(!PYTHON)('the folder in pyarrow, pandas, polars and geopandas', 
     expect(read['derived/signs_live_changes']?.['pyarrow']?.rows).toBe(0);
   }, 120_000);
 
+  it("describes the demo's extracts with every property DCAT-AP-NL 3.0 requires (rdflib)", async () => {
+    const { output } = await sharedDemo();
+    const dcat = await describedAs(output);
+    expect(dcat.missing).toEqual([]);
+    // One dataset, a named node: its identifier, kept by the folder.
+    expect(dcat.datasets).toHaveLength(1);
+    expect(dcat.datasets[0]).toMatchObject({ blank: false });
+    expect(dcat.datasets[0]!.identifier).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
+    expect(dcat.distributions).toBeGreaterThan(8);
+    // Each CSV conforms to its CSVW metadata, which is there beside it.
+    const csvs = Object.entries(dcat.csv_schemas);
+    expect(csvs.length).toBeGreaterThan(3);
+    for (const [csv, schema] of csvs) {
+      expect(schema, csv).toBe(`file://${join(output, 'exports', csv)}-metadata.json`);
+      await expect(
+        readFile(join(output, 'exports', `${csv}-metadata.json`)),
+      ).resolves.toBeDefined();
+    }
+  }, 60_000);
+
   it("opens every dataset of three nights of today's API alike", async () => {
     const live = await useSimulator({ seed: 38, signs: { signs: 300 }, bicycle: { locations: 5 } });
     const dir = await testDir();
@@ -107,13 +141,19 @@ describe.skipIf(!PYTHON)('the folder in pyarrow, pandas, polars and geopandas', 
     };
     const start = live.world.now;
     let output = '';
+    const identifiers: string[] = [];
     for (let night = 0; night < 3; night++) {
       live.world.setNow(new Date(start + night * 86_400_000).toISOString());
       const run = await runDefinition(dir, yaml, sql, { env: { ...live.env } });
       expect(run.summary.status, run.failure?.message).toBe('succeeded');
       output = run.output;
+      identifiers.push((await describedAs(output)).datasets[0]!.identifier);
     }
     const read = await expectReadersAgree(output);
     expect(read['derived/signs_live_changes']?.['polars']?.rows).toBeGreaterThan(0);
+    // The folder keeps its identifier from night to night; another folder has another.
+    expect(new Set(identifiers).size).toBe(1);
+    const { output: demo } = await sharedDemo();
+    expect((await describedAs(demo)).datasets[0]!.identifier).not.toBe(identifiers[0]);
   }, 120_000);
 });

@@ -4,7 +4,7 @@
  * folder's views.sql, the CSV extracts.
  */
 import { createHash } from 'node:crypto';
-import { cp, readFile, readdir } from 'node:fs/promises';
+import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeDataset } from '../../src/pipeline/dataset-description.js';
@@ -331,6 +331,61 @@ describe('the publication settings', () => {
       '@id': 'https://example.org/road-data/signs_live.csv',
     });
     expect(description).not.toHaveProperty('dct:temporal');
+  });
+
+  it('are asked for by validate while they are the shipped placeholders, and not once set', async () => {
+    const shipped = await runCli(['validate', join(ROOT, 'pipelines', 'demo.yaml')], { env: {} });
+    expect(shipped.code, shipped.stderr).toBe(0);
+    const warnings = shipped.stderr.split('\n').filter((l) => l.startsWith('warning: '));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain(
+      'publication.publisher is still the placeholder "Your organisation"',
+    );
+    expect(warnings[1]).toContain(
+      'publication.contact_email is still the placeholder data@example.org',
+    );
+    // Filled in: no warning, and the description names them.
+    const dir = await testDir();
+    const definition = (publication: string) => `name: published
+source:
+  signs: { url: "http://127.0.0.1:9/" }
+${publication}
+steps:
+  - { id: events, kind: signs.events }
+  - id: export
+    kind: export
+    needs: [events]
+    options: { query: "SELECT id FROM signs_events", path: exports/ids.csv }
+`;
+    await writeFile(
+      join(dir, 'filled.yaml'),
+      definition(
+        'publication: { publisher: Gemeente Utrecht, contact_email: opendata@utrecht.nl }',
+      ),
+    );
+    const filled = await runCli(['validate', join(dir, 'filled.yaml')], { env: {} });
+    expect(filled.code, filled.stderr).toBe(0);
+    expect(filled.stderr).not.toContain('warning:');
+    // Not set at all: asked for too.
+    await writeFile(join(dir, 'unset.yaml'), definition(''));
+    const unset = await runCli(['validate', join(dir, 'unset.yaml')], { env: {} });
+    expect(unset.code, unset.stderr).toBe(0);
+    expect(unset.stderr).toContain('warning: publication.publisher is not set');
+    expect(unset.stderr).toContain('warning: publication.contact_email is not set');
+  });
+
+  it('take an identifier the operator sets', () => {
+    const description = describeDataset(
+      {
+        license: 'http://creativecommons.org/publicdomain/zero/1.0/deed.nl',
+        identifier: 'https://data.example.nl/id/dataset/verkeersborden',
+      },
+      { title: 'fallback', description: 'fallback', identifier: 'urn:uuid:kept' },
+      [],
+      { start: undefined, end: undefined, box: undefined },
+    );
+    expect(description['@id']).toBe('https://data.example.nl/id/dataset/verkeersborden');
+    expect(description['dct:identifier']).toBe('https://data.example.nl/id/dataset/verkeersborden');
   });
 });
 

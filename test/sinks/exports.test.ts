@@ -411,6 +411,7 @@ describe('the CSV dialect', () => {
     const metadata = JSON.parse(await readFile(file('hostile.csv-metadata.json'), 'utf8')) as {
       '@context': unknown[];
       url: string;
+      'dc:title': string;
       'dc:description'?: string;
       dialect: Record<string, unknown>;
       tableSchema: { columns: { name: string; datatype: unknown }[] };
@@ -434,9 +435,16 @@ describe('the CSV dialect', () => {
       seen_at: 'dateTimeStamp',
       flag: 'boolean',
     });
+    // Titled by its name, described by what it holds and, guarded, how to read its text.
+    expect(metadata['dc:title']).toBe('hostile');
+    expect(metadata['dc:description']).toMatch(/^The rows of a query, written by road-etl/);
     expect(metadata['dc:description']).toMatch(/drop the first character/);
-    const exact = JSON.parse(await readFile(file('exact.csv-metadata.json'), 'utf8')) as object;
-    expect(exact).not.toHaveProperty('dc:description');
+    const exact = JSON.parse(await readFile(file('exact.csv-metadata.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    expect(exact['dc:title']).toBe('exact');
+    expect(exact['dc:description']).not.toMatch(/drop the first character/);
     // The richer fixture: numbers, nested values as JSON, instants.
     const things = JSON.parse(await readFile(file('things.csv-metadata.json'), 'utf8')) as {
       tableSchema: { columns: { name: string; datatype: unknown }[] };
