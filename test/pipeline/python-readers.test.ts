@@ -108,6 +108,11 @@ describe.skipIf(!PYTHON)('the folder in pyarrow, pandas, polars and geopandas', 
         'signs/live_snapshots',
       ]),
     );
+    // Counts are integers, sums of them too.
+    for (const dataset of ['derived/bicycle_daily', 'derived/bicycle_counter_days']) {
+      expect(read[dataset]?.['pyarrow']?.types?.['total'], dataset).toBe('int64');
+      expect(read[dataset]?.['polars']?.types?.['total'], dataset).toBe('Int64');
+    }
     // The demo's one night of today's API has no change yet: an empty dataset, opened alike.
     expect(read['derived/signs_live_changes']?.['pyarrow']?.rows).toBe(0);
   }, 120_000);
