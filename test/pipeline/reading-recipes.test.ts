@@ -1,9 +1,9 @@
 /**
- * The recipes of docs/reading.md, run as they are written against the demo's
- * output, from the folder that holds `output/`: road-etl query, plain DuckDB
- * (with views.sql, and over the files), GDAL. The Python recipes (pandas,
- * polars, pyarrow, geopandas: not installable here) are parsed by Python and
- * checked for the paths and columns they name.
+ * The recipes of docs/reading.md (and the reading recipes of the other
+ * pages), run as they are written against the demo's output, from the folder
+ * that holds `output/`: road-etl query, plain DuckDB (with views.sql, and over
+ * the files), GDAL, and Python with pandas, polars, pyarrow and geopandas
+ * (helpers/python.ts), whose results are checked against DuckDB.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

@@ -31,6 +31,8 @@ export interface EventsPlan {
   first_run: { start: string; readers: number } | null;
   ranges: RangeState[] | null;
   events_landed: number | null;
+  /** The share of the night's requests that reads random earlier windows again (not on a first run). */
+  audit_share: number;
 }
 
 export function planEvents(options: SignsEventsOptions, context: PlanContext): EventsPlan {
@@ -50,6 +52,7 @@ export function planEvents(options: SignsEventsOptions, context: PlanContext): E
       : { start: rangeStart(options.start), readers: options.concurrency },
     ranges: checkpoint ? checkpoint.ranges : null,
     events_landed: checkpoint ? checkpoint.events : null,
+    audit_share: checkpoint ? options.audit_share : 0,
   };
 }
 
@@ -71,6 +74,11 @@ export function describeEvents(plan: EventsPlan, options: SignsEventsOptions): s
   return [
     `reads the event feed (limit ${plan.limit}${filter}); ${(plan.events_landed ?? 0).toLocaleString('en')} events landed so far`,
     ...lines,
+    ...(plan.audit_share > 0
+      ? [
+          `then reads random earlier windows of what landed again, with ${Math.round(plan.audit_share * 100)}% of its requests (events published there since land)`,
+        ]
+      : []),
   ];
 }
 
@@ -206,9 +214,9 @@ export async function readFeed(
   await run.save();
   await run.run();
   // A few random windows of the past read again: events published there since are landed
-  // (not on a first run, which has just read all of it).
+  // (not on a first run, which has just read all of it: the plan's share is 0 then).
   const audit = await new FeedAudit(db, options, context, client).run(
-    plan.first_run ? 0 : auditPages(options.audit_share, http.requests),
+    auditPages(plan.audit_share, http.requests),
     run.checkpoint,
   );
   if (audit.missing > 0) {
