@@ -6,7 +6,7 @@
  * text, instants UTC, partition columns dates.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 import { sharedDemo } from '../helpers/demo.js';
@@ -156,6 +156,27 @@ describe.skipIf(!PYTHON)('the folder in pyarrow, pandas, polars and geopandas', 
     }
     const read = await expectReadersAgree(output);
     expect(read['derived/signs_live_changes']?.['polars']?.rows).toBeGreaterThan(0);
+    // docs/reading.md's pandas recipe of today's API, as written: one row per sign of the
+    // latest snapshot, though the folder holds three.
+    const page = await readFile(join(ROOT, 'docs', 'reading.md'), 'utf8');
+    const recipe = /^# pandas: today's API[\s\S]*?^kept = .*$/m.exec(page)?.[0];
+    expect(recipe).toBeDefined();
+    const printed = await python(
+      [
+        '-c',
+        `import json\nimport pandas as pd\n${recipe!}\nprint(len(snapshots), len(signs), signs["sign_id"].is_unique, len(joined))`,
+      ],
+      dirname(output),
+    );
+    const [all, latest, unique, joined] = printed.trim().split(' ');
+    const snapshots = `read_parquet('${output}/signs/live_snapshots/*/*.parquet')`;
+    const [count] = await duck(
+      `SELECT count(*) AS n FROM ${snapshots} WHERE snapshot = (SELECT max(snapshot) FROM ${snapshots})`,
+    );
+    expect(Number(all)).toBeGreaterThan(2 * Number(count?.['n']));
+    expect(Number(latest)).toBe(Number(count?.['n']));
+    expect(unique).toBe('True');
+    expect(Number(joined)).toBe(Number(count?.['n']));
     // The folder keeps its identifier from night to night; another folder has another.
     expect(new Set(identifiers).size).toBe(1);
     const { output: demo } = await sharedDemo();
