@@ -18,37 +18,22 @@ export const LOCATIONS_DATASET = join('bicycle', 'locations');
 const text = (path: string): string => `nullif(trim(f ->> ${quotedString(path)}), '')`;
 const timestamp = (path: string): string => `TRY_CAST(${text(path)} AS TIMESTAMPTZ)`;
 
-/**
- * What is wrong with a feature's values, as the signs' typing says it (one text
- * each, `column: what (value)`): names that read as UTF-8 read as Latin-1 or
- * Windows-1252 (the same rule as sign_typing.sql), values that do not type.
- */
-const ISSUES = `list_filter([
-  ${(
-    [
-      ['name', '$.properties.name'],
-      ['authority', '$.properties.authority'],
-      ['contractor', '$.properties.contractor'],
-    ] as const
-  )
-    .map(
-      ([column, path]) =>
-        `CASE WHEN regexp_matches(${text(path)}, '[ÃÂ][\\x{80}-\\x{BF}‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]|â€') THEN '${column}: mis-encoded UTF-8 (' || ${text(path)} || ')' END`,
-    )
-    .join(',\n  ')},
-  ${(
-    [
-      ['bearing', '$.properties.bearing', 'DOUBLE'],
-      ['valid_from', '$.properties.validFrom', 'TIMESTAMPTZ'],
-      ['valid_until', '$.properties.validUntil', 'TIMESTAMPTZ'],
-    ] as const
-  )
-    .map(
-      ([column, path, type]) =>
-        `CASE WHEN TRY_CAST(${text(path)} AS ${type}) IS NULL AND ${text(path)} IS NOT NULL THEN '${column}: not typed (' || ${text(path)} || ')' END`,
-    )
-    .join(',\n  ')}
-], x -> x IS NOT NULL)`;
+/** A name read as UTF-8 read as Latin-1 or Windows-1252 (the rule of sign_typing.sql). */
+const MIS_ENCODED = "'[ÃÂ][\\x{80}-\\x{BF}‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]|â€'";
+const misEncoded = (column: string, path: string): string =>
+  `CASE WHEN regexp_matches(${text(path)}, ${MIS_ENCODED}) THEN '${column}: mis-encoded UTF-8 (' || ${text(path)} || ')' END`;
+const notTyped = (column: string, path: string, type: string): string =>
+  `CASE WHEN TRY_CAST(${text(path)} AS ${type}) IS NULL AND ${text(path)} IS NOT NULL THEN '${column}: not typed (' || ${text(path)} || ')' END`;
+
+/** What is wrong with a feature's values, as the signs' typing says it: `column: what (value)`. */
+const ISSUES = `list_filter([${[
+  misEncoded('name', '$.properties.name'),
+  misEncoded('authority', '$.properties.authority'),
+  misEncoded('contractor', '$.properties.contractor'),
+  notTyped('bearing', '$.properties.bearing', 'DOUBLE'),
+  notTyped('valid_from', '$.properties.validFrom', 'TIMESTAMPTZ'),
+  notTyped('valid_until', '$.properties.validUntil', 'TIMESTAMPTZ'),
+].join(',\n  ')}], x -> x IS NOT NULL)`;
 
 /** Columns of bicycle/locations, as DuckDB expressions over one feature `f`. */
 const COLUMNS: readonly (readonly [string, string, string])[] = [
