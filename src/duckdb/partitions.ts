@@ -231,11 +231,6 @@ export function partitionListSql(values: readonly string[], type: string): strin
 }
 
 /**
- * The SQL text of a partition value of the given DuckDB type, as road-etl
- * writes it in folder names: dates as YYYY-MM-DD, instants as ISO 8601 UTC with
- * milliseconds (fixed width, so that names sort as the instants do).
- */
-/**
  * The partition an empty dataset's file lies in: the first day of the current
  * UTC month (as a date or an instant, by the column's type), which the next
  * rows of a monthly partition take and a daily one is near; Hive's folder of
@@ -254,6 +249,11 @@ export function isEmptyPartition(files: readonly string[]): boolean {
   return files.length === 1 && /^empty(\.v[\w-]+)?\.parquet$/.test(basename(files[0]!));
 }
 
+/**
+ * The SQL text of a partition value of the given DuckDB type, as road-etl
+ * writes it in folder names: dates as YYYY-MM-DD, instants as ISO 8601 UTC with
+ * milliseconds (fixed width, so that names sort as the instants do).
+ */
 export function partitionKeySql(expression: string, type: string): string {
   if (type === 'DATE') return `strftime(${expression}, '%Y-%m-%d')`;
   if (type === 'TIMESTAMP WITH TIME ZONE')
