@@ -14,6 +14,7 @@ import { REPORT_PATH } from '../report/index.js';
 import type { AheadWork } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
 import { describeFolder } from './folder-description.js';
+import { publicationWarnings } from './dataset-description.js';
 import { removeRepaired, repairPath } from './repair.js';
 import { writeFolderFormat } from '../store/folder-format.js';
 import { ManifestWriter, pipelineRun, type PipelineRun, type RunRecord } from './manifest.js';
@@ -253,6 +254,10 @@ async function finish(
   // views.sql and dataset.jsonld follow what has landed, whatever the run's end: a failed step may have landed some.
   if (!(failure instanceof InterruptedError))
     failure ??= await describeFolder(output, pipeline, writer, options.files);
+  // What a data portal will miss in that description, while the operator has not named it.
+  if (exports.length > 0)
+    for (const warning of publicationWarnings(pipeline.publication))
+      logger.log('warn', 'publication', warning);
   const run = runNow(report ? REPORT_PATH : undefined);
   let manifestPath: string | undefined;
   try {
