@@ -74,11 +74,11 @@ export default tseslint.config(
     },
   },
   {
-    // The size of rooms: a file is read whole, a function at a glance.
+    // The size of rooms, as a smell: a file is one role, read whole; a function at a glance.
     files: ['src/**/*.ts'],
     rules: {
-      'max-lines': ['error', 300],
-      'max-lines-per-function': ['error', 80],
+      'max-lines': ['warn', 400],
+      'max-lines-per-function': ['warn', 80],
     },
   },
   // Layers: cli -> pipeline -> steps, report -> sources / sinks / duckdb / http -> util. A layer

@@ -7,6 +7,8 @@
  * reaches a message is never printed.
  */
 
+import { decodeHTML } from 'entities/decode';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -58,6 +60,8 @@ class Redactor {
       forms.add(base64(`${user}:${secret}`));
       for (const form of [...forms]) for (const again of secretForms(form)) forms.add(again);
     }
+    // Unicode in either normal form (a page that decomposes `ü` into `u` and a combining mark).
+    for (const form of [...forms]) for (const n of NORMAL_FORMS) forms.add(form.normalize(n));
     for (const form of forms) if (form.length >= 4) this.#secrets.add(form);
     // The longest first: a form that holds another is replaced whole.
     const sorted = [...this.#secrets].sort((a, b) => b.length - a.length);
@@ -65,8 +69,21 @@ class Redactor {
     for (const form of sorted) this.#secrets.add(form);
   }
 
-  /** Free text with every secret replaced. */
+  /**
+   * Free text with every secret replaced. Text that holds a secret only once
+   * read as a browser reads it (HTML's character references decoded by the
+   * `entities` library, whatever the encoder: `&amp;`, `&#39;`, `&#252;`,
+   * `&uuml;`; Unicode composed) is given so read, with the secret replaced.
+   */
   text(value: string): string {
+    const out = this.#replaced(value);
+    if (this.#secrets.size === 0 || !/&|[^ -~\t\n\r]/.test(out)) return out;
+    const read = decodeHTML(out).normalize('NFC');
+    const masked = this.#replaced(read);
+    return masked === read ? out : masked;
+  }
+
+  #replaced(value: string): string {
     let out = value;
     for (const secret of this.#secrets) out = out.replaceAll(secret, '***');
     return out;
@@ -87,6 +104,8 @@ class Redactor {
     return value;
   }
 }
+
+const NORMAL_FORMS = ['NFC', 'NFD'] as const;
 
 const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 

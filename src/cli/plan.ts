@@ -7,7 +7,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { Pipeline } from '../pipeline/build.js';
 import { checkFolderFormat } from '../store/folder-format.js';
-import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
+import { planLines, planRun } from '../pipeline/plan.js';
+import { checkRunOptions } from '../pipeline/run.js';
 import { openPlanFolder } from '../pipeline/run-folder.js';
 import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
 import { writeOut, type CliIo } from './io.js';
@@ -19,6 +20,9 @@ interface PlanArgs extends CommonArgs {
   select: string[] | undefined;
   reset: string[] | undefined;
   format: 'text' | 'json';
+  /** What `run --dry-run` passes on: checked as `run` checks them. */
+  repair?: string[] | undefined;
+  'accept-upstream'?: string[] | undefined;
 }
 
 export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
@@ -48,22 +52,24 @@ export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
  * or one line of JSON; resolves to the pipeline planned.
  */
 export function printPlan(
-  args: CommonArgs & Pick<PlanArgs, 'pipeline' | 'param' | 'select' | 'reset'>,
+  args: CommonArgs &
+    Pick<PlanArgs, 'pipeline' | 'param' | 'select' | 'reset' | 'repair' | 'accept-upstream'>,
   io: CliIo,
   format: PlanArgs['format'],
 ): Promise<Pipeline> {
   return withOutputFolder(args, io, async ({ folder: output, shown, files }) => {
     await checkFolderFormat(output, shown(output));
     const pipeline = await pipelineFromArgs(args, output, io);
+    // The options `run` refuses, refused alike (exit 2, in the same words).
+    const { selected, reused, resets } = checkRunOptions(pipeline, {
+      select: commaList(args.select),
+      reset: commaList(args.reset),
+      acceptUpstream: commaList(args['accept-upstream']),
+      repair: commaList(args.repair),
+    });
     const folder = await openPlanFolder(output, files);
     try {
-      const plan = await planRun(
-        pipeline,
-        output,
-        selectSteps(pipeline, commaList(args.select)),
-        new Set(commaList(args.reset)),
-        folder,
-      );
+      const plan = await planRun(pipeline, output, { selected, reused }, resets, folder);
       const named = { ...plan, output: shown(output) };
       if (format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
       else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);

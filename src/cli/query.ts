@@ -1,5 +1,10 @@
 /** `road-etl query "SQL"`: DuckDB over the output datasets, each a view. */
-import { StatementType, type DuckDBResult } from '@duckdb/node-api';
+import { StatementType, type DuckDBPreparedStatement, type DuckDBResult } from '@duckdb/node-api';
+import { formatSize, isOutOfMemory } from '../duckdb/memory.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DISK } from '../duckdb/folder-files.js';
 import { quotedString, type Database } from '../duckdb/database.js';
 import type { Argv, CommandModule } from 'yargs';
 import { openOutputFolder } from '../duckdb/folder.js';
@@ -8,7 +13,7 @@ import { writeOut, type CliIo } from './io.js';
 import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
 import { withOutputFolder } from './stored.js';
 import { DATASET_VIEWS } from '../sources/views.js';
-import { datasetsRead } from '../steps/export-file.js';
+import { viewsOf } from '../steps/export-file.js';
 import { bringDatasets } from '../pipeline/fetch-reads.js';
 
 type Format = 'table' | 'csv' | 'json' | 'jsonl';
@@ -17,80 +22,136 @@ interface QueryArgs extends CommonArgs {
   sql: string;
   format: Format;
   'max-rows': number;
+  explain: boolean;
 }
 
 /** DuckDB's statement types, by name and by number (duckdb_statement_type). */
 const STATEMENT_TYPES = StatementType as unknown as Record<string, number> & Record<number, string>;
 
-/** Whitespace and comments at the start of SQL text. */
-const SPACE = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
-
-/** Whether DuckDB's own parser reads `sql` as exactly one SELECT (json_serialize_sql takes SELECTs alone). */
-async function isOneSelect(db: Database, sql: string): Promise<boolean> {
-  const [row] = await db.all(`SELECT json_serialize_sql(${quotedString(sql)}) AS tree`);
-  const tree = JSON.parse(String(row?.['tree'])) as { error: boolean; statements?: unknown[] };
-  return !tree.error && tree.statements?.length === 1;
+function refuse(what: string): never {
+  throw new InputError(
+    `query: only reads (one SELECT): ${what}. ` +
+      'To write a file, redirect --format csv or jsonl, or add an export step to a pipeline',
+  );
 }
 
 /**
- * What `sql` reads, when it only reads: the statement itself when DuckDB's
- * parser takes it as one SELECT (a CTE, FROM-first, SUMMARIZE, DESCRIBE and
- * SHOW among them), or the SELECT an EXPLAIN (without ANALYZE, which runs
- * it) shows. Anything else (COPY, a second statement, EXPLAIN ANALYZE, a
- * write in any disguise) is refused.
+ * The statement `sql` as DuckDB's parser and binder judge it, prepared: one
+ * statement that DuckDB prepares as a SELECT (a CTE, FROM-first, SUMMARIZE,
+ * DESCRIBE and SHOW among them). What runs is that prepared statement itself,
+ * never the text again, so no comment, string or line ending can make the
+ * judged statement and the run one differ. Anything else (COPY, a second
+ * statement, EXPLAIN, which DuckDB may make run what it explains, a write in
+ * any disguise) is refused.
  */
-async function readingStatement(db: Database, sql: string): Promise<string> {
-  const statements = await db.connection.extractStatements(sql);
+async function preparedSelect(db: Database, sql: string): Promise<DuckDBPreparedStatement> {
+  const statements = await db.connection.extractStatements(sql).catch(async (error: unknown) => {
+    // Text that DuckDB's parser reads as no statement at all (comments only) fails to extract.
+    const [row] = await db.all(`SELECT json_serialize_sql(${quotedString(sql)}) AS tree`);
+    const tree = JSON.parse(String(row?.['tree'])) as { error: boolean; statements?: unknown[] };
+    if (!tree.error && tree.statements?.length === 0)
+      throw new InputError(
+        'query: DuckDB reads no statement in this text (all of it is comments or empty); a query reads, with one SELECT',
+      );
+    throw error;
+  });
   if (statements.count !== 1)
     throw new InputError(
       `query: give one statement (there are ${statements.count}); a query reads, with one SELECT`,
     );
-  if (await isOneSelect(db, sql)) return sql;
-  const type = (await statements.prepare(0)).statementType as number;
-  const refuse = (what: string): never => {
-    throw new InputError(
-      `query: only reads (SELECT, or EXPLAIN of one): ${what}. ` +
-        'To write a file, redirect --format csv or jsonl, or add an export step to a pipeline',
-    );
-  };
-  if (type !== STATEMENT_TYPES['EXPLAIN'])
-    refuse(`this statement would change something (${STATEMENT_TYPES[type] ?? type})`);
-  const explained = sql.replace(SPACE, '');
-  const rest = explained.replace(/^EXPLAIN\b/i, '').replace(SPACE, '');
-  if (rest === explained || /^(ANALY[SZ]E\b|\()/i.test(rest))
+  const prepared = await statements.prepare(0);
+  const type = prepared.statementType as number;
+  if (type === STATEMENT_TYPES['EXPLAIN'])
     refuse(
-      'EXPLAIN ANALYZE runs the statement it explains; EXPLAIN shows a plan without running it',
+      'an EXPLAIN is asked for with --explain (road-etl query --explain "SELECT ..."), which shows the plan of the SELECT without running it',
     );
-  if (!(await isOneSelect(db, rest))) refuse('EXPLAIN shows the plan of a SELECT only');
-  return sql;
+  if (type !== STATEMENT_TYPES['SELECT'])
+    refuse(`this statement would change something (${STATEMENT_TYPES[type] ?? type})`);
+  return prepared;
 }
 
 /**
- * The query as one statement that only reads, its result streamed. What it
- * is, DuckDB's own parser says (readingStatement); DuckDB is told first that
- * it may open no file outside the output folder and change no setting. A
- * COPY over a landed file, an ATTACH, an INSTALL or a read of /etc/passwd is
- * refused (exit 2), and the folder is left as it was.
+ * The tables and views a SELECT names, as DuckDB's parser reads it (its parse
+ * tree, json_serialize_sql): what a query reads, fetched before it runs. A
+ * statement that is no SELECT names none (it is refused).
  */
-async function readOnly(db: Database, output: string, sql: string): Promise<DuckDBResult> {
+async function tablesRead(db: Database, sql: string): Promise<Set<string>> {
+  const [row] = await db.all(`SELECT json_serialize_sql(${quotedString(sql)}) AS tree`);
+  const names = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      const { type, table_name: table } = node as { type?: unknown; table_name?: unknown };
+      if (type === 'BASE_TABLE' && typeof table === 'string') names.add(table);
+      Object.values(node).forEach(walk);
+    }
+  };
+  walk(JSON.parse(String(row?.['tree'])));
+  return names;
+}
+
+/**
+ * The plan of the SELECT `sql`: the statement DuckDB judged, written again by
+ * DuckDB from its own parse tree (json_serialize_sql, json_deserialize_sql),
+ * under a plain EXPLAIN, which shows a plan without running it.
+ */
+async function preparedExplain(db: Database, sql: string): Promise<DuckDBPreparedStatement> {
+  await preparedSelect(db, sql);
+  const [row] = await db.all(
+    `SELECT json_deserialize_sql(json_serialize_sql(${quotedString(sql)})) AS rebuilt`,
+  );
+  const rebuilt = row?.['rebuilt'];
+  if (typeof rebuilt !== 'string')
+    refuse('--explain shows the plan of a SELECT only, and DuckDB did not write this one again');
+  const prepared = await db.connection.prepare(`EXPLAIN ${rebuilt}`);
+  if ((prepared.statementType as number) !== STATEMENT_TYPES['EXPLAIN'])
+    refuse('--explain shows the plan of a SELECT only');
+  return prepared;
+}
+
+/**
+ * The query's result streamed: one statement that only reads, judged by
+ * DuckDB (preparedSelect). DuckDB is told first that it may open no file
+ * outside the output folder (and its own spill folder, `temp`, inside the
+ * folder's copy) and change no setting. A COPY over a landed file, an ATTACH,
+ * an INSTALL or a read of /etc/passwd is refused (exit 2), and the folder is
+ * left as it was.
+ */
+async function readOnly(
+  db: Database,
+  output: string,
+  sql: string,
+  explain: boolean,
+): Promise<DuckDBResult> {
   const folder = output.endsWith('/') ? output : `${output}/`;
   await db.run(`SET allowed_directories = [${quotedString(folder)}]`);
   await db.run(`SET enable_external_access = false`);
   await db.run(`SET lock_configuration = true`);
   try {
-    const statements = await db.connection.extractStatements(await readingStatement(db, sql));
-    return await (await statements.prepare(0)).stream();
+    const prepared = explain ? await preparedExplain(db, sql) : await preparedSelect(db, sql);
+    return await prepared.stream();
   } catch (error) {
-    if (error instanceof InputError) throw error;
-    const message = (error as Error).message;
-    // DuckDB's own faults on a read: said as such, not as a fault of the query or the data.
-    if (/^INTERNAL Error/i.test(message))
-      throw new RunError(
-        `query: DuckDB failed inside itself on this query (${message.split('\n')[0]!}); the folder is unchanged. Try the query in another form, or report it with the query`,
-        { cause: error },
-      );
-    throw new InputError(`query: ${message}`, { cause: error });
+    throw queryError(error, db);
   }
+}
+
+/** An error of DuckDB's on a query, in words that fit `query` (what to change, the exit code). */
+function queryError(error: unknown, db: Database): Error {
+  if (error instanceof InputError) return error;
+  const message = (error as Error).message;
+  const first = message.split('\n')[0]!.trim();
+  if (isOutOfMemory(error))
+    return new RunError(
+      `query: DuckDB ran out of memory within the ${formatSize(db.memory.memoryLimit)} it was given (${first}); the folder is unchanged. Ask for less at once (fewer columns, a filter on a partition column, an aggregate), or run it where more memory is free`,
+      { cause: error },
+    );
+  // DuckDB's own faults on a read: said as such, not as a fault of the query or the data.
+  if (/^INTERNAL Error/i.test(message))
+    return new RunError(
+      `query: DuckDB failed inside itself on this query (${first}); the folder is unchanged. Try the query in another form, or report it with the query`,
+      { cause: error },
+    );
+  return new InputError(`query: ${message}`, { cause: error });
 }
 
 /** A timestamp as DuckDB's JSON gives it: `2026-11-26 13:33:26.75+00` (UTC), or without the zone. */
@@ -169,7 +230,7 @@ function renderTable(names: string[], rows: unknown[][]): string {
 /** The result streamed to stdout in the format asked for. */
 async function printResult(
   result: DuckDBResult,
-  args: Pick<QueryArgs, 'format' | 'max-rows'>,
+  args: Pick<QueryArgs, 'format' | 'max-rows' | 'explain'>,
   write: (text: string) => Promise<void>,
 ): Promise<void> {
   const names = result.columnNames();
@@ -184,6 +245,11 @@ async function printResult(
       yield chunk;
     }
   };
+  if (args.format === 'table' && args.explain) {
+    // The plan as DuckDB draws it (explain_value), not cut into a table's cell.
+    for await (const chunk of rowsOf()) for (const row of chunk) await write(`${String(row[1])}\n`);
+    return;
+  }
   if (args.format === 'table') {
     const rows: unknown[][] = [];
     let more = 0;
@@ -233,6 +299,11 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         default: 1000,
         describe: 'Rows shown by --format table',
       })
+      .option('explain', {
+        type: 'boolean',
+        default: false,
+        describe: 'Show the plan DuckDB makes for the SELECT, without running it',
+      })
       .example('$0 query "SHOW TABLES"', 'list the datasets')
       .example(
         '$0 query "SELECT rvv_code, count(*) FROM signs_current_state GROUP BY ALL ORDER BY 2 DESC" --format csv',
@@ -242,22 +313,35 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
     withOutputFolder(args, io, async ({ folder: output, files }) => {
       const logger = loggerFor(args, io);
       const write = (text: string): Promise<void> => writeOut(io.stdout, text);
+      // DuckDB's spill folder, which it may read and write: its own, inside the folder's copy
+      // (or made for this query beside a folder read as it lies), never the working directory's .tmp.
+      const spill =
+        files === DISK
+          ? await mkdtemp(join(tmpdir(), 'road-etl-query-'))
+          : join(output, '.state', 'duckdb-tmp');
       const folder = await openOutputFolder(output, {
         derived: DATASET_VIEWS,
         views: false,
         files,
+        database: { tempDirectory: spill },
       });
       try {
         const datasets = await folder.refresh();
         if (datasets.length === 0)
           logger.log('warn', 'query.empty', `No datasets in ${output} yet`, { output });
         // A folder in a store: the datasets the query names, fetched before it runs.
-        const names = datasetsRead(args.sql, datasets).map((d) => d.name);
+        const read = await tablesRead(folder.db, args.sql);
+        const names = datasets
+          .filter((d) => viewsOf(d).some((view) => read.has(view)))
+          .map((d) => d.name);
         await bringDatasets(output, files, { reader: 'the query', logger, names });
-        const result = await readOnly(folder.db, output, args.sql);
-        await printResult(result, args, write);
+        const result = await readOnly(folder.db, output, args.sql, args.explain);
+        await printResult(result, args, write).catch((error: unknown) => {
+          throw queryError(error, folder.db);
+        });
       } finally {
         folder.close();
+        if (files === DISK) await rm(spill, { recursive: true, force: true });
       }
     }),
 });

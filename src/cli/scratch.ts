@@ -1,12 +1,15 @@
 /**
  * The local copy a command makes of its output folder's commit: a folder
  * named after the process that made it, so that the copy a killed command
- * left behind is known and removed by the next one. A run on a local folder
- * makes it in the folder's own `.state/work/` (on its file system: fetched
- * and put by hard links); every other command in the system's temporary folder.
+ * left behind is known and removed by the next one. A copy of a local folder
+ * lies in the folder's own `.state/work/` (on its file system: fetched and
+ * put by hard links), or, for a command that only reads a folder it may not
+ * write, in the system's temporary folder; a copy of a folder in a store lies
+ * in the system's temporary folder.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalStore, WORK_FOLDER } from '../store/local-store.js';
@@ -28,9 +31,16 @@ export interface ScratchCopy {
 /** A local copy's folder for `store`: `road-etl-output-<pid>-<start>-XXXXXX`. */
 export async function scratchCopy(store: ObjectStore): Promise<ScratchCopy> {
   const me = await processIdentity();
-  const local = store instanceof LocalStore && !store.reading ? store.folder : undefined;
-  const parent = local === undefined ? tmpdir() : join(local, ...WORK_FOLDER.split('/'));
   const name = `${PREFIX}${me.pid}-${me.start ?? 0}-${randomBytes(3).toString('hex')}`;
+  let local = store instanceof LocalStore ? store.folder : undefined;
+  if (
+    local !== undefined &&
+    store instanceof LocalStore &&
+    store.reading &&
+    !(await writable(local))
+  )
+    local = undefined;
+  const parent = local === undefined ? tmpdir() : join(local, ...WORK_FOLDER.split('/'));
   const folder = join(parent, name);
   let made: boolean | undefined;
   return {
@@ -52,6 +62,14 @@ export async function scratchCopy(store: ObjectStore): Promise<ScratchCopy> {
         await rmdir(folder).catch(() => undefined);
     },
   };
+}
+
+/** Whether this process may make files in `folder` (an existing folder). */
+async function writable(folder: string): Promise<boolean> {
+  return access(folder, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
 }
 
 const COPY = new RegExp(`^${PREFIX}(\\d+)-(\\d+)-\\w+$`);

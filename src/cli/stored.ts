@@ -10,7 +10,7 @@ import { scratchCopy } from './scratch.js';
 import { LocalStore } from '../store/local-store.js';
 import { join, relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
-import { COMMIT_KEY, assertOwnFolder, fetchFolder } from '../store/sync.js';
+import { COMMIT_KEY, assertCommitNotLost, assertOwnFolder, fetchFolder } from '../store/sync.js';
 import { putFolder } from '../store/put-folder.js';
 import { RemoteFiles } from '../store/remote-files.js';
 import { writeViews } from '../pipeline/folder-description.js';
@@ -36,9 +36,13 @@ export async function withOutputFolder<T>(
   writes?: { lock: string },
 ): Promise<T> {
   const target = outputTarget(args);
-  // A local folder no run committed (Parquet made otherwise, or none yet): its files as they lie.
-  if (target.kind === 'local' && !existsSync(join(target.folder, ...COMMIT_KEY.split('/'))))
+  // A local folder no run committed (Parquet made otherwise, or none yet): its files as they lie,
+  // unless they are a committed folder's whose commit is gone.
+  if (target.kind === 'local' && !existsSync(join(target.folder, ...COMMIT_KEY.split('/')))) {
+    const store = new LocalStore(target.folder, { reading: true });
+    assertCommitNotLost(store, await store.list());
     return work({ folder: target.folder, shown: (path) => path, files: DISK });
+  }
   const url = target.kind === 'local' ? target.folder : target.url;
   const store =
     target.kind === 'local'

@@ -15,6 +15,11 @@ import {
   type Definition,
 } from './schema.js';
 
+/** The most a definition may be: the shipped ones are under 20 KB. */
+const MAX_DEFINITION_CHARS = 1_000_000;
+/** The most alias nodes a definition may expand (yaml's own guard against alias bombs). */
+const MAX_ALIAS_COUNT = 100;
+
 export type Path = readonly (string | number)[];
 
 /** Where a path of the definition is, as `file:line` (the nearest existing parent if it is missing). */
@@ -79,6 +84,54 @@ function zodProblems(error: z.ZodError, locate: Locate): string[] {
 }
 
 /**
+ * The definition's YAML as JavaScript values, with the locator of its paths;
+ * or the problems that keep it from being read (unreadable, too large, not
+ * YAML, aliases past sane bounds).
+ */
+async function readYaml(
+  file: string,
+): Promise<{ raw: unknown; locate: Locate } | { problems: string[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    return {
+      problems: [
+        `${file}: cannot read the definition: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      ],
+    };
+  }
+  if (text.length > MAX_DEFINITION_CHARS)
+    return {
+      problems: [
+        `${file}: a definition of ${text.length} characters is past what road-etl reads (${MAX_DEFINITION_CHARS}); is this the pipeline's YAML?`,
+      ],
+    };
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      problems: doc.errors.map(
+        (e) => `${file}:${lines.linePos(e.pos[0]).line}: invalid YAML: ${e.message.split('\n')[0]}`,
+      ),
+    };
+  }
+  const locate = locator(file, doc, lines);
+  let raw: unknown;
+  try {
+    // An alias that expands past sane bounds (a "billion laughs") is refused by yaml itself.
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    return {
+      problems: [
+        `${file}: invalid YAML: its aliases expand beyond what a definition needs (${(error as Error).message}); write the repeated parts out, or use fewer aliases of aliases`,
+      ],
+    };
+  }
+  return { raw, locate };
+}
+
+/**
  * Loads and checks a definition. Returns the problems instead of throwing, so
  * that the caller can add its own (kinds, options, needs) and report all at once.
  */
@@ -86,29 +139,9 @@ export async function loadDefinition(
   file: string,
   givenParams: Record<string, string>,
 ): Promise<{ loaded: LoadedDefinition | undefined; problems: string[] }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    return {
-      loaded: undefined,
-      problems: [
-        `${file}: cannot read the definition: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      ],
-    };
-  }
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      loaded: undefined,
-      problems: doc.errors.map(
-        (e) => `${file}:${lines.linePos(e.pos[0]).line}: invalid YAML: ${e.message.split('\n')[0]}`,
-      ),
-    };
-  }
-  const locate = locator(file, doc, lines);
-  const raw: unknown = doc.toJS();
+  const read = await readYaml(file);
+  if ('problems' in read) return { loaded: undefined, problems: read.problems };
+  const { raw, locate } = read;
   const parsed = definitionSchema.safeParse(raw);
   const problems: string[] = [];
   let definition: Definition;

@@ -25,6 +25,13 @@ async function withoutCoveringBox(db: Database, source: ExportSource): Promise<E
     : source;
 }
 
+/** The views a dataset is read by: its own, its latest snapshot's, and those its kind gives. */
+export function viewsOf(dataset: Pick<Dataset, 'name'>): string[] {
+  const latest = latestSnapshotView(dataset);
+  const more = DATASET_VIEWS[dataset.name]?.(dataset.name, latest ?? dataset.name) ?? {};
+  return [dataset.name, latest, ...Object.keys(more)].flatMap((name) => (name ? [name] : []));
+}
+
 /**
  * The datasets a statement reads: those it names by one of their views (its
  * own, its latest snapshot's, and those its kind gives).
@@ -33,12 +40,13 @@ export function datasetsRead<T extends Pick<Dataset, 'name'>>(
   sql: string,
   datasets: readonly T[],
 ): T[] {
-  const views = (dataset: T): { name: string }[] => {
-    const latest = latestSnapshotView(dataset);
-    const more = DATASET_VIEWS[dataset.name]?.(dataset.name, latest ?? dataset.name) ?? {};
-    return [dataset.name, latest, ...Object.keys(more)].flatMap((name) => (name ? [{ name }] : []));
-  };
-  return datasets.filter((dataset) => namedIn(sql, views(dataset)).length > 0);
+  return datasets.filter(
+    (dataset) =>
+      namedIn(
+        sql,
+        viewsOf(dataset).map((name) => ({ name })),
+      ).length > 0,
+  );
 }
 
 /** Writes one file of the export: the rows of `source` to `path`, in the export's format. */

@@ -6,21 +6,12 @@
  * and put by a link to the file written, renamed into place. Neither is ever
  * written to where it lies: every write of road-etl makes a new file and
  * renames it (DESIGN.md), and a data file's new version is an object of its
- * own (put-folder.ts). A command that only reads (query, plan) works in the
- * system's temporary folder: there a file of another file system is a
- * symbolic link. The lock is the folder's own (.state/lock, see acquireLock).
+ * own (put-folder.ts). Where the copy cannot lie in the folder (a folder a
+ * command may only read), a file of another file system is copied: never a
+ * symbolic link, which DuckDB, kept to the copy's folder, does not follow.
+ * The lock is the folder's own (.state/lock, see acquireLock).
  */
-import {
-  copyFile,
-  link,
-  readFile,
-  readdir,
-  rename,
-  rm,
-  rmdir,
-  stat,
-  symlink,
-} from 'node:fs/promises';
+import { copyFile, link, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { MissingObjectError } from '../errors.js';
@@ -33,24 +24,21 @@ import type { HeldLock, ObjectStore, StoredObject } from './store.js';
 export const WORK_FOLDER = '.state/work';
 const OWN_SCRATCH = ['.state/work/', '.state/tmp/'];
 
-/**
- * `to` as a hard link to `from`; where the file system has no link between
- * them, a copy, or for a command that only reads, a symbolic link.
- */
-async function linkOrCopy(from: string, to: string, reading = false): Promise<void> {
+/** `to` as a hard link to `from`; where the file system has no link between them, a copy. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
   try {
     await link(from, to);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw error;
-    await (reading ? symlink(from, to) : copyFile(from, to));
+    await copyFile(from, to);
   }
 }
 
 export class LocalStore implements ObjectStore {
   readonly url: string;
   readonly folder: string;
-  /** For a command that only reads: its copy may lie on another file system (cli/scratch.ts). */
+  /** For a command that only reads: its copy lies outside the folder where the folder is read-only (cli/scratch.ts). */
   readonly reading: boolean;
 
   constructor(folder: string, { reading = false }: { reading?: boolean } = {}) {
@@ -100,7 +88,7 @@ export class LocalStore implements ObjectStore {
     });
     const partial = `${file}.download-${process.pid}`;
     await rm(partial, { force: true });
-    await linkOrCopy(this.#path(key), partial, this.reading);
+    await linkOrCopy(this.#path(key), partial);
     await rename(partial, file);
     return object;
   }

@@ -35,7 +35,7 @@ import { z } from 'zod';
 import { InputError, MissingObjectError, StateError } from '../errors.js';
 import { formatNamed, olderFolder } from './folder-format.js';
 import type { RemoteFiles } from './remote-files.js';
-import type { ObjectStore } from './store.js';
+import type { ObjectStore, StoredObject } from './store.js';
 import { giveTime, transferAll } from './transfer.js';
 
 export const COMMIT_KEY = '.state/commit.json';
@@ -52,6 +52,12 @@ export function localOnly(key: string): boolean {
     key === PUT_KEY
   );
 }
+
+/** What to do about a damaged or missing commit. */
+const COMMIT_REPAIR = `restore it from the store's versions (or a backup), or start the folder over in an empty prefix`;
+
+/** A data file's object as a put names it: `data.v20261002T031500Z-3f9a1c.parquet`. */
+const VERSIONED_OBJECT = /\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/;
 
 /** The commit's own layout (a folder of another is refused with the way to rebuild it). */
 const COMMIT_VERSION = 2;
@@ -125,13 +131,7 @@ async function unfinishedPut(store: ObjectStore): Promise<string[]> {
 export async function readCommit(store: ObjectStore): Promise<Commit | undefined> {
   const text = await store.read(COMMIT_KEY);
   if (text === undefined) return undefined;
-  return parsedOwn(
-    store,
-    COMMIT_KEY,
-    text,
-    commitSchema,
-    `restore it from the store's versions (or a backup), or start the folder over in an empty prefix`,
-  );
+  return parsedOwn(store, COMMIT_KEY, text, commitSchema, COMMIT_REPAIR);
 }
 
 /** Where a folder names its layout (held whole in the commit, as every state file). */
@@ -139,6 +139,18 @@ const FORMAT_KEY = '.state/format.json';
 
 /** Objects under `.state/` that road-etl writes for a moment and a killed run may leave: lock probes. */
 const LEFTOVER = /^\.state\/probe-[0-9a-f-]+$/;
+
+/**
+ * Refuses a folder whose commit is gone: data files a put named by their
+ * version (put-folder.ts) and no commit naming them (exit 1, nothing written).
+ */
+export function assertCommitNotLost(store: ObjectStore, objects: readonly StoredObject[]): void {
+  const versions = objects.filter((o) => VERSIONED_OBJECT.test(o.key));
+  if (versions.length > 0)
+    throw new StateError(
+      `${store.url}${COMMIT_KEY} is missing, though the folder holds ${versions.length} data file(s) that road-etl's commits name by version (${store.url}${versions[0]!.key}${versions.length > 1 ? ', ...' : ''}): ${COMMIT_REPAIR}. Nothing was written`,
+    );
+}
 
 /**
  * The objects under the folder's prefix that road-etl left without a commit
@@ -159,6 +171,7 @@ async function ownedBeforeCommit(store: ObjectStore, unfinished: readonly string
     ? await store.read(FORMAT_KEY)
     : undefined;
   if (named !== undefined) throw olderFolder(store.url, formatNamed(named.toString('utf8')));
+  assertCommitNotLost(store, foreign);
   if (foreign.some((o) => /^\.state\/[^/]+\.json$/.test(o.key) || o.key === 'manifest.json'))
     throw olderFolder(store.url, 0);
   if (foreign.length > 0) {

@@ -2,9 +2,10 @@ import { committed } from '../helpers/committed.js';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { useSimulator } from '../helpers/simulator.js';
 import { parseRfc4180 } from '../helpers/csv.js';
-import { duck, outputHashes, testDir, writeParquet } from '../helpers/tmp.js';
+import { duck, outputHashes, testDir, writeFiles, writeParquet } from '../helpers/tmp.js';
 
 async function outputWithData(): Promise<string> {
   const dir = await testDir();
@@ -122,11 +123,17 @@ describe('road-etl query', () => {
     const copy = `COPY (SELECT 1 AS id) TO '${landed}' (FORMAT parquet)`;
     const refused: [string, RegExp][] = [
       [copy, /only reads .*\(COPY\)/],
-      [`EXPLAIN ANALYZE ${copy}`, /EXPLAIN ANALYZE runs the statement/],
-      [`explain analyse ${copy}`, /EXPLAIN ANALYZE runs the statement/],
-      [`/* a plan */ EXPLAIN -- only\n /* x */ ANALYZE ${copy}`, /EXPLAIN ANALYZE runs/],
-      [`EXPLAIN ${copy}`, /EXPLAIN shows the plan of a SELECT only/],
-      [`EXPLAIN ANALYZE SELECT * FROM signs_events`, /EXPLAIN ANALYZE runs the statement/],
+      [`EXPLAIN ANALYZE ${copy}`, /--explain/],
+      [`explain analyse ${copy}`, /--explain/],
+      [`/* a plan */ EXPLAIN -- only\n /* x */ ANALYZE ${copy}`, /--explain/],
+      [`EXPLAIN ${copy}`, /--explain/],
+      [`EXPLAIN ANALYZE SELECT * FROM signs_events`, /--explain/],
+      // DuckDB nests block comments and ends a -- comment at a carriage return.
+      [`EXPLAIN /* /* */ SELECT 1 -- */ ANALYZE ${copy}`, /--explain/],
+      [`EXPLAIN --\rANALYZE ${copy}`, /--explain/],
+      [`EXPLAIN --\rANALYZE COPY (SELECT 'a\nSELECT 1 --' AS x) TO '${landed}'`, /--explain/],
+      [`/* /* */ SELECT 1 -- */ ${copy}`, /only reads .*\(COPY\)/],
+      ['/* /* */ SELECT 1 -- */', /no statement/],
       [
         `COPY (WITH t AS (SELECT 1 AS id) SELECT * FROM t) TO '${landed}' (FORMAT parquet)`,
         /only reads .*\(COPY\)/,
@@ -153,7 +160,6 @@ describe('road-etl query', () => {
     await expect(stat(outside)).rejects.toThrow();
     // What reads goes through, in its usual forms.
     for (const sql of [
-      'EXPLAIN SELECT * FROM signs_events',
       '/* count */ SELECT count(*) FROM signs_events -- all',
       'WITH t AS (SELECT * FROM signs_events) SELECT count(*) FROM t',
       'FROM signs_events SELECT count(*)',
@@ -164,6 +170,44 @@ describe('road-etl query', () => {
       expect(result.code, `${sql}: ${result.stderr}`).toBe(0);
     }
     expect(await outputHashes(dir)).toEqual(before);
+  });
+
+  it('shows the plan of a SELECT with --explain, without running it', async () => {
+    const dir = await outputWithData();
+    const before = await outputHashes(dir);
+    const plan = await runCli([
+      'query',
+      '--explain',
+      "/* a /* nested */ comment */ SELECT count(*) FROM signs_events WHERE rvv_code <> 'a\nSELECT 1 --' -- */",
+      '--output',
+      dir,
+    ]);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toMatch(/READ_PARQUET|PARQUET_SCAN|TABLE_SCAN/);
+    expect(plan.stdout).toMatch(/UNGROUPED_AGGREGATE/);
+    const copy = await runCli([
+      'query',
+      '--explain',
+      `COPY (SELECT 1) TO '${join(dir, 'x.csv')}'`,
+      '--output',
+      dir,
+    ]);
+    expect(copy.code).toBe(2);
+    expect(copy.stderr).toMatch(/only reads .*\(COPY\)/);
+    expect(await outputHashes(dir)).toEqual(before);
+  });
+
+  it("keeps DuckDB's spill folder to itself: the working folder's .tmp cannot be read", async () => {
+    const dir = await outputWithData();
+    const cwd = await testDir();
+    await writeFiles(cwd, { '.tmp/secret.txt': 'not for the query\n' });
+    const read = await runCli(
+      ['query', "SELECT content FROM read_text('.tmp/secret.txt')", '--output', dir],
+      { cwd },
+    );
+    expect(read.code).toBe(2);
+    expect(read.stdout).not.toContain('not for the query');
+    expect(read.stderr).toMatch(/Permission Error/);
   });
 
   it('reads no file outside the output folder, and any inside it', async () => {
@@ -231,5 +275,70 @@ describe('road-etl query', () => {
     const result = await runCli(['query', 'SELECT * FROM no_such_table', '--output', dir]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/road-etl: query: .*no_such_table/);
+  });
+});
+
+const simulator = await useSimulator({
+  seed: 5,
+  now: '2026-11-15T00:00:00Z',
+  bicycle: { locations: 6 },
+});
+
+describe('road-etl query on a folder a run committed', () => {
+  async function committedFolder(): Promise<string> {
+    const output = join(await testDir(), 'output');
+    const run = await runCli(
+      [
+        'run',
+        join(ROOT, 'pipelines', 'bicycle.yaml'),
+        '--output',
+        output,
+        '--param',
+        'start=2026-11-10T00:00:00Z',
+        '--param',
+        'end=2026-11-11T00:00:00Z',
+        '--param',
+        'prefixes=UTR',
+      ],
+      { env: { ...simulator.env } },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    return output;
+  }
+
+  it('answers with the system temporary folder on another file system (TMPDIR=/dev/shm)', async () => {
+    const output = await committedFolder();
+    const truth = await duck(
+      `SELECT count(*) AS n FROM read_parquet('${join(output, 'bicycle', 'measurements', '*', '*.parquet')}')`,
+    );
+    const result = await runCli(
+      [
+        'query',
+        'SELECT count(*) AS n FROM bicycle_measurements',
+        '--output',
+        output,
+        '--format',
+        'csv',
+      ],
+      { env: { TMPDIR: '/dev/shm' }, process: true },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(parseRfc4180(result.stdout)).toEqual([['n'], [String(truth[0]?.['n'])]]);
+  });
+
+  it('refuses a write disguised by comments and line endings, over a committed data file, writing nothing', async () => {
+    const output = await committedFolder();
+    const before = await outputHashes(output);
+    const landed = committed(output, 'bicycle/locations/data.parquet');
+    const copy = `COPY (SELECT 666 AS pwned) TO '${landed}' (FORMAT parquet)`;
+    for (const sql of [
+      `EXPLAIN /* /* */ SELECT 1 -- */ ANALYZE ${copy}`,
+      `EXPLAIN --\rANALYZE COPY (SELECT 'a\nSELECT 1 --' AS x) TO '${landed}' (FORMAT parquet)`,
+      `/* /* */ SELECT 1 -- */ ${copy}`,
+    ]) {
+      const result = await runCli(['query', sql, '--output', output]);
+      expect(result.code, sql).toBe(2);
+      expect(await outputHashes(output), sql).toEqual(before);
+    }
   });
 });

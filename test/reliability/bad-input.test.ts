@@ -73,6 +73,46 @@ const CASES: Record<string, Case> = {
     args: ['run', P],
     message: /p\.yaml:\d+: invalid YAML/,
   },
+  'a YAML alias bomb': {
+    files: {
+      P: [
+        'a: &a [x, x, x, x, x, x, x, x, x]',
+        ...['b', 'c', 'd', 'e', 'f', 'g'].map(
+          (k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefg'[i]!}`).join(', ')}]`,
+        ),
+        'name: p',
+        step,
+      ].join('\n'),
+    },
+    args: ['run', P],
+    message: /p\.yaml: invalid YAML: its aliases expand beyond what a definition needs/,
+  },
+  'a YAML alias bomb, planned': {
+    files: {
+      P: `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [${Array(12).fill('*a').join(', ')}]\nc: [${Array(12).fill('*b').join(', ')}]\nname: p\n${step}`,
+    },
+    args: ['plan', P],
+    message: /p\.yaml: invalid YAML: its aliases expand beyond what a definition needs/,
+  },
+  'a --repair path that is no data file, in a dry run': {
+    args: [...bicycle(START, END, 'prefixes=GAL'), '--dry-run', '--repair', 'notes.txt'],
+    message: /--repair notes\.txt: names a Parquet file of a dataset/,
+  },
+  'a --reset of a step that does not run, planned': {
+    args: [
+      'plan',
+      BICYCLE,
+      '--param',
+      START,
+      '--param',
+      END,
+      '--param',
+      'prefixes=GAL',
+      '--reset',
+      'ghost',
+    ],
+    message: /--reset: ghost is not among the steps that run/,
+  },
   'a list instead of a mapping': {
     files: { P: '- a\n- b\n' },
     args: ['run', P],
@@ -469,6 +509,32 @@ describe('bad input: exit 2, what and where, nothing written', () => {
       expect(await fingerprint(output)).toEqual(before);
     },
   );
+
+  it('refuses a folder whose commit is gone in the same words from run, --dry-run and plan (exit 1), writing nothing', async () => {
+    const output = join(await caseDir(), 'out');
+    await writeFiles(output, {
+      'bicycle/measurements/date=2026-01-01/data.v20260102T031500Z-3f9a1c.parquet': 'PAR1 earlier',
+      'manifest.json': '{}',
+      'views.sql': '-- views\n',
+    });
+    const before = await fingerprint(output);
+    const said: string[] = [];
+    for (const argv of [
+      bicycle(START, END, 'prefixes=GAL'),
+      [...bicycle(START, END, 'prefixes=GAL'), '--dry-run'],
+      ['plan', BICYCLE, '--param', START, '--param', END, '--param', 'prefixes=GAL'],
+      ['query', 'SELECT 1'],
+    ]) {
+      const result = await runCli([...argv, '--output', output], { env: ENV });
+      expect(result.code, `${argv.join(' ')}: ${result.stderr}`).toBe(1);
+      said.push(result.stderr.split('\n')[0]!);
+      expect(await fingerprint(output)).toEqual(before);
+    }
+    expect(said[0]).toMatch(
+      /\.state\/commit\.json is missing, though the folder holds 1 data file\(s\) .*restore it from the store's versions/,
+    );
+    expect(new Set(said).size).toBe(1);
+  });
 
   /** Outputs refused, with what the refusal says: URLs of no store it writes, and names a store would refuse. */
   const BAD_OUTPUTS: [string, string][] = [

@@ -9,6 +9,7 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { encodeHTML, encodeXML } from 'entities';
 import { describe, expect, it } from 'vitest';
 import { BICYCLE_PATHS, TOKEN_PATH } from '../../src/endpoints.js';
 import { measurementsPipeline } from '../helpers/bicycle.js';
@@ -18,8 +19,8 @@ import { useSimulator } from '../helpers/simulator.js';
 import { pipelineProject } from '../helpers/tmp.js';
 
 const USERNAME = 'svc-forms';
-// Non-ASCII, a slash, runs of whitespace, and what URLs and forms escape.
-const PASSWORD = 'Pä$s  wörd/+%&x=1\tend-Q9';
+// Non-ASCII, a slash, runs of whitespace, what URLs, forms and HTML escape.
+const PASSWORD = `Pä$s  wörd/+%&x=1\tend-"Q'9<`;
 const simulator = await useSimulator({
   seed: 63,
   bicycle: { locations: 6 },
@@ -36,6 +37,14 @@ const asciiJson = (text: string) =>
   );
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const base64 = (text: string) => Buffer.from(text).toString('base64');
+/** HTML-escaped as a server's templates write it: `&amp;`, `&quot;`, `&#39;`, and non-ASCII as `&#252;`. */
+const htmlDecimal = (text: string) =>
+  text.replace(
+    /[&<>"']|[^\t -~]/g,
+    (c) =>
+      ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ??
+      `&#${c.codePointAt(0)!};`,
+  );
 
 /** Every form of a secret the matrix looks for, and the first 8 characters of each. */
 function formsOf(secret: string): string[] {
@@ -48,9 +57,13 @@ function formsOf(secret: string): string[] {
     asciiJson(secret).slice(1, -1).replace(/\//g, '\\/'),
     base64(secret),
     base64(`${USERNAME}:${secret}`),
-    secret.replace(/\s+/g, ' '),
+    htmlDecimal(secret),
+    encodeHTML(secret),
+    encodeXML(secret),
   ];
-  return [...new Set([...forms, ...forms.map((f) => f.slice(0, 8))])];
+  const collapsed = [...forms, ...forms.map((f) => f.replace(/\s+/g, ' '))];
+  const normal = [...collapsed, ...collapsed.map((f) => f.normalize('NFD'))];
+  return [...new Set([...normal, ...normal.map((f) => f.slice(0, 8))])];
 }
 
 /** The echoes of the token endpoint: the form it was sent, each way a service echoes it. */
@@ -62,6 +75,10 @@ const ECHOES: [string, (body: string) => string][] = [
   ['the password percent-encoded in a link', (body) => `<a href="/retry?p=${encodeURIComponent(new URLSearchParams(body).get('password')!)}">retry</a>`],
   ['Basic auth of the pair', (body) => `Authorization: Basic ${base64(`${USERNAME}:${new URLSearchParams(body).get('password')!}`)}`],
   ['a page with its whitespace collapsed', (body) => `<p>login failed for ${new URLSearchParams(body).get('password')!.replace(/\s+/g, ' ')}</p>`],
+  ['the password HTML-escaped in a login page (decimal references)', (body) => `<input name="password" value="${htmlDecimal(new URLSearchParams(body).get('password')!)}">`],
+  ['the password HTML-escaped with named references', (body) => `<p>${encodeHTML(new URLSearchParams(body).get('password')!)}</p>`],
+  ['the password HTML-escaped with hexadecimal references', (body) => `<p>${encodeXML(new URLSearchParams(body).get('password')!)}</p>`],
+  ['the password in Unicode NFD', (body) => `login failed for ${new URLSearchParams(body).get('password')!.normalize('NFD')}`],
   ['the password across the 300th character', (body) => `${'x'.repeat(292)}${new URLSearchParams(body).get('password')!} and more`],
 ]; // prettier-ignore
 
@@ -85,7 +102,7 @@ describe('secrets echoed back in every form', () => {
     proxy.clear();
     expect(run.code).toBe(1);
     // The echo reached road-etl: the username beside the password is in the message.
-    expect(run.stderr + run.stdout).toMatch(/got|Bad request body|retry|Basic|login failed|xxxx/);
+    expect(run.stderr + run.stdout).toMatch(/got|Bad request body|retry|Basic|login failed|xxxx|<input|<p>/);
     const report = await runCli(['report', '--output', output], { env });
     const texts = await places(output, [run.stdout, run.stderr, report.stdout, report.stderr]);
     for (const secret of formsOf(PASSWORD))
