@@ -11,13 +11,14 @@ import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 /**
- * The layout this version writes (6: every folder, on disk too, is what its
+ * The layout this version writes (7: every folder, on disk too, is what its
  * commit names, each data file's version an object of its own, commit.json
- * version 2; each measured value with the issue that set it apart; a sign's
- * fingerprint a BIGINT; an empty partitioned dataset's file in a partition of
- * its column's type).
+ * version 3, which checks its own list of files and names its descriptions
+ * by their content; each measured value with the issue that set it apart; a
+ * sign's fingerprint a BIGINT; an empty partitioned dataset's file in a
+ * partition of its column's type).
  */
-export const FOLDER_FORMAT = 6;
+export const FOLDER_FORMAT = 7;
 
 const FORMAT_FILE = 'format.json';
 

@@ -10,7 +10,16 @@ import { quotedString } from '../duckdb/database.js';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
-import { COMMIT_KEY, PUT_KEY, localOnly, type Commit, type Fetched } from './sync.js';
+import {
+  COMMIT_KEY,
+  COMMIT_VERSION,
+  PUT_KEY,
+  filesDigest,
+  localOnly,
+  type Commit,
+  type Fetched,
+} from './sync.js';
+import { sha256File } from '../util/fs.js';
 import { transferAll } from './transfer.js';
 
 /** The folder's SQL for plain DuckDB (duckdb/views-script.ts), which names the data files. */
@@ -29,11 +38,6 @@ function putStamp(at: string): string {
 /** The object of a file's version written by the put `stamp`: data by version, the rest by its path. */
 function objectKey(path: string, stamp: string): string {
   return versioned(path) ? `${path.slice(0, -'.parquet'.length)}.v${stamp}.parquet` : path;
-}
-
-/** A file's time in milliseconds, as the commit records it. */
-function mtimeOf(file: string): number {
-  return Number(mtimeMillis(statSync(file, { bigint: true }).mtimeNs));
 }
 
 interface LocalFile {
@@ -60,6 +64,9 @@ function localFiles(local: string): Map<string, LocalFile> {
   return found;
 }
 
+/** The boundaries of a put, in order (tests stop a put at each). */
+export type PutPhase = 'uploaded' | 'committed' | 'described';
+
 export interface Put {
   uploaded: number;
   bytes: number;
@@ -77,9 +84,10 @@ async function putJson(store: ObjectStore, local: string, key: string, value: un
 
 /**
  * Puts the local folder back as the folder's new commit: the files that
- * changed since `previous` (size or time), each at most TRANSFERS at once
- * (manifest.json after the data it names), the commit, then the removal of
- * what it no longer names. `passed` is told of each phase (tests stop a put there).
+ * changed since `previous` (size or time), each at most TRANSFERS at once,
+ * the commit, the descriptions made from it (views.sql, manifest.json), then
+ * the removal of what it no longer names. `passed` is told of each phase
+ * (tests stop a put there).
  */
 export async function putFolder(
   store: ObjectStore,
@@ -89,7 +97,7 @@ export async function putFolder(
   {
     passed = () => undefined,
     onDemand,
-  }: { passed?: (phase: 'uploaded' | 'committed') => void; onDemand?: RemoteFiles } = {},
+  }: { passed?: (phase: PutPhase) => void; onDemand?: RemoteFiles } = {},
 ): Promise<Put> {
   const files = localFiles(local);
   // The commit's files not fetched (nor removed, nor written since): named again as they are.
@@ -120,78 +128,103 @@ async function writeDownPut(
   });
 }
 
+/**
+ * The folder's descriptions: made from the commit they describe and written
+ * after it has landed, before the files of the commit before it are removed,
+ * so that one followed at any moment reads one whole commit. The commit names
+ * each by its content (sha256), not by a version it cannot know yet.
+ */
+const DESCRIPTIONS = [VIEWS_FILE, 'manifest.json'];
+
 /** putFolder once the local folder is listed (`files`). */
 async function putListed(
   store: ObjectStore,
   local: string,
   files: Map<string, LocalFile>,
   previous: Commit | undefined,
-  passed: (phase: 'uploaded' | 'committed') => void,
+  passed: (phase: PutPhase) => void,
   listed: readonly string[],
 ): Promise<Put> {
-  const commit: Commit = {
-    version: 2,
-    committed_at: new Date().toISOString(),
-    state: {},
-    files: {},
-  };
-  const stamp = putStamp(commit.committed_at);
+  const committedAt = new Date().toISOString();
+  const state: Commit['state'] = {};
+  const named: Commit['files'] = {};
+  const stamp = putStamp(committedAt);
   const changed: string[] = [];
   for (const [path, file] of files) {
     if (path.startsWith('.state/')) {
-      commit.state[path] = await readFile(join(local, ...path.split('/')), 'utf8');
+      state[path] = await readFile(join(local, ...path.split('/')), 'utf8');
       continue;
     }
     const before = previous?.files[path];
-    if (before && before.bytes === file.bytes && before.mtime_ms === file.mtime_ms)
-      commit.files[path] = before;
+    if (
+      before &&
+      !DESCRIPTIONS.includes(path) &&
+      before.bytes === file.bytes &&
+      before.mtime_ms === file.mtime_ms
+    )
+      named[path] = before;
     else changed.push(path);
   }
-  // views.sql names the data's objects: put at every commit, since a killed put may have
-  // left one naming objects that no commit names.
-  if (files.has(VIEWS_FILE) && !changed.includes(VIEWS_FILE)) changed.push(VIEWS_FILE);
   const keys = new Map(changed.map((path) => [path, objectKey(path, stamp)]));
   // Written down before the first upload: a put killed half-way leaves no object unknown.
   if (changed.length > 0)
-    await writeDownPut(store, local, commit.committed_at, [...keys.values()], listed, previous);
+    await writeDownPut(store, local, committedAt, [...keys.values()], listed, previous);
   let bytes = 0;
-  const upload = async (path: string, from = join(local, ...path.split('/'))): Promise<void> => {
+  const upload = async (path: string): Promise<void> => {
     const file = files.get(path)!;
     const key = keys.get(path)!;
-    const put = await store.upload(from, key);
-    // A file put from a draft (views.sql naming the objects) has the draft's time.
-    const time = from === join(local, ...path.split('/')) ? file.mtime_ms : mtimeOf(from);
-    commit.files[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: time };
+    const put = await store.upload(join(local, ...path.split('/')), key);
+    named[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
     bytes += file.bytes;
   };
-  const last = [VIEWS_FILE, 'manifest.json'];
   // Data first (new objects), then stable names: a put failing on data changes no object.
-  await transferAll(changed.filter(versioned), (path) => upload(path));
+  await transferAll(changed.filter(versioned), upload);
   await transferAll(
-    changed.filter((path) => !versioned(path) && !last.includes(path)),
-    (path) => upload(path),
+    changed.filter((path) => !versioned(path) && !DESCRIPTIONS.includes(path)),
+    upload,
   );
-  // Then the SQL that names the new objects, then the manifest that names the new extracts.
-  if (changed.includes(VIEWS_FILE)) {
-    const draft = await viewsNamingObjects(local, commit);
-    await upload(VIEWS_FILE, draft);
-    await rm(draft, { force: true });
-  }
-  if (changed.includes('manifest.json')) await upload('manifest.json');
   passed('uploaded');
+  // The descriptions, made from the files this commit names (views.sql: by their objects).
+  const described = new Map<string, string>();
+  for (const path of DESCRIPTIONS.filter((p) => files.has(p))) {
+    const draft =
+      path === VIEWS_FILE
+        ? await viewsNamingObjects(local, named)
+        : join(local, ...path.split('/'));
+    const info = statSync(draft, { bigint: true });
+    named[path] = {
+      key: path,
+      bytes: Number(info.size),
+      sha256: await sha256File(draft),
+      mtime_ms: Number(mtimeMillis(info.mtimeNs)),
+    };
+    described.set(path, draft);
+  }
   // What road-etl's own commits and puts wrote that this commit no longer names: never
   // an object of someone else's.
-  const named = new Set(Object.values(commit.files).map((file) => file.key));
+  const keysNamed = new Set(Object.values(named).map((file) => file.key));
   const before = Object.values(previous?.files ?? {}).map((file) => file.key);
   const obsolete = [...new Set([...listed, ...before, ...(previous?.obsolete ?? [])])].filter(
-    (key) => !localOnly(key) && !named.has(key),
+    (key) => !localOnly(key) && !keysNamed.has(key),
   );
-  if (obsolete.length > 0) commit.obsolete = obsolete;
-  commit.files = Object.fromEntries(
-    Object.entries(commit.files).sort(([a], [b]) => (a < b ? -1 : 1)),
-  );
+  const sorted = Object.fromEntries(Object.entries(named).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const commit: Commit = {
+    version: COMMIT_VERSION,
+    committed_at: committedAt,
+    state,
+    files: sorted,
+    file_count: Object.keys(sorted).length,
+    files_sha256: filesDigest(sorted),
+    ...(obsolete.length > 0 ? { obsolete } : {}),
+  };
   await putJson(store, local, COMMIT_KEY, commit);
   passed('committed');
+  for (const [path, draft] of described) {
+    await store.upload(draft, path);
+    bytes += named[path]!.bytes;
+    if (draft !== join(local, ...path.split('/'))) await rm(draft, { force: true });
+  }
+  passed('described');
   // (also one a killed put left, when this one had nothing to upload)
   await store.remove([PUT_KEY]);
   await store.remove(obsolete);
@@ -204,10 +237,10 @@ async function putListed(
  * a copy of the folder's objects reads this commit's. Written to the local
  * folder's scratch; resolves to that file.
  */
-async function viewsNamingObjects(local: string, commit: Commit): Promise<string> {
+async function viewsNamingObjects(local: string, files: Commit['files']): Promise<string> {
   // One pass over the script's string literals, comments aside (a year names thousands of files).
   const objects = new Map(
-    Object.entries(commit.files).map(([path, { key }]) => [quotedString(path), quotedString(key)]),
+    Object.entries(files).map(([path, { key }]) => [quotedString(path), quotedString(key)]),
   );
   const script = (await readFile(join(local, VIEWS_FILE), 'utf8')).replace(
     /--[^\n]*|'(?:[^']|'')*'/g,

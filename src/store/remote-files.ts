@@ -22,8 +22,8 @@ export interface Unfetched {
   key: string;
   bytes: number;
   mtime_ms: number;
-  /** The object's version the commit names. */
-  version: string;
+  /** The object's version the commit names (data and extracts: always). */
+  version?: string | undefined;
 }
 
 export class RemoteFiles implements FolderFiles {
@@ -114,7 +114,7 @@ export class RemoteFiles implements FolderFiles {
         });
       throw error;
     });
-    if (got.version !== recorded.version) {
+    if (recorded.version !== undefined && got.version !== recorded.version) {
       await rm(file, { force: true });
       throw new MissingObjectError(this.#store.url, recorded.key, {
         path: relative(this.#root, file).split(sep).join('/'),

@@ -14,13 +14,18 @@
  * atomic step of a put:
  *   0. the keys about to be uploaded are written down (`.state/put.json`), with
  *      those a put killed before left that no commit names;
- *   1. the files that changed are uploaded (data, extracts, views.sql naming
- *      the new objects, then manifest.json);
- *   2. the commit is written, naming the objects no longer part of the folder;
- *   3. `.state/put.json` is removed, then those objects.
+ *   1. the files that changed are uploaded (data, then extracts and the report);
+ *   2. the commit is written, naming the objects no longer part of the folder
+ *      and, by their content, the descriptions made from it (views.sql naming
+ *      its objects, manifest.json), with the count and hash of its list of
+ *      files, by which a damaged commit is known (readCommit);
+ *   3. the descriptions are written;
+ *   4. `.state/put.json` is removed, then those objects.
  * A run killed in 1 leaves objects the last commit does not name: a fetch
  * ignores them (the next put removes them: put.json names them), so what
- * reads through the commit reads one commit. Extracts, the manifest, views.sql
+ * reads through the commit reads one commit. A run killed in 2 or 3 leaves
+ * the descriptions of the commit before, whose objects are removed only in 4:
+ * a reader of views.sql reads that commit whole, until the next put. Extracts, the manifest, views.sql
  * and the report keep their names (publishers link to them): one a killed put
  * may have uploaded again (put.json names it) is fetched at once, with the
  * time of the fetch when it was, so that the steps see it rewritten and redo
@@ -28,6 +33,7 @@
  * builds see only what the night changed. The folder is never listed once it
  * has a commit: a night costs the same whatever the history in the bucket.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -60,7 +66,23 @@ const COMMIT_REPAIR = `restore it from the store's versions (or a backup), or st
 const VERSIONED_OBJECT = /\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/;
 
 /** The commit's own layout (a folder of another is refused with the way to rebuild it). */
-const COMMIT_VERSION = 2;
+export const COMMIT_VERSION = 3;
+
+const committedFileSchema = z
+  .object({
+    key: z.string(),
+    bytes: z.number(),
+    /** The store's version of the object, as its upload returned it. */
+    version: z.string().optional(),
+    /** A description's content (written after the commit: its version is not known to it). */
+    sha256: z.string().optional(),
+    mtime_ms: z.number(),
+  })
+  .refine((file) => file.version !== undefined || file.sha256 !== undefined, {
+    message: 'a file without its version or content hash',
+  });
+
+export type CommittedFile = z.output<typeof committedFileSchema>;
 
 const commitSchema = z.object({
   version: z.literal(COMMIT_VERSION),
@@ -68,15 +90,60 @@ const commitSchema = z.object({
   /** State files (under .state/), by path: their text. */
   state: z.record(z.string(), z.string()),
   /** Every other file, by its path in the folder: the object that holds it. */
-  files: z.record(
-    z.string(),
-    z.object({ key: z.string(), bytes: z.number(), version: z.string(), mtime_ms: z.number() }),
-  ),
+  files: z.record(z.string(), committedFileSchema),
+  /** The commit's own check of `files`: how many, and the hash of the list (filesDigest). */
+  file_count: z.number(),
+  files_sha256: z.string(),
   /** Objects no longer part of the folder, removed after the commit (again by the next put). */
   obsolete: z.array(z.string()).optional(),
 });
 
 export type Commit = z.output<typeof commitSchema>;
+
+/** The hash of a commit's list of files: each path, object, size, version and content hash, in order. */
+export function filesDigest(files: Commit['files']): string {
+  const hash = createHash('sha256');
+  for (const path of Object.keys(files).sort()) {
+    const file = files[path]!;
+    hash.update(
+      JSON.stringify([path, file.key, file.bytes, file.version ?? '', file.sha256 ?? '']),
+    );
+    hash.update('\n');
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Why a commit fails its own check, if it does: a list of files that is not
+ * the one it was written with (emptied, cut, edited), an object named for two
+ * files, an extract the folder knows (`.state/exports.json`) that it does not
+ * name.
+ */
+function commitFault(commit: Commit): string | undefined {
+  const paths = Object.keys(commit.files);
+  if (paths.length !== commit.file_count || filesDigest(commit.files) !== commit.files_sha256)
+    return `its list of files is not the one it was written with (${paths.length} file(s) named, ${commit.file_count} written)`;
+  const byKey = new Map<string, string>();
+  for (const [path, file] of Object.entries(commit.files)) {
+    const other = byKey.get(file.key);
+    if (other !== undefined)
+      return `it names the object ${file.key} for two files (${other}, ${path})`;
+    byKey.set(file.key, path);
+  }
+  const exportsText = commit.state['.state/exports.json'];
+  if (exportsText !== undefined) {
+    let known: unknown;
+    try {
+      known = JSON.parse(exportsText);
+    } catch {
+      return 'its .state/exports.json is not JSON';
+    }
+    const missing = Object.keys((known ?? {}) as object).filter((path) => !(path in commit.files));
+    if (missing.length > 0)
+      return `it names no file for ${missing.length} extract(s) the folder knows (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''})`;
+  }
+  return undefined;
+}
 
 const putSchema = z.object({
   version: z.literal(1),
@@ -127,11 +194,17 @@ async function unfinishedPut(store: ObjectStore): Promise<string[]> {
   ).keys;
 }
 
-/** The folder's last commit; undefined for a folder never written. */
+/** The folder's last commit; undefined for a folder never written. A damaged one is refused (exit 1). */
 export async function readCommit(store: ObjectStore): Promise<Commit | undefined> {
   const text = await store.read(COMMIT_KEY);
   if (text === undefined) return undefined;
-  return parsedOwn(store, COMMIT_KEY, text, commitSchema, COMMIT_REPAIR);
+  const commit = parsedOwn(store, COMMIT_KEY, text, commitSchema, COMMIT_REPAIR);
+  const fault = commitFault(commit);
+  if (fault !== undefined)
+    throw new StateError(
+      `${store.url}${COMMIT_KEY} is damaged (${fault}): ${COMMIT_REPAIR}. Nothing was written`,
+    );
+  return commit;
 }
 
 /** Where a folder names its layout (held whole in the commit, as every state file). */

@@ -98,6 +98,15 @@ export interface UploadGate {
   uploads(count: number): Promise<void>;
   /** Cuts the connection of each of the next `count` uploads of a data object (as a network does). */
   drop(count: number): void;
+  /**
+   * Resolves when the first request that `match` takes (its method, and its
+   * URL's path and query decoded) arrives: held with every later request, or,
+   * `answered`, forwarded and its answer held (the store has done it; the
+   * client never hears so).
+   */
+  hold(match: (method: string, url: string) => boolean, answered?: boolean): Promise<void>;
+  /** Lets every request through again (those held are cut). */
+  free(): void;
   close(): Promise<void>;
 }
 
@@ -110,7 +119,35 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
   let waiting: { left: number; reached: () => void } | undefined;
   let holding = false;
   let dropping = 0;
+  let holdOn:
+    | { match: (method: string, url: string) => boolean; answered: boolean; reached: () => void }
+    | undefined;
   const proxy = createServer((incoming, answer) => {
+    const hit =
+      holdOn?.match(incoming.method ?? '', decodeURIComponent(incoming.url ?? '/')) ?? false;
+    if (hit && !holding) {
+      holding = true;
+      holdOn!.reached();
+      if (holdOn!.answered) {
+        const forwarded = request({
+          host: target.hostname,
+          port: target.port,
+          method: incoming.method,
+          path: incoming.url,
+          headers: incoming.headers,
+        });
+        // Done by the store; its answer never reaches the client.
+        forwarded.on('response', (answered) => answered.resume());
+        forwarded.on('error', () => undefined);
+        incoming.pipe(forwarded);
+        held.push(incoming);
+        return;
+      }
+    }
+    if (holdOn && holding) {
+      held.push(incoming);
+      return;
+    }
     const upload = incoming.method === 'PUT' && /\.parquet(\?|$)/.test(incoming.url ?? '');
     if (upload && dropping > 0) {
       dropping--;
@@ -159,11 +196,25 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
       new Promise<void>((reached) => {
         for (const request of held.splice(0)) request.socket.destroy();
         holding = false;
+        holdOn = undefined;
         waiting = { left: count, reached };
       }),
     drop: (count) => {
       dropping = count;
     },
+    free: () => {
+      for (const request of held.splice(0)) request.socket.destroy();
+      holding = false;
+      holdOn = undefined;
+      waiting = undefined;
+    },
+    hold: (match, answered = false) =>
+      new Promise<void>((reached) => {
+        for (const request of held.splice(0)) request.socket.destroy();
+        holding = false;
+        waiting = undefined;
+        holdOn = { match, answered, reached };
+      }),
     close: async () => {
       for (const request of held.splice(0)) request.socket.destroy();
       proxy.closeAllConnections();

@@ -159,8 +159,9 @@ describe('an output folder in S3 (s3rver)', () => {
       `SELECT count(*) AS n FROM read_parquet('${once}/derived/bicycle_hourly/**/*.parquet')`,
     );
     expect((JSON.parse(counted.stdout) as { n: number }[])[0]!.n).toBe(Number(row!['n']));
-    // A put killed once it had uploaded a new version of a file and views.sql naming it; the
-    // report's put that follows writes views.sql anew, and removes that version.
+    // A put killed once it had uploaded a new version of a file, before its commit: views.sql,
+    // written after a commit only, still names the last commit's objects alone; the report's put
+    // that follows removes that version.
     const killed = join(await testDir(), 'killed');
     const before = await fetchFolder(store, killed);
     const daily = (await readdir(join(killed, 'derived/bicycle_daily'), { recursive: true }))
@@ -173,12 +174,16 @@ describe('an output folder in S3 (s3rver)', () => {
       if (phase === 'uploaded') throw new Error('killed');
     };
     await expect(putFolder(store, killed, before, { passed: kill })).rejects.toThrow('killed');
-    // The store's views.sql now names an object that no commit names.
     const named = (await store.read('views.sql'))!
       .toString()
       .match(/[^']+\.v\d{8}T\d{6}Z-\w{6}\.parquet/g);
     const committed = new Set(Object.values((await readCommit(store))!.files).map((f) => f.key));
-    expect(named!.filter((key) => !committed.has(key)).length).toBe(1);
+    expect(named!.length).toBeGreaterThan(0);
+    expect(named!.filter((key) => !committed.has(key))).toEqual([]);
+    const uploaded = (await store.list()).filter(
+      (o) => o.key.startsWith('derived/bicycle_daily/') && !committed.has(o.key),
+    );
+    expect(uploaded.length).toBe(1);
     const reported = await onEmptyWorker(['report', '--output', url]);
     expect(reported.code, reported.stderr).toBe(0);
     expect(JSON.parse(reported.stdout.trim())).toMatchObject({
@@ -193,6 +198,7 @@ describe('an output folder in S3 (s3rver)', () => {
     );
     expect(Number(viewed.daily)).toBe(Number(days!['n']));
     expect(Number(viewed.apart)).toBe(0);
+    expect((await store.list()).filter((o) => o.key === uploaded[0]!.key)).toEqual([]);
     // The bucket holds the folder and its commit, nothing of a run's own.
     const keys = (await store.list()).map((o) => o.key);
     expect(keys).toContain(COMMIT_KEY);
