@@ -99,6 +99,11 @@ export class StateError extends RunError {
   override name = 'StateError';
 }
 
+/** Another run committed to the folder since this one read its commit: this commit is refused (exit 1). */
+export class CommitConflictError extends StateError {
+  override name = 'CommitConflictError';
+}
+
 /**
  * An object the folder's commit names that the store no longer has (removed
  * by something other than road-etl). Exit 1; the message names it.

@@ -20,6 +20,7 @@ interface PlanArgs extends CommonArgs {
   select: string[] | undefined;
   reset: string[] | undefined;
   format: 'text' | 'json';
+  verbose?: boolean | undefined;
   /** What `run --dry-run` passes on: checked as `run` checks them. */
   repair?: string[] | undefined;
   'accept-upstream'?: string[] | undefined;
@@ -35,6 +36,12 @@ export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
         type: 'string',
         array: true,
         describe: 'Plan these steps as started over',
+      })
+      .option('verbose', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'text: every step with what it runs, its rules and everything it reads (default: one or two lines a step)',
       })
       .option('format', {
         choices: ['text', 'json'] as const,
@@ -53,7 +60,10 @@ export const planCommand = (io: CliIo): CommandModule<object, PlanArgs> => ({
  */
 export function printPlan(
   args: CommonArgs &
-    Pick<PlanArgs, 'pipeline' | 'param' | 'select' | 'reset' | 'repair' | 'accept-upstream'>,
+    Pick<
+      PlanArgs,
+      'pipeline' | 'param' | 'select' | 'reset' | 'repair' | 'accept-upstream' | 'verbose'
+    >,
   io: CliIo,
   format: PlanArgs['format'],
 ): Promise<Pipeline> {
@@ -72,7 +82,11 @@ export function printPlan(
       const plan = await planRun(pipeline, output, { selected, reused }, resets, folder);
       const named = { ...plan, output: shown(output) };
       if (format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
-      else await writeOut(io.stdout, `${planLines(named).join('\n')}\n`);
+      else
+        await writeOut(
+          io.stdout,
+          `${planLines(named, { verbose: args.verbose ?? true }).join('\n')}\n`,
+        );
       return pipeline;
     } finally {
       folder.close();

@@ -179,7 +179,7 @@ export async function planRun(
 }
 
 /** The plan in words: for validate and --dry-run. */
-export function planLines(plan: Plan): string[] {
+export function planLines(plan: Plan, { verbose = true }: { verbose?: boolean } = {}): string[] {
   const lines = [`Pipeline ${plan.pipeline} (${plan.definition})`];
   const params = Object.entries(plan.params).map(
     ([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : String(v)}`,
@@ -203,6 +203,20 @@ export function planLines(plan: Plan): string[] {
   lines.push('Steps, in order:');
   for (const [i, step] of plan.steps.entries()) {
     const needs = step.needs.length > 0 ? ` (after ${step.needs.join(', ')})` : '';
+    if (!verbose && step.decision) {
+      // One or two lines a step: what it does tonight and why, then what it writes.
+      const { decision } = step;
+      lines.push(
+        `  ${i + 1}. ${step.id} [${step.kind}]${needs}: ${decision.decision} (${decision.why})`,
+      );
+      const writes = decision.files?.length
+        ? `writes ${decision.files.join(', ')}`
+        : decision.builds.length > 0
+          ? `builds ${decision.builds.map(partitionsInWords).join('; ')}`
+          : undefined;
+      if (writes) lines.push(`       ${writes}`);
+      continue;
+    }
     lines.push(`  ${i + 1}. ${step.id} [${step.kind}]${needs}`);
     if (step.reset)
       lines.push('       starts over (--reset): its checkpoint and data are forgotten');

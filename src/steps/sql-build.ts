@@ -206,8 +206,20 @@ async function planPartial(
     throw new RunError(
       `incremental.touches (${incremental.touches}) must give a list of partition values, not ${listType}`,
     );
+  // Partitions of the input's own column past the last the input has (the data's end) hold
+  // nothing to build: neither built nor named. (An output partitioned by another column, a
+  // local date from a UTC date, may reach past it.)
+  const element = listType.slice(0, -2);
+  const withinData =
+    element === type && partitionBy === column
+      ? ` WHERE k <= (SELECT max(${quotedIdentifier(column)}) FROM road_etl_input_partitions)`
+      : '';
+  if (withinData)
+    await db.run(
+      `SET VARIABLE ${PARTITIONS_VARIABLE} = (SELECT coalesce(list(k ORDER BY k), CAST([] AS ${listType})) FROM (SELECT unnest(getvariable('${PARTITIONS_VARIABLE}')) AS k)${withinData})`,
+    );
   const keyed = await db.all(
-    `SELECT ${partitionKeySql('k', listType.slice(0, -2))} AS key FROM (SELECT unnest(getvariable('${PARTITIONS_VARIABLE}')) AS k)`,
+    `SELECT ${partitionKeySql('k', element)} AS key FROM (SELECT unnest(getvariable('${PARTITIONS_VARIABLE}')) AS k)`,
   );
   // Changes that feed no partition (the last of a sequence, say) leave nothing to build.
   if (keyed.length === 0) return { mode: 'unchanged', checkpoint: changes.checkpoint };

@@ -22,7 +22,7 @@ import {
   type RoadEtlError,
 } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
-import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
+import type { HeldLock, LockGuarantee, ObjectStore, StoredObject, Versioned } from './store.js';
 
 /** Reads of one blob that a write in between may spoil before the read is trouble. */
 const READ_ATTEMPTS = 5;
@@ -138,6 +138,27 @@ export class AzureStore implements ObjectStore {
     return (await this.#readVersioned(key))?.data;
   }
 
+  readVersioned(key: string): Promise<Versioned | undefined> {
+    return this.#readVersioned(key);
+  }
+
+  async writeIf(
+    key: string,
+    body: string,
+    version: string | undefined,
+  ): Promise<string | undefined> {
+    try {
+      const put = await this.#blob(key).upload(body, Buffer.byteLength(body), {
+        conditions: version === undefined ? { ifNoneMatch: '*' } : { ifMatch: version },
+      });
+      return put.etag ?? '';
+    } catch (error) {
+      // 409: the blob is there; 412: it is another version now.
+      if (statusOf(error) === 409 || statusOf(error) === 412) return undefined;
+      throw this.#trouble('Cannot write', key, error);
+    }
+  }
+
   async download(key: string, file: string): Promise<StoredObject> {
     const partial = `${file}.download-${process.pid}`;
     try {
@@ -186,18 +207,7 @@ export class AzureStore implements ObjectStore {
         const got = await this.#readVersioned(key);
         return got ? { text: got.data.toString('utf8'), version: got.version } : undefined;
       },
-      putIf: async (key, body, version) => {
-        try {
-          const put = await this.#blob(key).upload(body, Buffer.byteLength(body), {
-            conditions: version === undefined ? { ifNoneMatch: '*' } : { ifMatch: version },
-          });
-          return put.etag ?? '';
-        } catch (error) {
-          // 409: the blob is there; 412: it is another version now.
-          if (statusOf(error) === 409 || statusOf(error) === 412) return undefined;
-          throw this.#trouble('Cannot write', key, error);
-        }
-      },
+      putIf: (key, body, version) => this.writeIf(key, body, version),
       remove: (keys) => this.remove(keys),
     };
   }

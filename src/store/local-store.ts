@@ -17,8 +17,8 @@ import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { MissingObjectError } from '../errors.js';
 import { acquireLock } from './folder-lock.js';
 import { scratchFolder } from '../layout.js';
-import { commitFileDurably, makeFolder, temporaryPath } from '../util/fs.js';
-import type { HeldLock, ObjectStore, StoredObject } from './store.js';
+import { commitFileDurably, makeFolder, temporaryPath, writeFileAtomic } from '../util/fs.js';
+import type { HeldLock, ObjectStore, StoredObject, Versioned } from './store.js';
 
 /** Where commands keep their copies of the folder, and a put its drafts: never objects. */
 export const WORK_FOLDER = '.state/work';
@@ -76,6 +76,29 @@ export class LocalStore implements ObjectStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     });
+  }
+
+  async readVersioned(key: string): Promise<Versioned | undefined> {
+    const data = await this.read(key);
+    if (data === undefined) return undefined;
+    return { data, version: (await this.#object(key)).version };
+  }
+
+  /** Under the folder's lock (enforced), a check of the version, then a rename. */
+  async writeIf(
+    key: string,
+    body: string,
+    version: string | undefined,
+  ): Promise<string | undefined> {
+    const now = await this.#object(key).then(
+      (object) => object.version,
+      () => undefined,
+    );
+    if (now !== version) return undefined;
+    const path = this.#path(key);
+    await makeFolder(dirname(path));
+    await writeFileAtomic(path, body, scratchFolder(this.folder));
+    return (await this.#object(key)).version;
   }
 
   async download(key: string, file: string): Promise<StoredObject> {

@@ -20,6 +20,7 @@ import {
   type Fetched,
 } from './sync.js';
 import { sha256File } from '../util/fs.js';
+import { CommitConflictError } from '../errors.js';
 import { transferAll } from './transfer.js';
 
 /** The folder's SQL for plain DuckDB (duckdb/views-script.ts), which names the data files. */
@@ -92,8 +93,11 @@ async function putJson(store: ObjectStore, local: string, key: string, value: un
 export async function putFolder(
   store: ObjectStore,
   local: string,
-  /** The commit fetched, and the objects of road-etl's own the folder may hold: the only ones removed. */
-  { commit: previous, listed }: Pick<Fetched, 'commit' | 'listed'>,
+  /**
+   * The commit fetched and its object's version (the next commit is written over it only),
+   * and the objects of road-etl's own the folder may hold: the only ones removed.
+   */
+  fetched: Pick<Fetched, 'commit' | 'parent' | 'listed'>,
   {
     passed = () => undefined,
     onDemand,
@@ -103,7 +107,7 @@ export async function putFolder(
   // The commit's files not fetched (nor removed, nor written since): named again as they are.
   for (const [path, recorded] of onDemand?.left ?? [])
     if (!files.has(path)) files.set(path, { bytes: recorded.bytes, mtime_ms: recorded.mtime_ms });
-  return putListed(store, local, files, previous, passed, listed);
+  return putListed(store, local, files, fetched, passed);
 }
 
 /**
@@ -128,22 +132,82 @@ async function writeDownPut(
   });
 }
 
-/**
- * The folder's descriptions: made from the commit they describe and written
- * after it has landed, before the files of the commit before it are removed,
- * so that one followed at any moment reads one whole commit. The commit names
- * each by its content (sha256), not by a version it cannot know yet.
- */
+/** The folder's descriptions, made anew from each commit. */
 const DESCRIPTIONS = [VIEWS_FILE, 'manifest.json'];
+
+/**
+ * The files a put writes after its commit, under the names publishers link
+ * to: extracts, the report, and the folder's descriptions made from the
+ * commit (views.sql naming its objects, manifest.json). The commit names each
+ * by its content (sha256), as the store's version of an object not yet
+ * written is not known; a put refused its commit has overwritten none.
+ */
+function afterCommit(path: string): boolean {
+  return !versioned(path);
+}
+
+/** The extracts whose content the folder knows (`.state/exports.json`): hashed once, by the export. */
+function knownContent(
+  state: Commit['state'],
+): Map<string, { bytes: number; sha256: string; mtime_ms: number }> {
+  try {
+    const known = JSON.parse(state['.state/exports.json'] ?? '{}') as Record<
+      string,
+      { bytes?: unknown; sha256?: unknown; mtime_ms?: unknown }
+    >;
+    return new Map(
+      Object.entries(known).flatMap(([path, e]) =>
+        typeof e.bytes === 'number' &&
+        typeof e.sha256 === 'string' &&
+        typeof e.mtime_ms === 'number'
+          ? [[path, { bytes: e.bytes, sha256: e.sha256, mtime_ms: e.mtime_ms }] as const]
+          : [],
+      ),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * Names in `named` each file written after the commit by its content, and
+ * resolves to the file to write for each (views.sql: a draft naming the
+ * objects of `named`). An extract's hash is the one its export recorded.
+ */
+async function namedByContent(
+  local: string,
+  paths: readonly string[],
+  named: Commit['files'],
+  state: Commit['state'],
+): Promise<Map<string, string>> {
+  const known = knownContent(state);
+  const later = new Map<string, string>();
+  for (const path of paths) {
+    const draft =
+      path === VIEWS_FILE
+        ? await viewsNamingObjects(local, named)
+        : join(local, ...path.split('/'));
+    const info = statSync(draft, { bigint: true });
+    const size = Number(info.size);
+    const time = Number(mtimeMillis(info.mtimeNs));
+    const hashed = known.get(path);
+    const sha256 =
+      hashed && hashed.bytes === size && hashed.mtime_ms === time
+        ? hashed.sha256
+        : await sha256File(draft);
+    named[path] = { key: path, bytes: size, sha256, mtime_ms: time };
+    later.set(path, draft);
+  }
+  return later;
+}
 
 /** putFolder once the local folder is listed (`files`). */
 async function putListed(
   store: ObjectStore,
   local: string,
   files: Map<string, LocalFile>,
-  previous: Commit | undefined,
+  { commit: previous, parent, listed }: Pick<Fetched, 'commit' | 'parent' | 'listed'>,
   passed: (phase: PutPhase) => void,
-  listed: readonly string[],
 ): Promise<Put> {
   const committedAt = new Date().toISOString();
   const state: Commit['state'] = {};
@@ -170,36 +234,17 @@ async function putListed(
   if (changed.length > 0)
     await writeDownPut(store, local, committedAt, [...keys.values()], listed, previous);
   let bytes = 0;
-  const upload = async (path: string): Promise<void> => {
+  // Data first, each version a new object: a put failing here changes no object of the folder.
+  await transferAll(changed.filter(versioned), async (path) => {
     const file = files.get(path)!;
     const key = keys.get(path)!;
     const put = await store.upload(join(local, ...path.split('/')), key);
     named[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
     bytes += file.bytes;
-  };
-  // Data first (new objects), then stable names: a put failing on data changes no object.
-  await transferAll(changed.filter(versioned), upload);
-  await transferAll(
-    changed.filter((path) => !versioned(path) && !DESCRIPTIONS.includes(path)),
-    upload,
-  );
+  });
   passed('uploaded');
-  // The descriptions, made from the files this commit names (views.sql: by their objects).
-  const described = new Map<string, string>();
-  for (const path of DESCRIPTIONS.filter((p) => files.has(p))) {
-    const draft =
-      path === VIEWS_FILE
-        ? await viewsNamingObjects(local, named)
-        : join(local, ...path.split('/'));
-    const info = statSync(draft, { bigint: true });
-    named[path] = {
-      key: path,
-      bytes: Number(info.size),
-      sha256: await sha256File(draft),
-      mtime_ms: Number(mtimeMillis(info.mtimeNs)),
-    };
-    described.set(path, draft);
-  }
+  // The files written after the commit, named by their content (views.sql: naming the objects).
+  const later = await namedByContent(local, changed.filter(afterCommit), named, state);
   // What road-etl's own commits and puts wrote that this commit no longer names: never
   // an object of someone else's.
   const keysNamed = new Set(Object.values(named).map((file) => file.key));
@@ -217,13 +262,19 @@ async function putListed(
     files_sha256: filesDigest(sorted),
     ...(obsolete.length > 0 ? { obsolete } : {}),
   };
-  await putJson(store, local, COMMIT_KEY, commit);
+  // Only over the commit this put started from: another writer's commit since refuses this one.
+  if ((await store.writeIf(COMMIT_KEY, JSON.stringify(commit), parent)) === undefined) {
+    await store.remove(changed.filter(versioned).map((path) => keys.get(path)!));
+    throw new CommitConflictError(
+      `${store.url}${COMMIT_KEY} is no longer the commit this run started from: another run committed to the folder meanwhile, so this run's commit is refused. Nothing of that run's is touched; the objects this run uploaded are removed. Run it again: it starts from the new commit`,
+    );
+  }
   passed('committed');
-  for (const [path, draft] of described) {
+  await transferAll([...later], async ([path, draft]) => {
     await store.upload(draft, path);
     bytes += named[path]!.bytes;
     if (draft !== join(local, ...path.split('/'))) await rm(draft, { force: true });
-  }
+  });
   passed('described');
   // (also one a killed put left, when this one had nothing to upload)
   await store.remove([PUT_KEY]);

@@ -16,14 +16,31 @@ import { DISK, type FolderEntry, type FolderFiles } from '../duckdb/folder-files
 import { MissingObjectError } from '../errors.js';
 import type { ObjectStore } from './store.js';
 import { giveTime, transferAll } from './transfer.js';
+import { sha256File } from '../util/fs.js';
 
 /** A file of the commit not fetched: the object that holds it, its size and time. */
 export interface Unfetched {
   key: string;
   bytes: number;
   mtime_ms: number;
-  /** The object's version the commit names (data and extracts: always). */
+  /** The object's version the commit names (a data file's). */
   version?: string | undefined;
+  /** The content the commit names (a file written after it: an extract, the report). */
+  sha256?: string | undefined;
+}
+
+/**
+ * Whether a file fetched as `got` (its version) holds what the commit names:
+ * the version the commit records, or the content (sha256) of a file written
+ * after the commit.
+ */
+export async function holdsCommitted(
+  file: string,
+  recorded: Pick<Unfetched, 'version' | 'sha256'>,
+  got: string,
+): Promise<boolean> {
+  if (recorded.version !== undefined) return got === recorded.version;
+  return recorded.sha256 !== undefined && (await sha256File(file)) === recorded.sha256;
 }
 
 export class RemoteFiles implements FolderFiles {
@@ -114,7 +131,7 @@ export class RemoteFiles implements FolderFiles {
         });
       throw error;
     });
-    if (recorded.version !== undefined && got.version !== recorded.version) {
+    if (!(await holdsCommitted(file, recorded, got.version))) {
       await rm(file, { force: true });
       throw new MissingObjectError(this.#store.url, recorded.key, {
         path: relative(this.#root, file).split(sep).join('/'),

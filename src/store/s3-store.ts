@@ -27,7 +27,7 @@ import {
 import { collect, configurationFault, statusOf } from './s3-client.js';
 import { ConfigurationError, MissingObjectError, RunError, type RoadEtlError } from '../errors.js';
 import { ObjectLock, type ConditionalWrites } from './object-lock.js';
-import type { HeldLock, LockGuarantee, ObjectStore, StoredObject } from './store.js';
+import type { HeldLock, LockGuarantee, ObjectStore, StoredObject, Versioned } from './store.js';
 
 /** Puts of one object, the first included, before a lost connection is reported. */
 const UPLOAD_ATTEMPTS = 3;
@@ -117,12 +117,16 @@ export class S3Store implements ObjectStore {
   }
 
   async read(key: string): Promise<Buffer | undefined> {
+    return (await this.readVersioned(key))?.data;
+  }
+
+  async readVersioned(key: string): Promise<Versioned | undefined> {
     for (let attempt = 1; ; attempt++) {
       const got = await this.#get(key);
       if (!got) return undefined;
       try {
         const data = await collect(got.body);
-        if (data.length === got.bytes) return data;
+        if (data.length === got.bytes) return { data, version: got.version };
         throw new Error(`${data.length} of its ${got.bytes} bytes came`);
       } catch (error) {
         // A body cut off (a store that writes objects in place, as s3rver does, or the
@@ -195,6 +199,10 @@ export class S3Store implements ObjectStore {
    * undefined when the condition failed. A store that ignores the condition
    * writes all the same.
    */
+  writeIf(key: string, body: string, version: string | undefined): Promise<string | undefined> {
+    return this.#putIf(key, body, version);
+  }
+
   async #putIf(key: string, body: string, version?: string): Promise<string | undefined> {
     try {
       const put = await this.#client.send(

@@ -33,6 +33,12 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
+/** An object's bytes, and the version they are. */
+export interface Versioned {
+  data: Buffer;
+  version: string;
+}
+
 export interface ObjectStore {
   /** The store as the user named it (`s3://bucket/prefix`, a folder). */
   readonly url: string;
@@ -40,6 +46,16 @@ export interface ObjectStore {
   list(prefix?: string): Promise<StoredObject[]>;
   /** The object's bytes; undefined when there is none. */
   read(key: string): Promise<Buffer | undefined>;
+  /** The object's bytes and the version they are; undefined when there is none. */
+  readVersioned(key: string): Promise<Versioned | undefined>;
+  /**
+   * Writes `body` as `key` only if the object is still `version` (undefined:
+   * only if there is none), with the store's own condition (S3 `If-Match` /
+   * `If-None-Match`, Azure's, the local folder under its lock); resolves to
+   * the new version, or undefined when the condition failed. A store that
+   * ignores conditions (found by the lock's probe: `advisory`) writes all the same.
+   */
+  writeIf(key: string, body: string, version: string | undefined): Promise<string | undefined>;
   /** Copies the object to a local file (written whole, then renamed). */
   download(key: string, file: string): Promise<StoredObject>;
   /** Writes a local file as the object, whole. */

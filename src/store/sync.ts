@@ -40,7 +40,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError, MissingObjectError, StateError } from '../errors.js';
 import { formatNamed, olderFolder } from './folder-format.js';
-import type { RemoteFiles } from './remote-files.js';
+import { holdsCommitted, type RemoteFiles } from './remote-files.js';
 import type { ObjectStore, StoredObject } from './store.js';
 import { giveTime, transferAll } from './transfer.js';
 
@@ -196,15 +196,22 @@ async function unfinishedPut(store: ObjectStore): Promise<string[]> {
 
 /** The folder's last commit; undefined for a folder never written. A damaged one is refused (exit 1). */
 export async function readCommit(store: ObjectStore): Promise<Commit | undefined> {
-  const text = await store.read(COMMIT_KEY);
-  if (text === undefined) return undefined;
-  const commit = parsedOwn(store, COMMIT_KEY, text, commitSchema, COMMIT_REPAIR);
+  return (await readCommitVersioned(store))?.commit;
+}
+
+/** The folder's last commit and the version of its object (the parent the next commit names). */
+async function readCommitVersioned(
+  store: ObjectStore,
+): Promise<{ commit: Commit; version: string } | undefined> {
+  const got = await store.readVersioned(COMMIT_KEY);
+  if (got === undefined) return undefined;
+  const commit = parsedOwn(store, COMMIT_KEY, got.data, commitSchema, COMMIT_REPAIR);
   const fault = commitFault(commit);
   if (fault !== undefined)
     throw new StateError(
       `${store.url}${COMMIT_KEY} is damaged (${fault}): ${COMMIT_REPAIR}. Nothing was written`,
     );
-  return commit;
+  return { commit, version: got.version };
 }
 
 /** Where a folder names its layout (held whole in the commit, as every state file). */
@@ -215,11 +222,14 @@ const LEFTOVER = /^\.state\/probe-[0-9a-f-]+$/;
 
 /**
  * Refuses a folder whose commit is gone: data files a put named by their
- * version (put-folder.ts) and no commit naming them (exit 1, nothing written).
+ * version (put-folder.ts) beside the views.sql a run writes, and no commit
+ * naming them (exit 1, nothing written).
  */
 export function assertCommitNotLost(store: ObjectStore, objects: readonly StoredObject[]): void {
   const versions = objects.filter((o) => VERSIONED_OBJECT.test(o.key));
-  if (versions.length > 0)
+  // (datasets copied out of a folder by hand, without the views.sql a run writes, are read as they lie)
+  const described = objects.some((o) => o.key === 'views.sql');
+  if (versions.length > 0 && described)
     throw new StateError(
       `${store.url}${COMMIT_KEY} is missing, though the folder holds ${versions.length} data file(s) that road-etl's commits name by version (${store.url}${versions[0]!.key}${versions.length > 1 ? ', ...' : ''}): ${COMMIT_REPAIR}. Nothing was written`,
     );
@@ -268,6 +278,8 @@ export async function assertOwnFolder(store: ObjectStore): Promise<void> {
 
 export interface Fetched {
   commit: Commit | undefined;
+  /** The version of the commit's object: the next commit is written only over it (writeIf). */
+  parent: string | undefined;
   /**
    * The objects of road-etl's own the folder may hold now (those the commit
    * names, those a killed put may have left, those the last put was to
@@ -297,16 +309,18 @@ export async function fetchFolder(
   /** Files the run is to remove (--repair): neither fetched nor placed, so gone from the next commit. */
   skip: ReadonlySet<string> = new Set(),
 ): Promise<Fetched> {
-  const [commit, unfinished] = await Promise.all([readCommit(store), unfinishedPut(store)]);
+  const [read, unfinished] = await Promise.all([readCommitVersioned(store), unfinishedPut(store)]);
   // A folder never committed holds at most what a first put killed left (or is refused).
-  if (!commit)
+  if (!read)
     return {
-      commit,
+      commit: undefined,
+      parent: undefined,
       listed: await ownedBeforeCommit(store, unfinished),
       files: 0,
       fetched: 0,
       bytes: 0,
     };
+  const { commit } = read;
   const probes = (await store.list('.state/probe-')).filter((o) => LEFTOVER.test(o.key));
   for (const [key, text] of Object.entries(commit.state)) {
     const file = join(local, ...key.split('/'));
@@ -343,7 +357,8 @@ export async function fetchFolder(
     bytes += got.bytes;
     fetched++;
     // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
-    if (got.version === recorded.version) await giveTime(path(key), recorded.mtime_ms);
+    if (await holdsCommitted(path(key), recorded, got.version))
+      await giveTime(path(key), recorded.mtime_ms);
   });
   const listed = new Set([
     ...Object.values(commit.files).map((file) => file.key),
@@ -353,6 +368,7 @@ export async function fetchFolder(
   ]);
   return {
     commit,
+    parent: read.version,
     listed: [...listed],
     files: Object.keys(commit.files).length,
     fetched,

@@ -46,7 +46,7 @@ export async function commitAsFound(output: string): Promise<void> {
   const staged = `${output}.found`;
   const fetched = commit
     ? await fetchFolder(store, staged)
-    : { commit: undefined, listed: [] as string[] };
+    : { commit: undefined, parent: undefined, listed: [] as string[] };
   for (const key of found) {
     const to = join(staged, ...key.split('/'));
     await mkdir(dirname(to), { recursive: true });

@@ -133,6 +133,26 @@ describe('road-etl plan', () => {
       builds: [{ dataset: 'bicycle_hourly', partitions: [...today, next] }],
     });
     expect(decisions.get('bicycle_summary')).toMatchObject({ decision: 'whole' });
+    // No step names a date past the night's data (its last local date) or a month after it:
+    // the quality rules touch the 37 days after a changed date, which hold nothing yet.
+    const past: string[] = [];
+    for (const [id, decision] of decisions)
+      for (const set of [...decision.builds, ...(decision.may_build ?? []), ...decision.reads])
+        if (set.partitions !== 'all')
+          for (const value of set.partitions)
+            if (/^\d{4}-\d\d-\d\d$/.test(value) && value > next)
+              past.push(`${id}: ${set.dataset} ${value}`);
+    for (const [id, decision] of decisions)
+      for (const file of decision.files ?? [])
+        if ((/\/(\d{4}-\d\d)\.csv$/.exec(file)?.[1] ?? '') > next.slice(0, 7))
+          past.push(`${id}: ${file}`);
+    expect(past).toEqual([]);
+    expect(decisions.get('bicycle_quality')).toMatchObject({
+      decision: 'partial',
+      builds: [
+        { dataset: 'bicycle_quality', partitions: expect.arrayContaining(today) as unknown },
+      ],
+    });
     expect(decisions.get('export_bicycle_hourly')).toMatchObject({
       decision: 'partial',
       files: [

@@ -41,7 +41,7 @@ async function committed() {
     'manifest.json': '{}',
     '.state/step.json': '{"checkpoint":{}}',
   });
-  await putFolder(store, first, { commit: undefined, listed: [] });
+  await putFolder(store, first, { commit: undefined, parent: undefined, listed: [] });
   return store;
 }
 
@@ -127,7 +127,11 @@ describe('a folder in an object store, put and fetched again', () => {
       putFolder(
         store,
         killed,
-        { commit: before, listed: Object.values(before!.files).map((f) => f.key) },
+        {
+          commit: before,
+          parent: (await store.readVersioned(COMMIT_KEY))!.version,
+          listed: Object.values(before!.files).map((f) => f.key),
+        },
         {
           passed: (phase) => {
             if (phase === 'uploaded') throw new Error('killed');
