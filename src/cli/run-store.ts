@@ -14,8 +14,7 @@ import { putFolder } from '../store/put-folder.js';
 import { checkRunOptions } from '../pipeline/run.js';
 import { commaList, loggerFor, pipelineFromArgs } from './common.js';
 import type { CliIo } from './io.js';
-import type { RunArgs } from './run.js';
-import { lockWaiting, onSignals, type StoreRun } from './run-support.js';
+import { lockWaiting, onSignals, type RunArgs, type StoreRun } from './run-support.js';
 
 /** How the run goes on once the folder is local: `road-etl run`'s own path. */
 export type RunHere = (

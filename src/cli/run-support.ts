@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { FolderInUseError, InterruptedError } from '../errors.js';
 import type { RunSummary } from '../pipeline/summary.js';
 import type { HeldLock, ObjectStore } from '../store/store.js';
-import type { loggerFor } from './common.js';
+import type { CommonArgs, loggerFor } from './common.js';
 import type { LogFields, Logger } from '../log.js';
 
 /**
@@ -24,6 +24,18 @@ export function definitionName(file: string): string | null {
 
 /** A run on a local copy of a folder in an object store. */
 import type { FolderFiles } from '../duckdb/folder-files.js';
+
+/** The arguments of `road-etl run`. */
+export interface RunArgs extends CommonArgs {
+  pipeline: string;
+  param: string[];
+  select: string[] | undefined;
+  reset: string[] | undefined;
+  'accept-upstream': string[] | undefined;
+  'dry-run': boolean;
+  'wait-for-lock': number | undefined;
+  repair: string[] | undefined;
+}
 
 export interface StoreRun {
   url: string;

@@ -1,35 +1,26 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
 import { resolve } from 'node:path';
-import { definitionName, showingAt, shownAt, shownText, type StoreRun } from './run-support.js';
+import {
+  definitionName,
+  showingAt,
+  shownAt,
+  shownText,
+  type RunArgs,
+  type StoreRun,
+} from './run-support.js';
+
 import { NOTHING_AHEAD, type StagedAhead } from '../pipeline/stage-ahead.js';
 import { runInStore } from './run-store.js';
 import type { Pipeline } from '../pipeline/build.js';
 import { runPipeline } from '../pipeline/run.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
 import { createProgress } from '../progress.js';
-import {
-  commaList,
-  loggerFor,
-  outputTarget,
-  withPipelineArguments,
-  type CommonArgs,
-} from './common.js';
+import { commaList, loggerFor, outputTarget, withPipelineArguments } from './common.js';
 import type { CliIo } from './io.js';
 import { explainIoError } from '../errors.js';
 import { checkFolderFormat } from '../store/folder-format.js';
 import { printPlan } from './plan.js';
-
-export interface RunArgs extends CommonArgs {
-  pipeline: string;
-  param: string[];
-  select: string[] | undefined;
-  reset: string[] | undefined;
-  'accept-upstream': string[] | undefined;
-  'dry-run': boolean;
-  'wait-for-lock': number | undefined;
-  repair: string[] | undefined;
-}
 
 export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
   command: 'run <pipeline>',

@@ -13,7 +13,22 @@ import { promisify } from 'node:util';
 import type { Dispatcher } from 'undici';
 import { RoadEtlError, UpstreamError, explainIoError } from '../errors.js';
 import { fileExcerpt } from '../util/fs.js';
-import type { HttpRequest, HttpResponse } from './client.js';
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | undefined;
+  /** Statuses returned to the caller instead of failing (e.g. 400, 401). */
+  pass?: readonly number[];
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
 
 const RETRY_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 

@@ -19,6 +19,8 @@ import {
   bodyToFile,
   shortUrl,
   type FileCheck,
+  type HttpRequest,
+  type HttpResponse,
   type Rate,
 } from './answers.js';
 
@@ -43,21 +45,7 @@ export interface HttpClientOptions {
   logger?: Logger | undefined;
 }
 
-export interface HttpRequest {
-  method: 'GET' | 'POST';
-  url: string;
-  headers?: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal | undefined;
-  /** Statuses returned to the caller instead of failing (e.g. 400, 401). */
-  pass?: readonly number[];
-}
-
-export interface HttpResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
+export type { HttpRequest, HttpResponse };
 
 export class HttpClient {
   readonly #dispatcher: Dispatcher;

@@ -5,12 +5,10 @@
  * CI and schedulers), --dry-run too, and a run carries out the same object.
  * Nothing is touched.
  */
-import type { Database } from '../duckdb/database.js';
-import type { Dataset } from '../duckdb/datasets.js';
-import type { PartitionIndex } from '../duckdb/partitions.js';
 import { InputError } from '../errors.js';
 import type { KindPlan, PartitionSet, PlanContext, StepDecision } from '../steps/step-kind.js';
 import type { Pipeline, PipelineStep } from './build.js';
+import type { FolderView } from './run-folder.js';
 import { describeRunReport } from './run-report.js';
 import { StateStore } from './state.js';
 
@@ -32,13 +30,6 @@ export interface StepPlan {
   description: string[];
   /** What the step will do to the folder (`road-etl plan`); absent where not asked (validate). */
   decision?: StepDecision;
-}
-
-/** The folder as the decisions of a plan see it: its DuckDB, datasets and partitions. */
-export interface FolderView {
-  database(): Promise<Database>;
-  datasets(): Promise<readonly Dataset[]>;
-  partitions: PartitionIndex;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The run's DuckDB over the output folder. */
 import { join } from 'node:path';
-import type { DatabaseOptions } from '../duckdb/database.js';
+import type { Database, DatabaseOptions } from '../duckdb/database.js';
 import { discoverDatasets, type Dataset } from '../duckdb/datasets.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
 import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
@@ -12,7 +12,13 @@ import { DATASET_VIEWS } from '../sources/views.js';
 import { STEP_KINDS } from '../steps/registry.js';
 import { makeFolder } from '../util/fs.js';
 import type { Pipeline } from './build.js';
-import type { FolderView } from './plan.js';
+
+/** The folder as the decisions of a plan see it: its DuckDB, datasets and partitions. */
+export interface FolderView {
+  database(): Promise<Database>;
+  datasets(): Promise<readonly Dataset[]>;
+  partitions: PartitionIndex;
+}
 
 /** The DuckDB of a run (and its report): the definition's budget and threads, spilling under .state/. */
 export function runDatabaseOptions(pipeline: Pipeline, output: string): DatabaseOptions {

@@ -7,8 +7,19 @@ import { DuckDBBlobVector, type DuckDBVector } from '@duckdb/node-api';
 import { Builder } from 'flatbuffers';
 import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { isNested, isTimestamp, isoTimestamp, type Column, type ExportSource } from './columns.js';
-import type { Points } from './flatgeobuf.js';
 import { ColumnType, buildPointFeature } from './flatgeobuf-format.js';
+
+/** The rows as the writer reads them, and what the header says of them. */
+export interface Points {
+  properties: Property[];
+  /** h_lon, h_lat (NaN without a valid position), h_text, l0.., the numbers p.., h_key (the sort key). */
+  sql: string;
+  count: number;
+  located: number;
+  envelope: [number, number, number, number] | undefined;
+  /** The sort keys that part the features into buckets of about a bucket's features, ascending (a scan). */
+  bounds: () => Promise<number[]>;
+}
 
 /** How a property's value reaches the encoder. */
 export type Encoding = 'text' | 'bool' | 'int' | 'long' | 'double';

@@ -27,7 +27,7 @@ import { PositionedWriter } from '../util/positioned-writer.js';
 import { pointColumns, type ExportSource, type GeometryColumns } from './columns.js';
 import type { ExportResult } from './exports.js';
 import { MAGIC, buildHeader, packedTree, treeBytes } from './flatgeobuf-format.js';
-import { chunkColumnsSql, eachFeature, propertyOf, type Property } from './flatgeobuf-features.js';
+import { chunkColumnsSql, eachFeature, propertyOf, type Points } from './flatgeobuf-features.js';
 import { withHilbert } from '../duckdb/hilbert.js';
 import { KeyOrder, type Placed } from './key-order.js';
 
@@ -44,18 +44,6 @@ const MOST_BUCKETS = 256;
 
 /** The sort key of a feature without a position: after every Hilbert value (32 bits). */
 const UNLOCATED = 2 ** 32;
-
-/** The rows as the writer reads them, and what the header says of them. */
-export interface Points {
-  properties: Property[];
-  /** h_lon, h_lat (NaN without a valid position), h_text, l0.., the numbers p.., h_key (the sort key). */
-  sql: string;
-  count: number;
-  located: number;
-  envelope: [number, number, number, number] | undefined;
-  /** The sort keys that part the features into buckets of about BUCKET_FEATURES, ascending (a scan). */
-  bounds: () => Promise<number[]>;
-}
 
 export async function pointsOf(
   db: Database,

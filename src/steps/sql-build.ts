@@ -12,19 +12,17 @@ import { quotedIdentifier, quotedString, type Database } from '../duckdb/databas
 import { partitionKeySql, partitionListSql } from '../duckdb/partitions.js';
 import { goneOutput, outputsPresent } from './sql-outputs.js';
 import { RunError } from '../errors.js';
-import {
-  definitionHash,
-  inputChanges,
-  type InputChanges,
-  type BuildCheckpoint,
-} from './input-changes.js';
+import { definitionHash, inputChanges, type BuildCheckpoint } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
 import {
   PARTITIONS_VARIABLE,
   partialReads,
   partitionColumnType,
+  type IncrementalOptions,
   type InputRead,
+  type PartialChanges,
 } from './sql-reads.js';
+
 import { folderFilesOf } from '../duckdb/folder-files.js';
 
 /**
@@ -38,14 +36,6 @@ async function setInputs(db: Database, input: PartialChanges['input']): Promise<
   const type = await partitionColumnType(db, input.source, input.column);
   await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = ${partitionListSql(input.current, type)}`);
   return type;
-}
-
-export interface IncrementalOptions {
-  from: string;
-  touches?: string | undefined;
-  reads?: string | Readonly<Record<string, string>> | undefined;
-  fold?: string | undefined;
-  rebuild_on?: readonly string[] | undefined;
 }
 
 export interface BuildDefinition {
@@ -134,8 +124,6 @@ export async function planBuild(
     ? planFold(db, changes, incremental)
     : planPartial(db, changes, incremental, definition.partitionBy, context);
 }
-
-export type PartialChanges = Extract<InputChanges, { mode: 'partial' }>;
 
 /** A fold adds to what was built: only partitions from the last one built on may have changed. */
 async function planFold(

@@ -15,10 +15,20 @@ import {
   partitionListSql,
 } from '../duckdb/partitions.js';
 import { RunError } from '../errors.js';
-import { partitionsNow } from './input-changes.js';
-import type { IncrementalOptions, PartialChanges } from './sql-build.js';
+import { partitionsNow, type InputChanges } from './input-changes.js';
 import type { PlanContext } from './step-kind.js';
 import { folderFilesOf } from '../duckdb/folder-files.js';
+
+export interface IncrementalOptions {
+  from: string;
+  touches?: string | undefined;
+  reads?: string | Readonly<Record<string, string>> | undefined;
+  fold?: string | undefined;
+  rebuild_on?: readonly string[] | undefined;
+}
+
+/** The changes of an input that an incremental build builds partially from. */
+export type PartialChanges = Extract<InputChanges, { mode: 'partial' }>;
 
 /** The DuckDB variable that holds the output partitions to build (a list; unset: all of them). */
 export const PARTITIONS_VARIABLE = 'partitions';

@@ -40,10 +40,18 @@ function checkpoint(output: string): Record<string, unknown> {
   ).checkpoint;
 }
 
-/** `road-etl plan` of the measurements step of dir/pipelines/p.yaml on `output`. */
+/** `road-etl plan --verbose` of the measurements step of dir/pipelines/p.yaml on `output`. */
 function planned(dir: string, output: string) {
   return runCli(
-    ['plan', join(dir, 'pipelines', 'p.yaml'), '--output', output, '--select', 'measurements'],
+    [
+      'plan',
+      join(dir, 'pipelines', 'p.yaml'),
+      '--output',
+      output,
+      '--select',
+      'measurements',
+      '--verbose',
+    ],
     { env },
   );
 }

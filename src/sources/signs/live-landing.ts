@@ -23,33 +23,10 @@ import {
   snapshotFile,
 } from './live.js';
 import { csvFeatures, featureLines, memberParts } from './live-members.js';
-import { typedLines } from './live-sample.js';
-import { keepOnce, listed, type Judged } from './live-judge.js';
-import { portableCopySql } from '../../duckdb/portable.js';
+import { typedLines, type Copier, type Keep, type LiveDownload } from './live-sample.js';
 
-export interface LiveDownload {
-  /** The downloaded file, in `staging`: read only (a local bulk file is linked there, not copied). */
-  file: string;
-  format: 'geojson' | 'csv';
-  api: 'v4' | 'v5';
-  /** When it was downloaded: the snapshot's moment. */
-  downloadedAt: number;
-  staging: string;
-  output: string;
-  scratch: string;
-  stepId: string;
-  /** Told why the quick way was not taken (the file cut a second time, or the lines read whole). */
-  note?: (message: string) => void;
-  /** Told why the properties are kept whole (members the schemas do not name, values of another shape). */
-  warn?: (message: string) => void;
-  /**
-   * Whether the typed snapshot (`file`, of `rows` signs out of `features`) can
-   * be the day's truth (live-judge.ts): why not, and the signs it holds twice
-   * with the same content, which are kept once. Asked before anything is put
-   * in place.
-   */
-  judge?: (file: string, rows: number, features: number) => Promise<Judged>;
-}
+import { keepOnce, listed } from './live-judge.js';
+import { portableCopySql } from '../../duckdb/portable.js';
 
 export interface LandedLive {
   /** The snapshot's moment in ISO 8601 UTC to the millisecond. */
@@ -69,8 +46,6 @@ interface Features {
   /** The features with each as received (for the quarantine). */
   parts: string;
 }
-
-type Copier = (sql: string, values?: Record<string, string>) => Promise<number>;
 
 /** Writes `select` over the typed features (the relation `typed`) to `target`; resolves to the rows written. */
 async function typeInto(
@@ -95,9 +70,6 @@ async function typeInto(
     await db.run('DROP VIEW IF EXISTS live_members');
   }
 }
-
-/** The typed features that can be rows, written to a file. */
-export type Keep = (copy: Copier, features: string) => Promise<number>;
 
 /**
  * Writes the features of the download that can be rows (`keep`); resolves to

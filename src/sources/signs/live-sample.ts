@@ -13,8 +13,38 @@
 import { open } from 'node:fs/promises';
 import type { Database } from '../../duckdb/database.js';
 import { firstLineOf } from '../../errors.js';
-import type { Keep, LiveDownload } from './live-landing.js';
+import type { Judged } from './live-judge.js';
 import { PROPERTY_SHAPES, lenientMembers, strictMembers, unknownMembers } from './live-members.js';
+
+export interface LiveDownload {
+  /** The downloaded file, in `staging`: read only (a local bulk file is linked there, not copied). */
+  file: string;
+  format: 'geojson' | 'csv';
+  api: 'v4' | 'v5';
+  /** When it was downloaded: the snapshot's moment. */
+  downloadedAt: number;
+  staging: string;
+  output: string;
+  scratch: string;
+  stepId: string;
+  /** Told why the quick way was not taken (the file cut a second time, or the lines read whole). */
+  note?: (message: string) => void;
+  /** Told why the properties are kept whole (members the schemas do not name, values of another shape). */
+  warn?: (message: string) => void;
+  /**
+   * Whether the typed snapshot (`file`, of `rows` signs out of `features`) can
+   * be the day's truth (live-judge.ts): why not, and the signs it holds twice
+   * with the same content, which are kept once. Asked before anything is put
+   * in place.
+   */
+  judge?: (file: string, rows: number, features: number) => Promise<Judged>;
+}
+
+/** Runs a COPY (with its values) and resolves to the rows it wrote. */
+export type Copier = (sql: string, values?: Record<string, string>) => Promise<number>;
+
+/** The typed features that can be rows, written to a file. */
+export type Keep = (copy: Copier, features: string) => Promise<number>;
 
 export interface Sampled {
   /** Features parsed. */
