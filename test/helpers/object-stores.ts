@@ -7,13 +7,15 @@ import { spawn } from 'node:child_process';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ContainerClient } from '@azure/storage-blob';
 import S3rver from 's3rver';
+import type { ObjectStore } from '../../src/store/store.js';
+import { testDir } from './tmp.js';
 
 export interface StoreServer {
   env: Record<string, string>;
@@ -222,4 +224,15 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
       await once(proxy, 'close');
     },
   };
+}
+
+/** A copy of every object under the store's prefix, by key (as `aws s3 sync` or `azcopy` makes it). */
+export async function copyOfPrefix(store: ObjectStore): Promise<string> {
+  const copy = await testDir();
+  for (const { key } of await store.list()) {
+    const file = join(copy, ...key.split('/'));
+    await mkdir(dirname(file), { recursive: true });
+    await store.download(key, file);
+  }
+  return copy;
 }

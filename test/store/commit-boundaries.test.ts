@@ -9,14 +9,14 @@
  * between the commit and its descriptions, the one before, whose objects are
  * still there); the next night on an empty worker lands what one run does.
  */
-import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { collect, ROOT, runCli, startCli } from '../helpers/cli.js';
 import { ONE_COMMIT } from '../helpers/committed.js';
 import {
+  copyOfPrefix,
   gateUploads,
   startS3,
   type StoreServer,
@@ -54,16 +54,6 @@ const night = (url: string, day: number) => [
 async function worker(): Promise<Record<string, string>> {
   const home = await testDir();
   return { ...simulator.env, ...gate.env, HOME: home, TMPDIR: home };
-}
-
-async function copyOfPrefix(store: ObjectStore): Promise<string> {
-  const copy = await testDir();
-  for (const { key } of await store.list()) {
-    const file = join(copy, ...key.split('/'));
-    await mkdir(dirname(file), { recursive: true });
-    await store.download(key, file);
-  }
-  return copy;
 }
 
 /** The measurements `road-etl query` reads on the URL, and views.sql over a copy of the prefix. */

@@ -4,18 +4,18 @@
  * and TMPDIR), against one run over the whole period on a local disk.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import {
   gateUploads,
   startAzure,
   startS3,
   type StoreServer,
   type UploadGate,
+  copyOfPrefix,
 } from '../helpers/object-stores.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import type { ObjectStore } from '../../src/store/store.js';
 import { plainDuckDb } from '../helpers/plain-duckdb.js';
 import { COMMIT_KEY, fetchFolder, readCommit } from '../../src/store/sync.js';
 import { putFolder } from '../../src/store/put-folder.js';
@@ -63,17 +63,6 @@ const logEvents = (stderr: string): Record<string, unknown>[] =>
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-
-/** A copy of every object under the store's prefix, by key (as `aws s3 sync` or `azcopy` makes it). */
-async function copyOfPrefix(store: ObjectStore): Promise<string> {
-  const copy = await testDir();
-  for (const { key } of await store.list()) {
-    const file = join(copy, ...key.split('/'));
-    await mkdir(dirname(file), { recursive: true });
-    await store.download(key, file);
-  }
-  return copy;
-}
 
 /** A run as on a worker whose disk is empty at its start: a process of its own, a fresh HOME and TMPDIR. */
 async function onEmptyWorker(args: string[]) {
