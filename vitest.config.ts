@@ -32,6 +32,7 @@ const LONGEST = [
   'store/store-runs',
   'reliability/landed-data',
   'pipeline/nightly',
+  'store/commit-boundaries',
   'bicycle/quality',
   'bicycle/measurements',
   'reliability/live-trust',

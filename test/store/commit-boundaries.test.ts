@@ -29,7 +29,7 @@ import { testDir } from '../helpers/tmp.js';
 const simulator = await useSimulator({
   seed: 26,
   now: '2026-11-15T00:00:00Z',
-  bicycle: { locations: 30, maxLocations: 10, maxPeriodDays: 7 },
+  bicycle: { locations: 12 },
 });
 
 let server: StoreServer;
