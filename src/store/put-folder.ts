@@ -15,9 +15,11 @@ import {
   COMMIT_VERSION,
   PUT_KEY,
   filesDigest,
+  knownExtracts,
   localOnly,
   type Commit,
   type Fetched,
+  type KnownExtract,
 } from './sync.js';
 import { sha256File } from '../util/fs.js';
 import { CommitConflictError } from '../errors.js';
@@ -146,29 +148,6 @@ function afterCommit(path: string): boolean {
   return !versioned(path);
 }
 
-/** The extracts whose content the folder knows (`.state/exports.json`): hashed once, by the export. */
-function knownContent(
-  state: Commit['state'],
-): Map<string, { bytes: number; sha256: string; mtime_ms: number }> {
-  try {
-    const known = JSON.parse(state['.state/exports.json'] ?? '{}') as Record<
-      string,
-      { bytes?: unknown; sha256?: unknown; mtime_ms?: unknown }
-    >;
-    return new Map(
-      Object.entries(known).flatMap(([path, e]) =>
-        typeof e.bytes === 'number' &&
-        typeof e.sha256 === 'string' &&
-        typeof e.mtime_ms === 'number'
-          ? [[path, { bytes: e.bytes, sha256: e.sha256, mtime_ms: e.mtime_ms }] as const]
-          : [],
-      ),
-    );
-  } catch {
-    return new Map();
-  }
-}
-
 /**
  * Names in `named` each file written after the commit by its content, and
  * resolves to the file to write for each (views.sql: a draft naming the
@@ -180,7 +159,7 @@ async function namedByContent(
   named: Commit['files'],
   state: Commit['state'],
 ): Promise<Map<string, string>> {
-  const known = knownContent(state);
+  const known = knownExtracts(state) ?? new Map<string, KnownExtract>();
   const later = new Map<string, string>();
   for (const path of paths) {
     const draft =

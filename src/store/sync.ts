@@ -14,13 +14,15 @@
  * atomic step of a put:
  *   0. the keys about to be uploaded are written down (`.state/put.json`), with
  *      those a put killed before left that no commit names;
- *   1. the files that changed are uploaded (data, then extracts and the report);
- *   2. the commit is written, naming the objects no longer part of the folder
- *      and, by their content, the descriptions made from it (views.sql naming
- *      its objects, manifest.json), with the count and hash of its list of
- *      files, by which a damaged commit is known (readCommit);
- *   3. the descriptions are written;
- *   4. `.state/put.json` is removed, then those objects.
+ *   1. the data files that changed are uploaded, each version a new object;
+ *   2. the commit is written (only over the commit the put started from),
+ *      naming the objects no longer part of the folder and, by their content,
+ *      the files that keep their names (extracts, the report, and the
+ *      descriptions made from the commit: views.sql naming its objects,
+ *      manifest.json), with the count and hash of its list of files, by which
+ *      a damaged commit is known (readCommit);
+ *   3. those files are written;
+ *   4. `.state/put.json` is removed, then the objects no longer named.
  * A run killed in 1 leaves objects the last commit does not name: a fetch
  * ignores them (the next put removes them: put.json names them), so what
  * reads through the commit reads one commit. A run killed in 2 or 3 leaves
@@ -82,8 +84,6 @@ const committedFileSchema = z
     message: 'a file without its version or content hash',
   });
 
-export type CommittedFile = z.output<typeof committedFileSchema>;
-
 const commitSchema = z.object({
   version: z.literal(COMMIT_VERSION),
   committed_at: z.string(),
@@ -130,19 +130,42 @@ function commitFault(commit: Commit): string | undefined {
       return `it names the object ${file.key} for two files (${other}, ${path})`;
     byKey.set(file.key, path);
   }
-  const exportsText = commit.state['.state/exports.json'];
-  if (exportsText !== undefined) {
-    let known: unknown;
-    try {
-      known = JSON.parse(exportsText);
-    } catch {
-      return 'its .state/exports.json is not JSON';
-    }
-    const missing = Object.keys((known ?? {}) as object).filter((path) => !(path in commit.files));
-    if (missing.length > 0)
-      return `it names no file for ${missing.length} extract(s) the folder knows (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''})`;
-  }
+  const known = knownExtracts(commit.state);
+  if (known === undefined) return `its ${EXPORTS_KEY} is not JSON`;
+  const missing = [...known.keys()].filter((path) => !(path in commit.files));
+  if (missing.length > 0)
+    return `it names no file for ${missing.length} extract(s) the folder knows (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''})`;
   return undefined;
+}
+
+/** Where the folder keeps what it knows of its extracts (pipeline/manifest.ts writes it). */
+const EXPORTS_KEY = '.state/exports.json';
+
+/** An extract as the folder knows it: its size, content and time when its export hashed it. */
+export interface KnownExtract {
+  bytes: number;
+  sha256: string;
+  mtime_ms: number;
+}
+
+/**
+ * The extracts the folder knows (`.state/exports.json`, held in the commit's
+ * state), by path; undefined when that file is not JSON.
+ */
+export function knownExtracts(state: Commit['state']): Map<string, KnownExtract> | undefined {
+  let known: unknown;
+  try {
+    known = JSON.parse(state[EXPORTS_KEY] ?? '{}');
+  } catch {
+    return undefined;
+  }
+  const entries = Object.entries((known ?? {}) as Record<string, Partial<KnownExtract>>);
+  return new Map(
+    entries.map(([path, e]) => [
+      path,
+      { bytes: Number(e.bytes), sha256: String(e.sha256), mtime_ms: Number(e.mtime_ms) },
+    ]),
+  );
 }
 
 const putSchema = z.object({
