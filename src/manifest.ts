@@ -93,6 +93,8 @@ export const manifestSchema = z.object({
   road_etl_version: z.string(),
   /** When the manifest was written (the end of the last run). */
   updated_at: z.string(),
+  /** The folder's commit this manifest describes (the \`id\` of .state/commit.json). */
+  commit: z.string(),
   last_run: z.object({
     pipeline: z.string(),
     status: z.enum(RUN_STATUSES),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { datasetOfFile } from '../duckdb/damaged.js';
 import { MissingObjectError, explainIoError } from '../errors.js';
 import { REPAIR_DOES, isDataFile, repairCommand, repairPath } from '../pipeline/repair.js';
-import { putFolder } from '../store/put-folder.js';
+import { commitId, putFolder } from '../store/put-folder.js';
 import { checkRunOptions } from '../pipeline/run.js';
 import { commaList, loggerFor, pipelineFromArgs } from './common.js';
 import type { CliIo } from './io.js';
@@ -147,15 +147,17 @@ async function inStore(
     { files: fetched.files, fetched: fetched.fetched, bytes: fetched.bytes },
   );
   const rebuild = () => pipelineFromArgs(args, local, io);
+  const commit = commitId();
   await taken.runHere(await rebuild(), local, {
     rebuild,
     controller: taken.controller,
     staged,
     store: {
       url: taken.url,
+      commit,
       files: remote,
       put: async () => {
-        const put = await putFolder(store, local, fetched, { onDemand: remote });
+        const put = await putFolder(store, local, fetched, { onDemand: remote, id: commit });
         logger.log(
           'info',
           'store.fetched',

@@ -39,6 +39,8 @@ export interface RunArgs extends CommonArgs {
 
 export interface StoreRun {
   url: string;
+  /** The id of the commit the put makes. */
+  commit: string;
   /** Puts the local copy back. */
   put(): Promise<void>;
   /** The local copy as the folder's listing: with the commit's files not fetched. */

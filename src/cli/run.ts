@@ -172,6 +172,7 @@ async function runCommandFor(
     repair: commaList(args.repair),
     shown: store.url,
     files: store.files,
+    commit: store.commit,
   });
   let { summary, failure } = result;
   // What the run landed, failed or not, goes back to the store.

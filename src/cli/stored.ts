@@ -11,9 +11,9 @@ import { LocalStore } from '../store/local-store.js';
 import { join, relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';
 import { COMMIT_KEY, assertCommitNotLost, assertOwnFolder, fetchFolder } from '../store/sync.js';
-import { putFolder } from '../store/put-folder.js';
+import { commitId, putFolder } from '../store/put-folder.js';
 import { RemoteFiles } from '../store/remote-files.js';
-import { writeViews } from '../pipeline/folder-description.js';
+import { nameCommit } from '../pipeline/manifest.js';
 import { outputTarget, type CommonArgs } from './common.js';
 import type { CliIo } from './io.js';
 import { DISK, type FolderFiles } from '../duckdb/folder-files.js';
@@ -66,9 +66,9 @@ export async function withOutputFolder<T>(
       files: remote,
     });
     if (writes) {
-      // views.sql as this folder's listing names it: the copy fetched may be a killed put's.
-      await writeViews(local, remote);
-      await putFolder(store, local, fetched, { onDemand: remote });
+      const commit = commitId();
+      await nameCommit(local, commit);
+      await putFolder(store, local, fetched, { onDemand: remote, id: commit });
     }
     return result;
   } finally {

@@ -11,6 +11,7 @@ import { quotedIdentifier, quotedString, type Database } from './database.js';
 import { DISK, namesIn, type FolderFiles } from './folder-files.js';
 import { folderFiles, partitionType, partitionNames } from './partitions.js';
 import { fileNotes } from './portable.js';
+import { committedFiles } from './views-script.js';
 
 export const DERIVED_FOLDER = 'derived';
 const SKIPPED = new Set(['.state', 'exports']);
@@ -111,6 +112,12 @@ export async function discoverDatasets(
 }
 
 /**
+ * Which files of a dataset a view reads: these paths, or an SQL expression of
+ * their list (views.sql's, read from the folder's commit: committedFiles).
+ */
+export type DatasetFiles = readonly string[] | string;
+
+/**
  * The SQL that reads a dataset folder (all its Parquet files, hive partitions as
  * columns). Each writer of road-etl writes its dataset with one schema, so the
  * files are read as they are: unifying them by name (`union_by_name`) would
@@ -120,7 +127,7 @@ export async function discoverDatasets(
  */
 export function readDatasetSql(
   dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned'>,
-  only?: readonly string[],
+  only?: DatasetFiles,
 ): string {
   const unify = basename(dataset.folder) === 'quarantine';
   // One level of partitions: DuckDB lists the folders without looking deeper (a glob
@@ -130,7 +137,9 @@ export function readDatasetSql(
   const files =
     only === undefined
       ? quotedString(join(dataset.folder, glob))
-      : `[${only.map(quotedString).join(', ')}]`;
+      : typeof only === 'string'
+        ? only
+        : `[${only.map(quotedString).join(', ')}]`;
   const types = Object.entries(dataset.hiveTypes);
   const hiveTypes =
     types.length > 0
@@ -147,7 +156,7 @@ export function readDatasetSql(
 export async function datasetQuery(
   db: Database,
   dataset: Pick<Dataset, 'folder' | 'hiveTypes' | 'partitioned' | 'sample'>,
-  only?: readonly string[],
+  only?: DatasetFiles,
   /** Where the folder's files are: the sample, whose metadata is read, is brought here. */
   files: FolderFiles = DISK,
 ): Promise<string> {
@@ -220,7 +229,7 @@ export function datasetFiles(
  * made from one of its files (brought here first). With `listed`, a view names
  * the dataset's files as they are now rather than a pattern; those not on this
  * machine (in an object store) are left out of it, and `named` gets its query
- * naming them all (views.sql). Resolves to the derived tables left without a
+ * as views.sql has it: reading the files the folder's commit names. Resolves to the derived tables left without a
  * view because a file of theirs cannot be read (their step builds them anew).
  */
 export async function createDatasetViews(
@@ -247,7 +256,11 @@ export async function createDatasetViews(
       await db.run(
         `CREATE OR REPLACE VIEW ${quotedIdentifier(dataset.name)} AS ${await datasetQuery(db, dataset, here, folderFiles)}`,
       );
-      if (files && named) named.set(dataset.name, await datasetQuery(db, dataset, files));
+      if (listed && named)
+        named.set(
+          dataset.name,
+          await datasetQuery(db, dataset, committedFiles(dataset.relative), folderFiles),
+        );
       const latest = latestSnapshotView(dataset);
       if (latest) {
         const all = quotedIdentifier(dataset.name);

@@ -12,6 +12,10 @@ import { quotedIdentifier, quotedString, type Database } from './database.js';
 
 export const VIEWS_FILE = 'views.sql';
 
+/** The variable views.sql keeps the commit's data files in, and the commit it reads them from. */
+const FILES_VARIABLE = 'road_etl_files';
+const COMMIT_PATH = '.state/commit.json';
+
 const HEADER = `-- The views of this folder's datasets, as \`road-etl query\` has them, for
 -- plain DuckDB (1.5 or later). Run it from this folder, whose paths it names
 -- relative to it:
@@ -20,7 +24,26 @@ const HEADER = `-- The views of this folder's datasets, as \`road-etl query\` ha
 -- Written by every road-etl run; edits are lost at the next run.
 -- The SQL of the views reads instants in UTC, as road-etl does.
 SET TimeZone = 'UTC';
+-- The data files of the folder's commit (.state/commit.json names the object
+-- of each), by dataset folder: the views read the commit the folder holds now,
+-- the one \`road-etl query\` reads, whenever this file was written.
+SET VARIABLE ${FILES_VARIABLE} = (
+  SELECT map_from_entries(list((folder, objects)))
+  FROM (
+    SELECT regexp_extract(f.key, '^(.*?)(/[^/]*=[^/]*)?/[^/]*$', 1) AS folder,
+      list(f.value->>'key' ORDER BY f.key) AS objects
+    FROM read_json('${COMMIT_PATH}', columns = {files: 'JSON'}, maximum_object_size = 1073741824) AS c,
+      json_each(c.files) AS f
+    WHERE f.key LIKE '%.parquet' AND NOT starts_with(f.key, 'exports/')
+    GROUP BY folder
+  )
+);
 `;
+
+/** The SQL of the files of a dataset (its folder, relative to the output folder's) its commit names. */
+export function committedFiles(relative: string): string {
+  return `getvariable('${FILES_VARIABLE}')[${quotedString(relative)}]`;
+}
 
 /**
  * The views of the folder, as a script with paths relative to it: those of

@@ -158,6 +158,7 @@ export class ManifestWriter {
   readonly #output: string;
   readonly #files: FolderFiles;
   readonly #runs: Record<string, PipelineRun>;
+  readonly #commit: string;
   #listed: { exports: ExportRecord[]; known: Record<string, KnownExport> };
 
   private constructor(
@@ -165,18 +166,21 @@ export class ManifestWriter {
     files: FolderFiles,
     runs: Record<string, PipelineRun>,
     listed: { exports: ExportRecord[]; known: Record<string, KnownExport> },
+    commit: string,
   ) {
+    this.#commit = commit;
     this.#output = output;
     this.#files = files;
     this.#runs = runs;
     this.#listed = listed;
   }
 
-  /** Reads the folder's state; `written` are the extracts the run wrote. */
+  /** Reads the folder's state; `written` are the extracts the run wrote, `commit` the id of the commit it makes. */
   static async open(
     output: string,
     written: readonly ExportRecord[],
     files: FolderFiles,
+    commit: string,
   ): Promise<ManifestWriter> {
     const runs = (await readState(output, RUNS_FILE, runsSchema)) ?? {};
     const known = (await readState(output, EXPORTS_FILE, knownExportsSchema)) ?? {};
@@ -192,7 +196,13 @@ export class ManifestWriter {
         mtime_ms: info.mtimeMs,
       };
     }
-    return new ManifestWriter(output, files, runs, await listExports(files, output, known));
+    return new ManifestWriter(
+      output,
+      files,
+      runs,
+      await listExports(files, output, known),
+      commit,
+    );
   }
 
   /** The extracts on disk, as the manifest lists them. */
@@ -213,6 +223,7 @@ export class ManifestWriter {
       manifest_version: MANIFEST_VERSION,
       road_etl_version: VERSION,
       updated_at: own.finished_at,
+      commit: this.#commit,
       last_run: { pipeline: own.pipeline, status: own.status, finished_at: own.finished_at },
       pipelines: Object.fromEntries(Object.entries(runs).sort(([a], [b]) => a.localeCompare(b))),
       exports: this.#listed.exports,
@@ -274,4 +285,21 @@ export function pipelineRun(
     ...(report ? { report } : {}),
     ...(failure ? { error: failure.message } : {}),
   };
+}
+
+/**
+ * Names the commit `commit` in the folder's manifest, as it is otherwise: a
+ * command other than a run (report) that makes the folder's next commit.
+ * Nothing when the folder has no manifest yet.
+ */
+export async function nameCommit(output: string, commit: string): Promise<void> {
+  const path = join(output, MANIFEST_FILE);
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  if (text === undefined) return;
+  const manifest = manifestSchema.parse(JSON.parse(text));
+  await writeFileAtomic(
+    path,
+    JSON.stringify({ ...manifest, commit }, null, 2) + '\n',
+    scratchFolder(output),
+  );
 }

@@ -49,6 +49,8 @@ export interface RunOptions {
   shown?: string | undefined;
   /** The folder's listing (the run's copy of its commit), which fetches what a step reads. */
   files: FolderFiles;
+  /** The id of the commit the run's put makes (the manifest names it). */
+  commit: string;
 }
 
 export interface RunResult {
@@ -229,7 +231,7 @@ async function finish(
     pipelineRun(pipeline, { started, reports, exports, failure }, report);
   let writer: ManifestWriter | undefined;
   try {
-    writer = await ManifestWriter.open(output, exports, options.files);
+    writer = await ManifestWriter.open(output, exports, options.files, options.commit);
   } catch (error) {
     failure ??= explainIoError(error, 'writing manifest.json');
   }

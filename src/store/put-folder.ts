@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { quotedString } from '../duckdb/database.js';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
@@ -25,22 +24,22 @@ import { sha256File } from '../util/fs.js';
 import { CommitConflictError } from '../errors.js';
 import { transferAll } from './transfer.js';
 
-/** The folder's SQL for plain DuckDB (duckdb/views-script.ts), which names the data files. */
-const VIEWS_FILE = 'views.sql';
-
 /** Whether a file is data (a dataset's Parquet), each version of which is an object of its own. */
 function versioned(path: string): boolean {
   return path.endsWith('.parquet') && !path.startsWith('exports/');
 }
 
-/** The name of a put's objects: its time and a random part (two puts in a second differ). */
-function putStamp(at: string): string {
-  return `${at.replace(/[-:]|\.\d+/g, '')}-${randomBytes(3).toString('hex')}`;
+/**
+ * A new commit's id, which names the objects its put writes: the time (to the
+ * second) and a random part (two runs in a second differ).
+ */
+export function commitId(at: Date = new Date()): string {
+  return `${at.toISOString().replace(/[-:]|\.\d+/g, '')}-${randomBytes(3).toString('hex')}`;
 }
 
-/** The object of a file's version written by the put `stamp`: data by version, the rest by its path. */
-function objectKey(path: string, stamp: string): string {
-  return versioned(path) ? `${path.slice(0, -'.parquet'.length)}.v${stamp}.parquet` : path;
+/** The object of a file's version written by the commit `id`: data by version, the rest by its path. */
+function objectKey(path: string, id: string): string {
+  return versioned(path) ? `${path.slice(0, -'.parquet'.length)}.v${id}.parquet` : path;
 }
 
 interface LocalFile {
@@ -103,13 +102,19 @@ export async function putFolder(
   {
     passed = () => undefined,
     onDemand,
-  }: { passed?: (phase: PutPhase) => void; onDemand?: RemoteFiles } = {},
+    id = commitId(),
+  }: {
+    passed?: (phase: PutPhase) => void;
+    onDemand?: RemoteFiles;
+    /** The new commit's id (commitId), which the run's manifest names. */
+    id?: string;
+  } = {},
 ): Promise<Put> {
   const files = localFiles(local);
   // The commit's files not fetched (nor removed, nor written since): named again as they are.
   for (const [path, recorded] of onDemand?.left ?? [])
     if (!files.has(path)) files.set(path, { bytes: recorded.bytes, mtime_ms: recorded.mtime_ms });
-  return putListed(store, local, files, fetched, passed);
+  return putListed(store, local, files, fetched, { id, passed });
 }
 
 /**
@@ -134,50 +139,48 @@ async function writeDownPut(
   });
 }
 
-/** The folder's descriptions, made anew from each commit. */
-const DESCRIPTIONS = [VIEWS_FILE, 'manifest.json'];
-
 /**
  * The files a put writes after its commit, under the names publishers link
- * to: extracts, the report, and the folder's descriptions made from the
- * commit (views.sql naming its objects, manifest.json). The commit names each
- * by its content (sha256), as the store's version of an object not yet
- * written is not known; a put refused its commit has overwritten none.
+ * to: extracts, the report, and the folder's descriptions (views.sql, which
+ * reads the files of the commit the folder holds, manifest.json, naming its
+ * commit). The commit names each by its content (sha256), as the store's
+ * version of an object not yet written is not known; a put refused its commit
+ * has overwritten none.
  */
 function afterCommit(path: string): boolean {
   return !versioned(path);
 }
 
 /**
- * Names in `named` each file written after the commit by its content, and
- * resolves to the file to write for each (views.sql: a draft naming the
- * objects of `named`). An extract's hash is the one its export recorded.
+ * Names in `named` each file written after the commit by its content (an
+ * extract's hash is the one its export recorded), and resolves to those whose
+ * content is not the one the last commit names: the files to write.
  */
 async function namedByContent(
   local: string,
   paths: readonly string[],
   named: Commit['files'],
   state: Commit['state'],
-): Promise<Map<string, string>> {
+  previous: Commit | undefined,
+): Promise<string[]> {
   const known = knownExtracts(state) ?? new Map<string, KnownExtract>();
-  const later = new Map<string, string>();
+  const changed: string[] = [];
   for (const path of paths) {
-    const draft =
-      path === VIEWS_FILE
-        ? await viewsNamingObjects(local, named)
-        : join(local, ...path.split('/'));
-    const info = statSync(draft, { bigint: true });
+    const file = join(local, ...path.split('/'));
+    const info = statSync(file, { bigint: true });
     const size = Number(info.size);
     const time = Number(mtimeMillis(info.mtimeNs));
     const hashed = known.get(path);
     const sha256 =
       hashed && hashed.bytes === size && hashed.mtime_ms === time
         ? hashed.sha256
-        : await sha256File(draft);
+        : await sha256File(file);
+    const before = previous?.files[path];
     named[path] = { key: path, bytes: size, sha256, mtime_ms: time };
-    later.set(path, draft);
+    if (before?.sha256 === sha256 && before.key === path) named[path] = before;
+    else changed.push(path);
   }
-  return later;
+  return changed;
 }
 
 /** putFolder once the local folder is listed (`files`). */
@@ -186,12 +189,11 @@ async function putListed(
   local: string,
   files: Map<string, LocalFile>,
   { commit: previous, parent, listed }: Pick<Fetched, 'commit' | 'parent' | 'listed'>,
-  passed: (phase: PutPhase) => void,
+  { id, passed }: { id: string; passed: (phase: PutPhase) => void },
 ): Promise<Put> {
   const committedAt = new Date().toISOString();
   const state: Commit['state'] = {};
   const named: Commit['files'] = {};
-  const stamp = putStamp(committedAt);
   const changed: string[] = [];
   for (const [path, file] of files) {
     if (path.startsWith('.state/')) {
@@ -199,16 +201,11 @@ async function putListed(
       continue;
     }
     const before = previous?.files[path];
-    if (
-      before &&
-      !DESCRIPTIONS.includes(path) &&
-      before.bytes === file.bytes &&
-      before.mtime_ms === file.mtime_ms
-    )
+    if (before && before.bytes === file.bytes && before.mtime_ms === file.mtime_ms)
       named[path] = before;
     else changed.push(path);
   }
-  const keys = new Map(changed.map((path) => [path, objectKey(path, stamp)]));
+  const keys = new Map(changed.map((path) => [path, objectKey(path, id)]));
   // Written down before the first upload: a put killed half-way leaves no object unknown.
   if (changed.length > 0)
     await writeDownPut(store, local, committedAt, [...keys.values()], listed, previous);
@@ -222,8 +219,8 @@ async function putListed(
     bytes += file.bytes;
   });
   passed('uploaded');
-  // The files written after the commit, named by their content (views.sql: naming the objects).
-  const later = await namedByContent(local, changed.filter(afterCommit), named, state);
+  // The files written after the commit, named by their content (those of the last commit's left as they are).
+  const later = await namedByContent(local, changed.filter(afterCommit), named, state, previous);
   // What road-etl's own commits and puts wrote that this commit no longer names: never
   // an object of someone else's.
   const keysNamed = new Set(Object.values(named).map((file) => file.key));
@@ -234,6 +231,7 @@ async function putListed(
   const sorted = Object.fromEntries(Object.entries(named).sort(([a], [b]) => (a < b ? -1 : 1)));
   const commit: Commit = {
     version: COMMIT_VERSION,
+    id,
     committed_at: committedAt,
     state,
     files: sorted,
@@ -249,35 +247,17 @@ async function putListed(
     );
   }
   passed('committed');
-  await transferAll([...later], async ([path, draft]) => {
-    await store.upload(draft, path);
+  await transferAll(later, async (path) => {
+    await store.upload(join(local, ...path.split('/')), path);
     bytes += named[path]!.bytes;
-    if (draft !== join(local, ...path.split('/'))) await rm(draft, { force: true });
   });
   passed('described');
   // (also one a killed put left, when this one had nothing to upload)
   await store.remove([PUT_KEY]);
   await store.remove(obsolete);
-  return { uploaded: changed.length, bytes, removed: obsolete.length };
-}
-
-/**
- * views.sql as the store holds it: each data file it names (a quoted path
- * relative to the folder) named by its object in `commit`, so that DuckDB over
- * a copy of the folder's objects reads this commit's. Written to the local
- * folder's scratch; resolves to that file.
- */
-async function viewsNamingObjects(local: string, files: Commit['files']): Promise<string> {
-  // One pass over the script's string literals, comments aside (a year names thousands of files).
-  const objects = new Map(
-    Object.entries(files).map(([path, { key }]) => [quotedString(path), quotedString(key)]),
-  );
-  const script = (await readFile(join(local, VIEWS_FILE), 'utf8')).replace(
-    /--[^\n]*|'(?:[^']|'')*'/g,
-    (token) => objects.get(token) ?? token,
-  );
-  const draft = join(local, '.state', 'tmp', `put-${VIEWS_FILE}`);
-  await mkdir(dirname(draft), { recursive: true });
-  await writeFile(draft, script);
-  return draft;
+  return {
+    uploaded: changed.filter(versioned).length + later.length,
+    bytes,
+    removed: obsolete.length,
+  };
 }

@@ -68,7 +68,7 @@ const COMMIT_REPAIR = `restore it from the store's versions (or a backup), or st
 const VERSIONED_OBJECT = /\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/;
 
 /** The commit's own layout (a folder of another is refused with the way to rebuild it). */
-export const COMMIT_VERSION = 3;
+export const COMMIT_VERSION = 4;
 
 const committedFileSchema = z
   .object({
@@ -86,6 +86,8 @@ const committedFileSchema = z
 
 const commitSchema = z.object({
   version: z.literal(COMMIT_VERSION),
+  /** The commit's name: the time its run started and a random part; each data object it wrote carries it. */
+  id: z.string(),
   committed_at: z.string(),
   /** State files (under .state/), by path: their text. */
   state: z.record(z.string(), z.string()),

@@ -11,7 +11,7 @@ import { writeFiles } from './tmp.js';
 import { scratchCopy } from '../../src/cli/scratch.js';
 import { shownAt } from '../../src/cli/run-support.js';
 import { LocalStore } from '../../src/store/local-store.js';
-import { putFolder } from '../../src/store/put-folder.js';
+import { commitId, putFolder } from '../../src/store/put-folder.js';
 import { RemoteFiles } from '../../src/store/remote-files.js';
 import { fetchFolder, readCommit } from '../../src/store/sync.js';
 
@@ -87,7 +87,9 @@ export async function runDefinition(
       state: new StateStore(local),
     });
     const logger = createMemoryLogger();
+    const commit = commitId();
     const result = await runPipeline(pipeline, {
+      commit,
       output: local,
       select: options.select,
       reset: options.reset,
@@ -97,7 +99,7 @@ export async function runDefinition(
       signal: options.signal,
       files,
     });
-    await putFolder(store, local, fetched, { onDemand: files });
+    await putFolder(store, local, fetched, { onDemand: files, id: commit });
     return { ...result, summary: shownAt(result.summary, local, output), logger, output };
   } finally {
     await scratch.remove();

@@ -4,10 +4,10 @@
  * commit, while it is written (the store has it, the run never hears so),
  * after it while its descriptions are not yet written, and while the objects
  * of the commit before are removed. After each, `road-etl query` on the URL
- * and plain DuckDB through views.sql over a copy of the prefix each read one
- * whole commit (the one the store holds, or for views.sql in the moment
- * between the commit and its descriptions, the one before, whose objects are
- * still there); the next night on an empty worker lands what one run does.
+ * and plain DuckDB through views.sql over a copy of the prefix read the same
+ * whole commit, the one the store holds; the manifest names that commit, or
+ * (killed before it was written again) the one before, whose id tells the
+ * reader so; the next night on an empty worker lands what one run does.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,9 +69,12 @@ async function reads(url: string, store: ObjectStore) {
     [ONE_COMMIT.replace('SELECT (SELECT count(*) FROM bicycle_daily) AS daily', 'SELECT (SELECT count(*) FROM bicycle_measurements) AS n')],
     { views: true },
   )) as [[{ n: string; apart: string }]];
+  const named = (key: string) => store.read(key).then((text) => (JSON.parse(text!.toString()) as Record<string, unknown>));
   return {
     query: { n: Number(viaQuery!.n), apart: Number(viaQuery!.apart) },
     views: { n: Number(viaViews.n), apart: Number(viaViews.apart) },
+    commit: (await named('.state/commit.json'))['id'] as string,
+    manifest: (await named('manifest.json'))['commit'] as string,
   };
 } // prettier-ignore
 
@@ -104,11 +107,11 @@ const onceOverBothNights = () =>
 
 describe('a night in a bucket killed at each boundary of its commit', () => {
   it.each([
-    ['before the commit', commitPut, false, { query: 'before', views: 'before' }],
-    ['while the commit is written', commitPut, true, { query: 'after', views: 'before' }],
-    ['after the commit, before its descriptions', descriptionPut, false, { query: 'after', views: 'before' }],
-    ['while the objects of the commit before are removed', removal, false, { query: 'after', views: 'after' }],
-  ] as const)('%s: query and views.sql each read one whole commit; the next night lands one run’s data', async (_name, match, answered, expected) => {
+    ['before the commit', commitPut, false, { read: 'before', manifest: 'before' }],
+    ['while the commit is written', commitPut, true, { read: 'after', manifest: 'before' }],
+    ['after the commit, before its descriptions', descriptionPut, false, { read: 'after', manifest: 'before' }],
+    ['while the objects of the commit before are removed', removal, false, { read: 'after', manifest: 'after' }],
+  ] as const)('%s: query and views.sql read the commit the store holds; the next night lands one run’s data', async (_name, match, answered, expected) => {
     const url = `s3://nightly/${Math.random().toString(36).slice(2, 8)}`;
     const store = await openStore(url, { ...server.env });
     const first = await runCli(night(url, 0), { env: await worker(), process: true });
@@ -129,13 +132,18 @@ describe('a night in a bucket killed at each boundary of its commit', () => {
     const now = await reads(url, store);
     const counts = { before: before.query.n, after: after.query.n };
     expect(counts.after).toBeGreaterThan(counts.before);
-    expect(now.query).toEqual({ n: counts[expected.query], apart: 0 });
-    expect(now.views).toEqual({ n: counts[expected.views], apart: 0 });
+    expect(before.manifest).toBe(before.commit);
+    expect(now.query).toEqual({ n: counts[expected.read], apart: 0 });
+    expect(now.views).toEqual(now.query);
+    expect(now.commit).toBe(expected.read === 'before' ? before.commit : now.commit);
+    expect(now.commit === before.commit).toBe(expected.read === 'before');
+    expect(now.manifest).toBe(expected.manifest === 'before' ? before.commit : now.commit);
 
     const again = await runCli(night(url, 1), { env: await worker(), process: true });
     expect(again.code, again.stderr).toBe(0);
     const healed = await reads(url, store);
     expect(healed.query).toEqual({ n: counts.after, apart: 0 });
     expect(healed.views).toEqual({ n: counts.after, apart: 0 });
+    expect(healed.manifest).toBe(healed.commit);
   }, 300_000); // prettier-ignore
 });
