@@ -9,6 +9,7 @@ import type { Pipeline } from '../pipeline/build.js';
 import { checkFolderFormat } from '../store/folder-format.js';
 import { planLines, planRun } from '../pipeline/plan.js';
 import { checkRunOptions } from '../pipeline/run.js';
+import { isDataFile, repairPath } from '../pipeline/repair.js';
 import { openPlanFolder } from '../pipeline/run-folder.js';
 import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
 import { writeOut, type CliIo } from './io.js';
@@ -67,29 +68,43 @@ export function printPlan(
   io: CliIo,
   format: PlanArgs['format'],
 ): Promise<Pipeline> {
-  return withOutputFolder(args, io, async ({ folder: output, shown, files }) => {
-    await checkFolderFormat(output, shown(output));
-    const pipeline = await pipelineFromArgs(args, output, io);
-    // The options `run` refuses, refused alike (exit 2, in the same words).
-    const { selected, reused, resets } = checkRunOptions(pipeline, {
-      select: commaList(args.select),
-      reset: commaList(args.reset),
-      acceptUpstream: commaList(args['accept-upstream']),
-      repair: commaList(args.repair),
-    });
-    const folder = await openPlanFolder(output, files);
-    try {
-      const plan = await planRun(pipeline, output, { selected, reused }, resets, folder);
-      const named = { ...plan, output: shown(output) };
-      if (format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
-      else
-        await writeOut(
-          io.stdout,
-          `${planLines(named, { verbose: args.verbose ?? true }).join('\n')}\n`,
+  // The files --repair removes are left out of the copy, as the run leaves them out (a bad one is refused below).
+  const repaired = (commaList(args.repair) ?? []).filter(isDataFile).map(repairPath);
+  return withOutputFolder(
+    args,
+    io,
+    async ({ folder: output, shown, files }) => {
+      await checkFolderFormat(output, shown(output));
+      const pipeline = await pipelineFromArgs(args, output, io);
+      // The options `run` refuses, refused alike (exit 2, in the same words).
+      const { selected, reused, resets } = checkRunOptions(pipeline, {
+        select: commaList(args.select),
+        reset: commaList(args.reset),
+        acceptUpstream: commaList(args['accept-upstream']),
+        repair: commaList(args.repair),
+      });
+      const folder = await openPlanFolder(output, files);
+      try {
+        const plan = await planRun(
+          pipeline,
+          output,
+          { selected, reused },
+          resets,
+          folder,
+          repaired,
         );
-      return pipeline;
-    } finally {
-      folder.close();
-    }
-  });
+        const named = { ...plan, output: shown(output) };
+        if (format === 'json') await writeOut(io.stdout, `${JSON.stringify(named)}\n`);
+        else
+          await writeOut(
+            io.stdout,
+            `${planLines(named, { verbose: args.verbose ?? true }).join('\n')}\n`,
+          );
+        return pipeline;
+      } finally {
+        folder.close();
+      }
+    },
+    { without: new Set(repaired) },
+  );
 }

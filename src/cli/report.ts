@@ -73,7 +73,7 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
         });
         await writeOut(io.stdout, JSON.stringify({ report: path, bytes: report.bytes }) + '\n');
       },
-      { lock: 'report' },
+      { writes: { lock: 'report' } },
     );
   },
 });

@@ -32,8 +32,15 @@ export async function withOutputFolder<T>(
   args: CommonArgs,
   io: CliIo,
   work: (output: OutputFolder) => Promise<T>,
-  /** Puts what the command wrote back to the store, under its lock (named so). */
-  writes?: { lock: string },
+  {
+    writes,
+    without = new Set(),
+  }: {
+    /** Puts what the command wrote back to the store, under its lock (named so). */
+    writes?: { lock: string };
+    /** Files of the commit left out of the copy, as the run removes them first (--repair). */
+    without?: ReadonlySet<string>;
+  } = {},
 ): Promise<T> {
   const target = outputTarget(args);
   // A local folder no run committed (Parquet made otherwise, or none yet): its files as they lie,
@@ -56,7 +63,7 @@ export async function withOutputFolder<T>(
     await scratch.make();
     held = writes ? await store.lock(writes.lock) : undefined;
     const remote = new RemoteFiles(store, local);
-    const fetched = await fetchFolder(store, local, remote);
+    const fetched = await fetchFolder(store, local, remote, without);
     const result = await work({
       folder: local,
       shown: (path) =>

@@ -21,6 +21,8 @@ import { withHilbert } from './hilbert.js';
 
 /** The name of the covering column. */
 export const BBOX_COLUMN = 'bbox';
+/** Its type (a point's box: its position twice). */
+export const BBOX_TYPE = 'STRUCT(xmin DOUBLE, ymin DOUBLE, xmax DOUBLE, ymax DOUBLE)';
 
 /** The GeoParquet version road-etl writes. */
 export const GEOPARQUET_VERSION = '1.1.0';

@@ -10,6 +10,7 @@ import type { KindPlan, PartitionSet, PlanContext, StepDecision } from '../steps
 import type { Pipeline, PipelineStep } from './build.js';
 import type { FolderView } from './run-folder.js';
 import { describeRunReport } from './run-report.js';
+import { repairLoses } from './repair.js';
 import { StateStore } from './state.js';
 
 export interface Selection {
@@ -69,6 +70,8 @@ export interface Plan {
   steps: StepPlan[];
   /** Needs of selected steps that do not run: the output of an earlier run is read. */
   reuses: { step: string; need: string }[];
+  /** The data files removed before the steps (--repair), and what each loses for good (null: nothing, its step fetches or builds it again). */
+  repairs: { file: string; loses: string | null }[];
   /** The report written at the end, in words; null without one. */
   report: string | null;
 }
@@ -126,6 +129,8 @@ export async function planRun(
   resets: ReadonlySet<string> = new Set(),
   /** With the folder: each step's decision too, each seeing what the steps before build. */
   folder?: FolderView,
+  /** The data files the run removes first (--repair), relative. */
+  repaired: readonly string[] = [],
 ): Promise<Plan> {
   const store = new StateStore(output);
   const steps: StepPlan[] = [];
@@ -140,6 +145,7 @@ export async function planRun(
       output,
       sqlDir: pipeline.sqlDir,
       checkpoint,
+      repaired,
       // The folder's files as its listing has them (a copy's: fetched when read).
       ...(folder ? { partitions: folder.partitions } : {}),
     };
@@ -165,6 +171,7 @@ export async function planRun(
     missing_env: pipeline.missingEnv,
     steps,
     reuses: reused,
+    repairs: repaired.map((file) => ({ file, loses: repairLoses(pipeline, file) ?? null })),
     report: pipeline.report ? describeRunReport(pipeline.report, output) : null,
   };
 }
@@ -190,6 +197,12 @@ export function planLines(plan: Plan, { verbose = true }: { verbose?: boolean } 
   if (plan.missing_env.length > 0)
     lines.push(
       `A run needs ${plan.missing_env.join(', ')} in the environment (not set now; a run refuses without them).`,
+    );
+  for (const { file, loses } of plan.repairs)
+    lines.push(
+      loses
+        ? `Removes ${file} first (--repair): it removes ${loses}; no step can fetch it again.`
+        : `Removes ${file} first (--repair); its step fetches or builds again what it held.`,
     );
   lines.push('Steps, in order:');
   for (const [i, step] of plan.steps.entries()) {

@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import type { ParamValue } from '../config/params.js';
 import { InputError } from '../errors.js';
 import type { Pipeline } from './build.js';
+import { DERIVED_FOLDER } from '../duckdb/datasets.js';
 
 /** A data file of the folder, as --repair names it: relative, under a dataset folder, Parquet. */
 export function repairPath(path: string): string {
@@ -96,21 +97,44 @@ export function repairCommand(
 }
 
 /**
+ * What a repair of `file` (relative) loses for good, in words: undefined
+ * where the step that writes it fetches or builds again what it held.
+ */
+export function repairLoses(pipeline: Pipeline, file: string): string | undefined {
+  const folders = file.split('/').slice(0, -1);
+  const partition = /=([^/]+)$/.exec(folders.at(-1) ?? '')?.[1];
+  const names = folders.filter((p) => !p.includes('='));
+  const dataset = names[0] === DERIVED_FOLDER ? names[1] : names.join('_');
+  const step = dataset === undefined ? undefined : writerOf(pipeline, dataset);
+  return step?.kind.repairLoses?.(partition);
+}
+
+/**
  * --repair: the data files named are removed, said first, once the run holds
- * the folder; its steps then fetch or build again what they held.
+ * the folder; its steps then fetch or build again what they held. What a
+ * file held that no step can fetch again is named first (warn).
  */
 export async function removeRepaired(
+  pipeline: Pipeline,
   output: string,
   paths: readonly string[],
   logger: Logger,
 ): Promise<void> {
   for (const path of paths) {
     const key = repairPath(path);
+    const lost = repairLoses(pipeline, key);
+    if (lost)
+      logger.log(
+        'warn',
+        'run.repair',
+        `--repair ${key}: removes ${lost}; no step can fetch it again`,
+        { file: key, lost },
+      );
     await rm(join(output, ...key.split('/')), { force: true });
     logger.log(
       'warn',
       'run.repair',
-      `--repair: removed ${key} (and no other file); the steps fetch or build again what it held where they can`,
+      `--repair: removed ${key} (and no other file); ${lost ? 'what it held is gone' : 'the steps fetch or build again what it held'}`,
       { file: key },
     );
   }
@@ -118,4 +142,4 @@ export async function removeRepaired(
 
 /** What a repair does, in words, after its command. */
 export const REPAIR_DOES =
-  'it removes that file alone, keeps every other partition and night, and fetches or builds again what the file held where the steps can (a sql table is built anew; the bicycle counts of the period given are fetched again; a past snapshot of the current state or events of the v1 feed cannot be fetched again)';
+  'it removes that file alone, keeps every other partition and night, and fetches or builds again what the file held where the steps can (a sql table is built anew; the bicycle counts of the period given and the events of the v1 feed are fetched again; a past snapshot of the current state cannot be, and the run says so before it removes one)';

@@ -171,7 +171,7 @@ async function takeFolder(
     await writeFolderFormat(output).catch((error: unknown) => {
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });
-    await removeRepaired(output, options.repair ?? [], logger);
+    await removeRepaired(pipeline, output, options.repair ?? [], logger);
     const runner = new StepRunner({
       pipeline,
       output,
@@ -185,6 +185,7 @@ async function takeFolder(
       ahead: options.ahead,
       shown: options.shown,
       files: options.files,
+      repaired: (options.repair ?? []).map(repairPath),
     });
     return { runner, simulator };
   } catch (error) {

@@ -54,6 +54,8 @@ export interface RunScope {
   shown?: string | undefined;
   /** Where the folder is listed (default: the disk). */
   files?: FolderFiles | undefined;
+  /** The data files removed before the steps (--repair), relative. */
+  repaired?: readonly string[] | undefined;
 }
 
 export class StepRunner {
@@ -248,6 +250,7 @@ export class StepRunner {
       database: () => this.#database(),
       partitions: this.#partitions,
       pending: new Map(this.#pending),
+      repaired: this.#scope.repaired ?? [],
       recordFile: async (path, sha256) => {
         this.#discovered = undefined;
         this.#partitions.forget(path);

@@ -51,6 +51,8 @@ export interface PlanContext {
    * plan made before anything runs counts those partitions as changed.
    */
   pending?: ReadonlyMap<string, readonly string[] | 'all'>;
+  /** The data files the run removes before its steps (--repair), relative, with `/`. */
+  repaired?: readonly string[];
 }
 
 /** Partitions of a dataset (its view name): their values, or all of them. */

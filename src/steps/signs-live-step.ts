@@ -38,6 +38,7 @@ import { partitionsThere } from './decisions.js';
 import { formatIsoDate } from '../util/time.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 import { folderFilesOf } from '../duckdb/folder-files.js';
+import { BBOX_COLUMN, BBOX_TYPE } from '../duckdb/geoparquet.js';
 
 export type { SignsLiveOptions };
 
@@ -61,14 +62,18 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, LivePlan>({
   source: 'signs',
   // NDW's bulk file is no API: a definition that reads only it names no source.
   asksUpstream: (options) => !options.file,
+  // A snapshot is the state at its moment: the API serves the current state alone.
+  repairLoses: (partition) =>
+    `the snapshot(s) of ${partition ?? 'the file'}, whose moment NDW's API no longer serves (it serves the current state alone): that day's history leaves the folder for good`,
   views: {
     signs_live_snapshots: [
       ...LIVE_COLUMNS,
       ['snapshot', 'TIMESTAMPTZ'],
-      [FINGERPRINT_COLUMN, 'UBIGINT'],
+      [FINGERPRINT_COLUMN, 'BIGINT'],
+      [BBOX_COLUMN, BBOX_TYPE],
       [SNAPSHOT_DATE, 'DATE'],
     ],
-    signs_live: [...LIVE_COLUMNS, [FINGERPRINT_COLUMN, 'UBIGINT']],
+    signs_live: [...LIVE_COLUMNS, [FINGERPRINT_COLUMN, 'BIGINT'], [BBOX_COLUMN, BBOX_TYPE]],
   },
   plan(options, context) {
     const recent =

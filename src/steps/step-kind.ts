@@ -162,6 +162,13 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
    * of the step's dataset again, by its value: what a printed repair gives.
    */
   repairPeriod?(partition: string): { start: string; end: string } | undefined;
+  /**
+   * What a repair of one of its files (in the partition of this value, if
+   * any) loses for good, in words, where the upstream no longer serves it:
+   * said before the file is removed. Undefined where the step fetches or
+   * builds again what the file held.
+   */
+  repairLoses?(partition: string | undefined): string | undefined;
   /** Forgets the step's work (--reset): its checkpoint is removed by the engine, its data here. */
   reset?(options: Options, context: StepContext): Promise<void>;
 }

@@ -96,6 +96,30 @@ export class FeedAudit {
     return this.outcome;
   }
 
+  /**
+   * Reads the feed again over each of `months` (the publication months of
+   * files --repair removed), up to the earliest committed cursor, and lands
+   * what the step's files no longer hold: what the removed files held, as the
+   * feed still serves it. Resolves to the events landed.
+   */
+  async again(months: readonly string[], checkpoint: EventsCheckpoint): Promise<number> {
+    const before = this.outcome.missing;
+    if (checkpoint.ranges.length === 0) return 0;
+    const cursor = Math.min(...checkpoint.ranges.map((r) => offsetMs(r.cursor.offset)));
+    const start = offsetMs(rangeStart(this.#options.start));
+    for (const month of months) {
+      const first = new Date(`${month}T00:00:00Z`);
+      const next = Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 1);
+      const to = Math.min(next, cursor);
+      for (
+        let from: number | undefined = Math.max(first.getTime(), start);
+        from !== undefined && from < to;
+      )
+        from = await this.#window(from, to, SWEEP_PAGES);
+    }
+    return this.outcome.missing - before;
+  }
+
   /** The step's event files: by partition folder. */
   #stepFiles(): { folder: string; month: number; names: string[] }[] {
     const files = folderFilesOf(this.#context);

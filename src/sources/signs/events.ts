@@ -5,7 +5,7 @@
  * files merged after.
  */
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { Database } from '../../duckdb/database.js';
 import { RunError } from '../../errors.js';
 import { readCheckpoint, type PlanContext, type RunContext, type RunOutcome } from '../context.js';
@@ -16,7 +16,13 @@ import type { SignsEventsOptions } from './events-options.js';
 import { EventsRun } from './events-run.js';
 import { auditPages, FeedAudit } from './audit.js';
 import { offsetMs } from './feed.js';
-import { eventFolders, parseUnitFile, removeUncommitted } from './landing.js';
+import {
+  EVENTS_DATASET,
+  EVENTS_PARTITION,
+  eventFolders,
+  parseUnitFile,
+  removeUncommitted,
+} from './landing.js';
 import { planRanges, position, rangeStart, type RangeState } from './ranges.js';
 import { folderFilesOf, namesIn, type FolderFiles } from '../../duckdb/folder-files.js';
 
@@ -33,6 +39,21 @@ export interface EventsPlan {
   events_landed: number | null;
   /** The share of the night's requests that reads random earlier windows again (not on a first run). */
   audit_share: number;
+  /** The publication months whose files --repair removes: read from the feed again. */
+  repaired_months: string[];
+}
+
+/** The publication months (YYYY-MM-01) of the step's event files that --repair removes. */
+function repairedMonths(context: PlanContext): string[] {
+  const file = new RegExp(
+    `^${EVENTS_DATASET.split(sep).join('/')}/${EVENTS_PARTITION}=(\\d{4}-\\d{2}-01)/([^/]+)$`,
+  );
+  const months = new Set<string>();
+  for (const path of context.repaired ?? []) {
+    const match = file.exec(path);
+    if (match && parseUnitFile(context.stepId, match[2]!)) months.add(match[1]!);
+  }
+  return [...months].sort();
 }
 
 export function planEvents(options: SignsEventsOptions, context: PlanContext): EventsPlan {
@@ -53,6 +74,7 @@ export function planEvents(options: SignsEventsOptions, context: PlanContext): E
     ranges: checkpoint ? checkpoint.ranges : null,
     events_landed: checkpoint ? checkpoint.events : null,
     audit_share: checkpoint ? options.audit_share : 0,
+    repaired_months: checkpoint ? repairedMonths(context) : [],
   };
 }
 
@@ -74,6 +96,11 @@ export function describeEvents(plan: EventsPlan, options: SignsEventsOptions): s
   return [
     `reads the event feed (limit ${plan.limit}${filter}); ${(plan.events_landed ?? 0).toLocaleString('en')} events landed so far`,
     ...lines,
+    ...(plan.repaired_months.length > 0
+      ? [
+          `reads the feed again over ${plan.repaired_months.map((m) => m.slice(0, 7)).join(', ')} and lands what the files --repair removes held, as the feed serves it`,
+        ]
+      : []),
     ...(plan.audit_share > 0
       ? [
           `then reads random earlier windows of what landed again, with ${Math.round(plan.audit_share * 100)}% of its requests (events published there since land)`,
@@ -213,6 +240,22 @@ export async function readFeed(
   const run = new EventsRun(options, context, client, checkpoint, db.memory.threads);
   await run.save();
   await run.run();
+  // The months of the files --repair removed, read again: what they held lands again
+  // (counted among the events landed when it first landed).
+  const again =
+    plan.repaired_months.length > 0
+      ? await new FeedAudit(db, options, context, client).again(
+          plan.repaired_months,
+          run.checkpoint,
+        )
+      : 0;
+  if (plan.repaired_months.length > 0)
+    context.log.log(
+      'info',
+      'signs.repair',
+      `Read the feed again over ${plan.repaired_months.map((m) => m.slice(0, 7)).join(', ')}: ${again.toLocaleString('en')} event(s) the removed file(s) held landed again`,
+      { months: plan.repaired_months, events: again },
+    );
   // A few random windows of the past read again: events published there since are landed
   // (not on a first run, which has just read all of it: the plan's share is 0 then).
   const audit = await new FeedAudit(db, options, context, client).run(
@@ -235,13 +278,16 @@ export async function readFeed(
   );
   return {
     rowsIn: stats.events,
-    rowsOut: stats.landed + audit.missing,
+    rowsOut: stats.landed + audit.missing + again,
     notes: {
       requests: http.requests,
       quarantined: stats.quarantined,
       ...(stats.bursts.length > 0 ? { bursts: stats.bursts } : {}),
       ...(run.checkpoint.gaps.length > 0 ? { gaps: run.checkpoint.gaps } : {}),
       feed_position: run.checkpoint.ranges.map((r) => r.cursor.offset),
+      ...(plan.repaired_months.length > 0
+        ? { repaired: { months: plan.repaired_months, events: again } }
+        : {}),
       ...(audit.pages > 0
         ? {
             audit: { requests: audit.pages, late_events: audit.missing, swept: audit.swept },
