@@ -47,6 +47,8 @@ const stepDecisionSchema = z.object({
   reads: z.array(partitionSetSchema),
   files: z.array(z.string()).optional(),
   may_build: z.array(partitionSetSchema).optional(),
+  may_read: z.array(partitionSetSchema).optional(),
+  may_files: z.array(z.string()).optional(),
 });
 
 const stepReportSchema = z.object({

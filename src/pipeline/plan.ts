@@ -134,7 +134,9 @@ export async function planRun(
 ): Promise<Plan> {
   const store = new StateStore(output);
   const steps: StepPlan[] = [];
+  // What the steps before write tonight for certain, and what they may write (late data).
   const pending = new Map<string, readonly string[] | 'all'>();
+  const maybe = new Map<string, readonly string[] | 'all'>();
   for (const step of selected) {
     const reset = resets.has(step.id);
     const checkpoint = reset
@@ -154,12 +156,24 @@ export async function planRun(
       steps.push({ ...planned, reset });
       continue;
     }
-    const decision = await step.kind.decide(
-      step.options,
-      { ...context, ...folder, pending: new Map(pending) },
-      planned.plan,
-    );
+    const decide = (written: ReadonlyMap<string, readonly string[] | 'all'>) =>
+      step.kind.decide(
+        step.options,
+        { ...context, ...folder, pending: new Map(written) },
+        planned.plan,
+      );
+    let decision = await decide(pending);
+    // What the step does if all that the steps before may write lands: its bound.
+    if (maybe.size > 0) {
+      const all = new Map(pending);
+      addPending(
+        all,
+        [...maybe].map(([dataset, partitions]) => ({ dataset, partitions })),
+      );
+      decision = withBound(decision, await decide(all));
+    }
     addPending(pending, decision.builds);
+    addPending(maybe, decision.may_build ?? []);
     steps.push({ ...planned, reset, decision });
   }
   return {
@@ -173,6 +187,36 @@ export async function planRun(
     reuses: reused,
     repairs: repaired.map((file) => ({ file, loses: repairLoses(pipeline, file) ?? null })),
     report: pipeline.report ? describeRunReport(pipeline.report, output) : null,
+  };
+}
+
+/** The partitions of `sets` that `known` does not hold, by dataset. */
+function beyond(sets: readonly PartitionSet[], known: readonly PartitionSet[]): PartitionSet[] {
+  const held = new Map<string, readonly string[] | 'all'>();
+  addPending(held, known);
+  return sets.flatMap(({ dataset, partitions }): PartitionSet[] => {
+    const there = held.get(dataset);
+    if (there === 'all') return [];
+    if (partitions === 'all') return [{ dataset, partitions }];
+    const more = partitions.filter((value) => !there?.includes(value));
+    return more.length > 0 ? [{ dataset, partitions: more }] : [];
+  });
+}
+
+/**
+ * `decision` with the bound that `bound` (the step's decision were all that
+ * the steps before may write to land) sets beyond it: what it may build,
+ * read and write besides what it does for certain.
+ */
+function withBound(decision: StepDecision, bound: StepDecision): StepDecision {
+  const mayBuild = beyond(bound.builds, [...decision.builds, ...(decision.may_build ?? [])]);
+  const mayRead = beyond(bound.reads, decision.reads);
+  const mayFiles = (bound.files ?? []).filter((file) => !decision.files?.includes(file));
+  return {
+    ...decision,
+    ...(mayBuild.length > 0 ? { may_build: [...(decision.may_build ?? []), ...mayBuild] } : {}),
+    ...(mayRead.length > 0 ? { may_read: mayRead } : {}),
+    ...(mayFiles.length > 0 ? { may_files: mayFiles } : {}),
   };
 }
 
@@ -251,6 +295,10 @@ export function decisionLines(decision: StepDecision): string[] {
     lines.push(
       `  rewrites where late data lands ${decision.may_build.map(partitionsInWords).join('; ')}`,
     );
+  if (decision.may_files?.length)
+    lines.push(`  writes again where late data lands ${decision.may_files.join(', ')}`);
+  if (decision.may_read?.length)
+    lines.push(`  then reads ${decision.may_read.map(partitionsInWords).join('; ')}`);
   if (decision.files?.length) lines.push(`  writes ${decision.files.join(', ')}`);
   if (decision.reads.length > 0)
     lines.push(`  reads ${decision.reads.map(partitionsInWords).join('; ')}`);

@@ -76,11 +76,15 @@ export interface StepDecision {
   /** Extracts it writes (paths in the folder); none for a step that writes none. */
   files?: string[];
   /**
-   * Partitions rewritten only where what lands differs from what they hold
-   * (late data). They are not counted as changed for the steps after it: those
-   * find the partitions rewritten by their fingerprints (input-changes.ts).
+   * The bound of what the step does beyond `builds`, where that depends on
+   * what lands tonight (late data, in this step or one before it): partitions
+   * it rewrites only where what lands differs from what they hold, the
+   * partitions it then reads, the extracts it then writes again. A plan made
+   * before the night names them (pipeline/plan.ts); the night stays within.
    */
   may_build?: PartitionSet[];
+  may_read?: PartitionSet[];
+  may_files?: string[];
 }
 
 /** The step's checkpoint, as the step sees it. */

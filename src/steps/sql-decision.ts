@@ -99,9 +99,10 @@ export async function sqlTexts(
 export async function namedDatasets(text: string, context: DecideContext): Promise<string[]> {
   const there = (await context.datasets?.()) ?? [];
   const names = new Set([...there.map((d) => d.name), ...(context.pending?.keys() ?? [])]);
+  // By name: the plan, made before the steps before it wrote, names them in the run's order.
   return datasetsRead(
     text,
-    [...names].map((name) => ({ name })),
+    [...names].sort().map((name) => ({ name })),
   ).map((d) => d.name);
 }
 

@@ -40,16 +40,18 @@ function partitions(sets: readonly PartitionSet[] | undefined): Set<string> {
 
 /** Those of `done` that `bound` does not hold (a dataset's "*" holds all of it). */
 function beyond(done: Set<string>, bound: Set<string>): string[] {
-  return [...done].filter(
-    (p) => !bound.has(p) && !bound.has(`${p.slice(0, p.indexOf(' '))} *`),
-  );
+  return [...done].filter((p) => !bound.has(p) && !bound.has(`${p.slice(0, p.indexOf(' '))} *`));
 }
 
 /** How a step's record of what it did parts from its plan: empty when within it. */
 function parting(planned: StepDecision, done: StepDecision): string[] {
   const exact =
     !planned.may_build?.length && !planned.may_files?.length && !planned.may_read?.length;
-  if (exact) return JSON.stringify(done) === JSON.stringify(planned) ? [] : ['not as planned'];
+  // (its `why` may count more partitions changed upstream where late data landed in them)
+  const did = ({ decision, builds, reads, files }: StepDecision) =>
+    JSON.stringify({ decision, builds, reads, files });
+  if (exact)
+    return did(done) === did(planned) ? [] : [`not as planned: ${did(planned)} / ${did(done)}`];
   return [
     ...beyond(partitions(done.builds), partitions([...planned.builds, ...(planned.may_build ?? [])])),
     ...beyond(partitions(done.reads), partitions([...planned.reads, ...(planned.may_read ?? [])])),
@@ -81,6 +83,7 @@ describe('the plan is the night', () => {
     const partings: string[] = [];
     const past: string[] = [];
     let bounded = 0;
+    let beyondCertain = 0;
     for (let night = first; night < last; night += DAY) {
       // The night runs at 06:00 after its last hour; a missed night is caught up the next.
       simulator.world.setNow(iso(night + DAY + 6 * 3_600_000));
@@ -98,6 +101,8 @@ describe('the plan is the night', () => {
         for (const p of parting(step.decision!, done))
           partings.push(`${iso(night)} ${step.id}: ${p}`);
         if (step.decision!.may_build?.length || step.decision!.may_files?.length) bounded++;
+        if (beyond(partitions(done.builds), partitions(step.decision!.builds)).length > 0)
+          beyondCertain++;
         for (const date of datesNamed(step.decision!))
           if (date > end) past.push(`${iso(night)} ${step.id}: ${date}`);
       }
@@ -105,8 +110,9 @@ describe('the plan is the night', () => {
     }
     expect(partings).toEqual([]);
     expect(past).toEqual([]);
-    // Late hours arrived on some nights: the bounds were met, not only exact plans.
+    // Late hours arrived on some nights: steps did more than their certain part, within bounds.
     expect(bounded).toBeGreaterThan(0);
+    expect(beyondCertain).toBeGreaterThan(0);
 
     simulator.world.setNow(iso(last + 6 * 3_600_000));
     const once = join(await testDir(), 'once');
@@ -114,7 +120,11 @@ describe('the plan is the night', () => {
       env,
     });
     expect(whole.code, whole.stderr).toBe(0);
-    for (const dataset of ['bicycle/measurements', 'derived/bicycle_hourly', 'derived/bicycle_daily'])
+    for (const dataset of [
+      'bicycle/measurements',
+      'derived/bicycle_hourly',
+      'derived/bicycle_daily',
+    ])
       expect(await datasetDifference(once, output, dataset), dataset).toBe(0);
   }, 300_000);
 });
