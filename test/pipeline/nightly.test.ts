@@ -42,17 +42,18 @@ async function files(folder: string): Promise<string[]> {
   return (await readdir(folder, { recursive: true })).map(String).sort();
 }
 
-const OCTOBER = [Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-11-01T00:00:00Z')] as const;
-const octoberDir = fileDir();
-let october: Promise<string> | undefined;
-/** One run over October 2026, made once for the tests that compare with it (they only read it). */
-const onceOverOctober = async (): Promise<string> =>
-  (october ??= (async () => runBicycle(await octoberDir(), ...OCTOBER, 'UTR'))());
+/** Two weeks over October's end, summer time ending on 2026-10-25 within them. */
+const PERIOD = [Date.parse('2026-10-20T00:00:00Z'), Date.parse('2026-11-03T00:00:00Z')] as const;
+const periodDir = fileDir();
+let once: Promise<string> | undefined;
+/** One run over the period, made once for the tests that compare with it (they only read it). */
+const onceOverPeriod = async (): Promise<string> =>
+  (once ??= (async () => runBicycle(await periodDir(), ...PERIOD, 'UTR'))());
 
 describe('nightly runs', () => {
-  it('of one UTC day each over October 2026 give the same datasets and extracts as one run over the month, every local day whole', async () => {
-    const [start, end] = OCTOBER;
-    const once = await onceOverOctober();
+  it('of one UTC day each over two weeks across a month’s end give the same datasets and extracts as one run over them, every local day whole', async () => {
+    const [start, end] = PERIOD;
+    const once = await onceOverPeriod();
     const nightlyDir = await testDir();
     let nightly = '';
     for (let night = start; night < end; night += DAY)
@@ -86,8 +87,9 @@ describe('nightly runs', () => {
        FROM read_parquet('${nightly}/derived/bicycle_hourly/**/*.parquet', hive_partitioning = true)
        GROUP BY ALL ORDER BY 1`,
     );
-    const inside = days.filter((d) => d['day'] !== '2026-10-01' && d['day'] !== '2026-11-01');
-    expect(inside).toHaveLength(30);
+    // (the first and last local days begin and end with the period's UTC midnights)
+    const inside = days.filter((d) => d['day'] !== '2026-10-20' && d['day'] !== '2026-11-03');
+    expect(inside).toHaveLength(13);
     for (const day of inside)
       expect(Number(day['hours']), String(day['day'])).toBe(day['day'] === '2026-10-25' ? 25 : 24);
     const [daily] = await duck(
@@ -99,16 +101,16 @@ describe('nightly runs', () => {
     expect(Number(daily?.['shortest'])).toBe(25);
   }, 600_000);
 
-  it('started together over four disjoint weeks on one folder (a parallel backfill) fetch their weeks at once, land in turn, and give what one run over the month gives', async () => {
-    const [start, end] = OCTOBER;
-    const once = await onceOverOctober();
+  it('started together over four disjoint spans on one folder (a parallel backfill) fetch their spans at once, land in turn, and give what one run over the period gives', async () => {
+    const [start, end] = PERIOD;
+    const once = await onceOverPeriod();
     const output = join(await testDir(), 'output');
-    const weeks = [0, 7, 14, 21].map((d) => [
-      start + d * DAY,
-      d === 21 ? end : start + (d + 7) * DAY,
-    ]);
+    // Days [0, 4), [4, 8), [8, 11) and [11, 14) of the period.
+    const cuts = [0, 4, 8, 11, 14];
+    const spans = cuts.slice(0, -1).map((d, i) => [start + d * DAY, start + cuts[i + 1]! * DAY]);
+    expect(spans.at(-1)![1]).toBe(end);
     const runs = await Promise.all(
-      weeks.map(([from, to]) =>
+      spans.map(([from, to]) =>
         collect(
           startCli(
             [
@@ -134,7 +136,7 @@ describe('nightly runs', () => {
       ),
     );
     for (const run of runs) expect(run.code, run.stderr).toBe(0);
-    // They met: all but the first waited for the folder, and fetched their week meanwhile.
+    // They met: all but the first waited for the folder, and fetched their span meanwhile.
     const logs = runs.map((r) =>
       r.stderr
         .split('\n')
@@ -148,7 +150,7 @@ describe('nightly runs', () => {
       expect(log.some((l) => l.event === 'ahead.staged')).toBe(true);
       expect(log.some((l) => l.event === 'bicycle.adopted')).toBe(true);
     }
-    // A week fetched ahead was fetched while another run held the folder: the extraction ran at once.
+    // A span fetched ahead was fetched while another run held the folder: the extraction ran at once.
     const overlapped = waited.filter((log) => {
       const staged = at(log.find((l) => l.event === 'ahead.staged'));
       return logs.some(
