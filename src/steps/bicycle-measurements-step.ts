@@ -36,7 +36,7 @@ import {
   type MeasurementsStepPlan,
 } from '../sources/bicycle/measurements-plan.js';
 import { readPolygon } from '../sources/bicycle/selection.js';
-import { datesOf, readOf } from './decisions.js';
+import { datesOf, partitionsThere, readOf } from './decisions.js';
 import { defineStepKind, upstreamOf } from './step-kind.js';
 import { folderFilesOf } from '../duckdb/folder-files.js';
 
@@ -73,20 +73,24 @@ export const bicycleMeasurementsStep = defineStepKind<
     // The hours missing before the period (lookback) land in their own dates: a date is
     // rewritten, and the tables built from it with it, only where some arrived.
     const dates = datesOf(plan.lookback?.start ?? plan.start, plan.end);
-    const before = dates.filter((d) => !period.includes(d));
+    // A date the folder holds is rewritten only where what lands differs (a period run
+    // again): the steps after build again only what did change.
+    const there = partitionsThere(context, MEASUREMENTS_DATASET);
+    const fresh = period.filter((d) => !there.has(d));
+    const again = dates.filter((d) => !fresh.includes(d));
     const late = plan.lookback
       ? `, and asks again for ${plan.lookback.hours} missing hour(s) of ${plan.lookback.locations.length} location(s) from ${plan.lookback.start}, rewriting the dates where they arrived`
       : '';
     return {
       decision: 'partial',
-      why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection}): ${period.length} date partition(s) rewritten with them${late}`,
+      why: `fetches ${plan.hours} hour(s) from ${plan.start} to ${plan.end} (${plan.selection}): ${fresh.length} new date partition(s)${fresh.length < period.length ? `, ${period.length - fresh.length} held already rewritten where what lands differs` : ''}${late}`,
       builds: [
-        { dataset: 'bicycle_measurements', partitions: period },
+        { dataset: 'bicycle_measurements', partitions: fresh },
         // A file of the rows that could not be kept, when there are any.
         { dataset: 'bicycle_quarantine', partitions: 'all' },
       ],
-      ...(before.length > 0
-        ? { may_build: [{ dataset: 'bicycle_measurements', partitions: before }] }
+      ...(again.length > 0
+        ? { may_build: [{ dataset: 'bicycle_measurements', partitions: again }] }
         : {}),
       reads: [
         // A date's rows of other locations and hours stay: its partition is read.
