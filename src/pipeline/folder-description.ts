@@ -43,13 +43,3 @@ export async function describeFolder(
     folder.close();
   }
 }
-
-/** Writes views.sql alone, as describeFolder writes it (a command that writes no extract). */
-export async function writeViews(output: string, files: FolderFiles): Promise<void> {
-  const folder = await openOutputFolder(output, { derived: DATASET_VIEWS, listed: true, files });
-  try {
-    await writeViewsScript(folder.db, output, folder.named);
-  } finally {
-    folder.close();
-  }
-}
