@@ -1,25 +1,18 @@
 /** `road-etl run PIPELINE.yaml`: run a pipeline (or print its plan with --dry-run). */
 import type { Argv, CommandModule } from 'yargs';
 import { resolve } from 'node:path';
-import {
-  definitionName,
-  showingAt,
-  shownAt,
-  shownText,
-  type RunArgs,
-  type StoreRun,
-} from './run-support.js';
-
-import { NOTHING_AHEAD, type StagedAhead } from '../pipeline/stage-ahead.js';
-import { runInStore } from './run-store.js';
-import type { Pipeline } from '../pipeline/build.js';
-import { runPipeline } from '../pipeline/run.js';
+import { definitionName, onSignals, type RunArgs } from './run-support.js';
+import { runNight } from '../pipeline/session.js';
 import { plannedSummary, refusedSummary, type RunSummary } from '../pipeline/summary.js';
 import { createProgress } from '../progress.js';
-import { commaList, loggerFor, outputTarget, withPipelineArguments } from './common.js';
+import {
+  commaList,
+  loggerFor,
+  outputTarget,
+  pipelineFromArgs,
+  withPipelineArguments,
+} from './common.js';
 import type { CliIo } from './io.js';
-import { explainIoError } from '../errors.js';
-import { checkFolderFormat } from '../store/folder-format.js';
 import { printPlan } from './plan.js';
 
 export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
@@ -80,11 +73,8 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
         await dryRun(args, io, output);
         return;
       }
-      await runInStore(output, args, io, {
-        named: (name) => {
-          pipelineName = name;
-        },
-        runHere: (pipeline, local, how) => runCommandFor(pipeline, args, local, io, how),
+      await run(args, io, output, (name) => {
+        pipelineName = name;
       });
     } catch (error) {
       // A run refused before it started (bad input, a held lock) still ends stdout with its summary.
@@ -100,6 +90,35 @@ export const runCommand = (io: CliIo): CommandModule<object, RunArgs> => ({
     }
   },
 });
+
+/** The night (pipeline/session.ts), SIGTERM and SIGINT stopping it; its summary printed. */
+async function run(
+  args: RunArgs,
+  io: CliIo,
+  output: string,
+  named: (pipeline: string) => void,
+): Promise<void> {
+  const logger = loggerFor(args, io);
+  const controller = new AbortController();
+  const { summary, failure } = await onSignals(controller, logger, () =>
+    runNight({
+      url: output,
+      env: io.env,
+      definition: (local) => pipelineFromArgs(args, local, io),
+      select: commaList(args.select),
+      reset: commaList(args.reset),
+      acceptUpstream: commaList(args['accept-upstream']),
+      repair: commaList(args.repair),
+      waitForLock: args['wait-for-lock'] ?? 0,
+      logger,
+      progress: (shown) => createProgress(shown, io.stderr),
+      controller,
+      named,
+    }),
+  );
+  printSummary(io, summary);
+  if (failure) throw markSummarized(failure);
+}
 
 /** `--dry-run`: the plan printed as `road-etl plan` prints it (no lock taken), and its summary. */
 async function dryRun(args: RunArgs, io: CliIo, shownOutput: string): Promise<void> {
@@ -136,57 +155,4 @@ export function printRefusedRun(argv: readonly string[], error: unknown, io: Cli
     }),
   );
   markSummarized(error);
-}
-
-async function runCommandFor(
-  definition: Pipeline,
-  args: RunArgs,
-  output: string,
-  io: CliIo,
-  how: {
-    /** The definition built again, with the folder's state as it is now (after a wait for the lock). */
-    rebuild: () => Promise<Pipeline>;
-    controller: AbortController;
-    /** What was fetched ahead while waiting for a store's lock. */
-    staged?: StagedAhead | undefined;
-    store: StoreRun;
-  },
-): Promise<void> {
-  const pipeline = definition;
-  const { controller, store } = how;
-  const logger = showingAt(loggerFor(args, io), output, store.url);
-  const select = commaList(args.select);
-  // A folder of another layout is refused before anything is planned or written.
-  await checkFolderFormat(output, store.url);
-  // The run holds the folder (its store's lock); what it fetched while waiting for it is staged.
-  const ahead = how.staged ?? NOTHING_AHEAD;
-  const result = await runPipeline(pipeline, {
-    output,
-    select,
-    reset: commaList(args.reset),
-    acceptUpstream: commaList(args['accept-upstream']),
-    logger,
-    progress: createProgress(logger, io.stderr),
-    signal: controller.signal,
-    ahead: ahead.work,
-    repair: commaList(args.repair),
-    shown: store.url,
-    files: store.files,
-    commit: store.commit,
-  });
-  let { summary, failure } = result;
-  // What the run landed, failed or not, goes back to the store.
-  try {
-    await store.put();
-  } catch (error) {
-    const put = explainIoError(error, `putting the run's files into ${store.url}`);
-    // A step's own failure stays the run's (the put may fail of the same cause: a full disk).
-    if (failure) logger.log('error', 'store.put', put.message);
-    failure ??= put;
-    summary = { ...summary, status: 'failed', error: failure.message, exit_code: 1 };
-  }
-  summary = shownAt(summary, output, store.url);
-  if (failure) failure.message = shownText(failure.message, output, store.url);
-  printSummary(io, summary);
-  if (failure) throw markSummarized(failure);
 }

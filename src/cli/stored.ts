@@ -1,12 +1,12 @@
 /**
  * The local folder a command works on: a copy of the output folder's last
- * commit in an empty local folder (cli/scratch.ts), removed after, its data
+ * commit in an empty local folder (store/scratch.ts), removed after, its data
  * files known from the commit (remote-files.ts) and fetched when the command
  * reads them. A command that writes (report) holds the store's lock and puts
  * back what changed. A local folder that no run has committed is read (and a
  * report written into it) as it lies.
  */
-import { scratchCopy } from './scratch.js';
+import { scratchCopy } from '../store/scratch.js';
 import { LocalStore } from '../store/local-store.js';
 import { join, relative, sep } from 'node:path';
 import { openStore } from '../store/open.js';

@@ -1,6 +1,6 @@
 /**
  * Carries out a checked pipeline on the run's copy of the folder (the store's
- * lock held: cli/run-store.ts), in four stages: prepare (the steps selected,
+ * lock held: pipeline/session.ts), in four stages: prepare (the steps selected,
  * checked against what earlier runs left), take the folder (start the upstream
  * and ask whether it serves the folder's data), run the steps
  * (step-runner.ts), and finish (manifest.json and the report, written also

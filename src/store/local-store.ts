@@ -1,7 +1,7 @@
 /**
  * The output folder on a local (or mounted) file system, as an ObjectStore:
  * its files are the objects. A run works on a copy of the folder's commit in
- * the folder's own `.state/work/` (cli/scratch.ts), so that a fetch and a put
+ * the folder's own `.state/work/` (store/scratch.ts), so that a fetch and a put
  * are hard links, not copies: a file is fetched by a link to its object,
  * and put by a link to the file written, renamed into place. Neither is ever
  * written to where it lies: every write of road-etl makes a new file and
@@ -38,7 +38,7 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 export class LocalStore implements ObjectStore {
   readonly url: string;
   readonly folder: string;
-  /** For a command that only reads: its copy lies outside the folder where the folder is read-only (cli/scratch.ts). */
+  /** For a command that only reads: its copy lies outside the folder where the folder is read-only (store/scratch.ts). */
   readonly reading: boolean;
 
   constructor(folder: string, { reading = false }: { reading?: boolean } = {}) {

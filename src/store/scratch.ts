@@ -12,8 +12,8 @@ import { constants } from 'node:fs';
 import { access, mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalStore, WORK_FOLDER } from '../store/local-store.js';
-import type { ObjectStore } from '../store/store.js';
+import { LocalStore, WORK_FOLDER } from './local-store.js';
+import type { ObjectStore } from './store.js';
 import { exists, makeFolder } from '../util/fs.js';
 import { isRunning, processIdentity } from '../util/process.js';
 
