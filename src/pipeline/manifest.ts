@@ -196,13 +196,7 @@ export class ManifestWriter {
         mtime_ms: info.mtimeMs,
       };
     }
-    return new ManifestWriter(
-      output,
-      files,
-      runs,
-      await listExports(files, output, known),
-      commit,
-    );
+    return new ManifestWriter(output, files, runs, await listExports(files, output, known), commit);
   }
 
   /** The extracts on disk, as the manifest lists them. */

@@ -167,7 +167,9 @@ describe('an output folder in S3 (s3rver)', () => {
       { views: true },
     );
     expect(read!.length).toBeGreaterThan(0);
-    expect(read!.map((row) => String(row['filename'])).filter((key) => !committed.has(key))).toEqual([]);
+    expect(
+      read!.map((row) => String(row['filename'])).filter((key) => !committed.has(key)),
+    ).toEqual([]);
     const uploaded = (await store.list()).filter(
       (o) => o.key.startsWith('derived/bicycle_daily/') && !committed.has(o.key),
     );
