@@ -54,29 +54,31 @@ function layoutOf(
     folder,
     hiveTypes: column !== undefined && type !== undefined ? { [column]: type } : {},
     partitioned: column !== undefined,
-    sample: firstParquetFile(files, folder, names, 0),
+    sample: lastParquetFile(files, folder, names, 0),
   };
 }
 
 /**
  * A Parquet file of the folder (whose entries are `names`, sorted) or of its
- * partitions: the first in order, as DuckDB reads a glob, the file it reads to
- * make the view.
+ * partitions, whose metadata the view is made from: the last in order, of the
+ * latest partition, which a night reads anyway where it reads any (a folder
+ * in a store fetches the sample to make the view).
  */
-function firstParquetFile(
+function lastParquetFile(
   files: FolderFiles,
   folder: string,
   names: readonly string[],
   depth: number,
 ): string | undefined {
-  for (const name of names)
+  const latest = [...names].reverse();
+  for (const name of latest)
     if (name.endsWith('.parquet') && !name.startsWith('.') && !name.includes('='))
       return join(folder, name);
   if (depth >= 4) return undefined;
-  for (const name of names) {
+  for (const name of latest) {
     if (!name.includes('=') || name.startsWith('.') || name.endsWith('.parquet')) continue;
     const inner = join(folder, name);
-    const found = firstParquetFile(files, inner, namesIn(files, inner), depth + 1);
+    const found = lastParquetFile(files, inner, namesIn(files, inner), depth + 1);
     if (found !== undefined) return found;
   }
   return undefined;

@@ -109,6 +109,11 @@ export interface UploadGate {
   hold(match: (method: string, url: string) => boolean, answered?: boolean): Promise<void>;
   /** Lets every request through again (those held are cut). */
   free(): void;
+  /**
+   * The objects read (GET) through the proxy since the last call, by their
+   * path (`/bucket/key`, decoded; listings left out), with how often.
+   */
+  reads(): Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -124,7 +129,11 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
   let holdOn:
     | { match: (method: string, url: string) => boolean; answered: boolean; reached: () => void }
     | undefined;
+  let reads = new Map<string, number>();
   const proxy = createServer((incoming, answer) => {
+    const [path = '/', query = ''] = decodeURIComponent(incoming.url ?? '/').split('?');
+    if (incoming.method === 'GET' && !/(^|&)(list-type|comp=list|restype)/.test(query))
+      reads.set(path, (reads.get(path) ?? 0) + 1);
     const hit =
       holdOn?.match(incoming.method ?? '', decodeURIComponent(incoming.url ?? '/')) ?? false;
     if (hit && !holding) {
@@ -203,6 +212,11 @@ export async function gateUploads(server: StoreServer): Promise<UploadGate> {
       }),
     drop: (count) => {
       dropping = count;
+    },
+    reads: () => {
+      const seen = reads;
+      reads = new Map();
+      return seen;
     },
     free: () => {
       for (const request of held.splice(0)) request.socket.destroy();

@@ -21,6 +21,7 @@ import { COMMIT_KEY, fetchFolder, readCommit } from '../../src/store/sync.js';
 import { putFolder } from '../../src/store/put-folder.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
+import type { StepDecision } from '../../src/steps/step-kind.js';
 import { ONE_COMMIT } from '../helpers/committed.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
@@ -63,11 +64,11 @@ const logEvents = (stderr: string): Record<string, unknown>[] =>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 /** A run as on a worker whose disk is empty at its start: a process of its own, a fresh HOME and TMPDIR. */
-async function onEmptyWorker(args: string[]) {
+async function onEmptyWorker(args: string[], through: Record<string, string> = {}) {
   const home = await testDir();
   return runCli(args, {
     process: true,
-    env: { ...simulator.env, ...aws, HOME: home, TMPDIR: home },
+    env: { ...simulator.env, ...aws, ...through, HOME: home, TMPDIR: home },
     timeoutMs: 300_000,
   });
 }
@@ -358,11 +359,64 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
     const planned = (JSON.parse(printed.stdout) as { steps: { id: string; decision?: unknown }[] })
       .steps;
 
-    const night = await onEmptyWorker([
-      'run', BICYCLE, '--output', url, '--log-format', 'json',
-      ...params(start + days * DAY, start + (days + 1) * DAY),
-    ]); // prettier-ignore
+    const gate = gates[0]!;
+    const committed = (await readCommit(store))!.files;
+    gate.reads();
+    const night = await onEmptyWorker(
+      [
+        'run', BICYCLE, '--output', url, '--log-format', 'json',
+        ...params(start + days * DAY, start + (days + 1) * DAY),
+      ],
+      gate.env,
+    ); // prettier-ignore
     expect(night.code, night.stderr).toBe(0);
+    // Through a proxy that counts each object read: a data file at most once, and only one
+    // of the partitions the plan said a step reads (its certain part or its bound), or the
+    // latest file of a dataset, whose metadata the run's view of it is made from.
+    const read = [...gate.reads()].map(([path, times]) => ({
+      key: path.replace(/^\/nightly\/history\//, ''),
+      times,
+    }));
+    const pathOf = new Map(Object.entries(committed).map(([path, file]) => [file.key, path]));
+    const planReads = planned.flatMap((step) => {
+      const decision = step.decision as StepDecision;
+      return [...decision.reads, ...(decision.may_read ?? [])];
+    });
+    const latest = new Map<string, string>();
+    for (const path of Object.keys(committed).sort())
+      if (path.endsWith('.parquet'))
+        latest.set(
+          path
+            .split('/')
+            .filter((p) => !p.includes('='))
+            .slice(0, -1)
+            .join('/'),
+          path,
+        );
+    const samples = new Set(latest.values());
+    const unplanned: string[] = [];
+    for (const { key, times } of read) {
+      const path = pathOf.get(key);
+      if (!path?.endsWith('.parquet')) continue;
+      expect(times, key).toBe(1);
+      const folders = path.split('/').slice(0, -1);
+      const partition = folders.find((p) => p.includes('='))?.split('=')[1];
+      const names = folders.filter((p) => !p.includes('='));
+      const dataset = names[0] === 'derived' ? names[1]! : names.join('_');
+      if (
+        !samples.has(path) &&
+        !planReads.some(
+          (r) =>
+            r.dataset === dataset &&
+            (r.partitions === 'all' || r.partitions.includes(partition ?? '')),
+        )
+      )
+        unplanned.push(path);
+    }
+    expect(read.filter(({ key }) => pathOf.get(key)?.endsWith('.parquet')).length).toBeGreaterThan(
+      0,
+    );
+    expect(unplanned).toEqual([]);
     // Each step did what the plan printed before the night: its certain part (no late
     // hour arrives here, so none of the bound a plan names where late data may land).
     const recorded = JSON.parse((await store.read('manifest.json'))!.toString('utf8')) as {

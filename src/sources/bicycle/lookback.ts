@@ -105,16 +105,22 @@ export async function missingHours(
   return { ids: missing, from: Number(row?.['first']), to, hours: Number(row?.['hours']) };
 }
 
-/** The first hour the folder holds of any location (ms); undefined when it holds none. */
+/**
+ * The first hour the folder holds of any location (ms), or `after` where its
+ * first date ends by then (its file is then not read: a folder in a store
+ * does not fetch it); undefined when it holds none.
+ */
 async function dataStart(
   db: Database,
   { output, files }: { output: string; files: FolderFiles },
+  after: number,
 ): Promise<number | undefined> {
   const folder = join(output, MEASUREMENTS_DATASET);
   for (const entry of files.list(folder)) {
     const date = /^date=(\d{4}-\d{2}-\d{2})$/.exec(entry.name)?.[1];
     const file = join(folder, entry.name, PARTITION_FILE);
     if (!entry.folder || date === undefined || files.stat(file) === undefined) continue;
+    if (Date.parse(`${date}T00:00:00Z`) + DAY_MS <= after) return after;
     await files.bring([file]);
     const [row] = await db.all(
       `SELECT epoch_ms(min(measurement_hour)) AS first FROM read_parquet(${quotedString(file)}, hive_partitioning = false)`,
@@ -166,8 +172,9 @@ export async function planPeriod(
   }
   if (input.lookbackDays === 0 || !ids || end === undefined) return { from, to, gaps: undefined };
   // The hours runs have asked for: from the first the folder holds to the last of the selection's.
-  const first = await dataStart(db, { output, files });
-  const lookFrom = Math.max(from - input.lookbackDays * DAY_MS, first ?? end);
+  const back = from - input.lookbackDays * DAY_MS;
+  const first = await dataStart(db, { output, files }, back);
+  const lookFrom = Math.max(back, first ?? end);
   const lookTo = Math.min(from, end);
   const gaps = await missingHours(db, { output, files, ids, from: lookFrom, to: lookTo });
   return { from, to, gaps };
