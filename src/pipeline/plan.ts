@@ -139,9 +139,8 @@ export async function planRun(
   const maybe = new Map<string, readonly string[] | 'all'>();
   for (const step of selected) {
     const reset = resets.has(step.id);
-    const checkpoint = reset
-      ? undefined
-      : (await store.read(step.id).catch(() => undefined))?.checkpoint;
+    // A damaged state file fails the plan as it fails the run.
+    const checkpoint = reset ? undefined : (await store.read(step.id))?.checkpoint;
     const context: PlanContext = {
       stepId: step.id,
       output,

@@ -57,14 +57,8 @@ function repairedMonths(context: PlanContext): string[] {
 }
 
 export function planEvents(options: SignsEventsOptions, context: PlanContext): EventsPlan {
-  // A damaged checkpoint is the run's to report (it fails the step): the plan says a first run.
-  const checkpoint = (() => {
-    try {
-      return readEventsCheckpoint(context);
-    } catch {
-      return undefined;
-    }
-  })();
+  // A damaged checkpoint fails the plan as it fails the run (StateError, naming the repair).
+  const checkpoint = readEventsCheckpoint(context);
   return {
     limit: options.limit,
     town_code: options.town_code ?? null,
