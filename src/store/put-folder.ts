@@ -9,17 +9,15 @@ import { dirname, join, relative, sep } from 'node:path';
 import { mtimeMillis } from '../duckdb/fingerprints.js';
 import type { RemoteFiles } from './remote-files.js';
 import type { ObjectStore } from './store.js';
+import { PUT_KEY, localOnly, type Fetched } from './sync.js';
 import {
   COMMIT_KEY,
   COMMIT_VERSION,
-  PUT_KEY,
   filesDigest,
   knownExtracts,
-  localOnly,
   type Commit,
-  type Fetched,
   type KnownExtract,
-} from './sync.js';
+} from './commit.js';
 import { sha256File } from '../util/fs.js';
 import { CommitConflictError } from '../errors.js';
 import { transferAll } from './transfer.js';

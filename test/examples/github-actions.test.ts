@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { openStore } from '../../src/store/open.js';
-import { COMMIT_KEY, readCommit } from '../../src/store/sync.js';
+import { COMMIT_KEY, readCommit } from '../../src/store/commit.js';
 import { ROOT } from '../helpers/cli.js';
 import { startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';

@@ -13,7 +13,8 @@ import { shownAt } from '../../src/pipeline/session.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import { commitId, putFolder } from '../../src/store/put-folder.js';
 import { RemoteFiles } from '../../src/store/remote-files.js';
-import { fetchFolder, readCommit } from '../../src/store/sync.js';
+import { fetchFolder } from '../../src/store/sync.js';
+import { readCommit } from '../../src/store/commit.js';
 
 export interface RunDefinitionOptions {
   params?: Record<string, string>;

@@ -14,7 +14,8 @@ import { LocalStore } from '../../src/store/local-store.js';
 import { openStore } from '../../src/store/open.js';
 import { putFolder } from '../../src/store/put-folder.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { fetchFolder, readCommit } from '../../src/store/sync.js';
+import { fetchFolder } from '../../src/store/sync.js';
+import { readCommit } from '../../src/store/commit.js';
 import { startAzure, type StoreServer } from '../helpers/object-stores.js';
 import { testDir } from '../helpers/tmp.js';
 

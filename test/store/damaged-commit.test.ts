@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { filesDigest } from '../../src/store/sync.js';
+import { filesDigest } from '../../src/store/commit.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { testDir } from '../helpers/tmp.js';

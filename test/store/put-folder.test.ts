@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local-store.js';
 import { putFolder } from '../../src/store/put-folder.js';
 import { RemoteFiles } from '../../src/store/remote-files.js';
-import { COMMIT_KEY, PUT_KEY, fetchFolder, readCommit } from '../../src/store/sync.js';
+import { PUT_KEY, fetchFolder } from '../../src/store/sync.js';
+import { COMMIT_KEY, readCommit } from '../../src/store/commit.js';
 import { testDir } from '../helpers/tmp.js';
 
 /** A store (the storage seam's local one) that counts its listings of the folder's data. */

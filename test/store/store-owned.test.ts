@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { readCommit } from '../../src/store/sync.js';
+import { readCommit } from '../../src/store/commit.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { startAzure, startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';
