@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { main } from '../../src/cli/main.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/road-etl.js', import.meta.url));
@@ -83,4 +84,13 @@ export async function wholeRunMs(args: string[], options: CliOptions = {}): Prom
   if (result.code !== 0)
     throw new Error(`road-etl ${args.join(' ')} exited ${String(result.code)}: ${result.stderr}`);
   return performance.now() - started;
+}
+
+/** The repair a failed run printed, as the arguments of road-etl (a command that runs as printed). */
+export function printedRepair(stderr: string): string[] {
+  const command = /repair the folder, run: road-etl (run .*?) \(it removes that file alone/.exec(
+    stderr,
+  )?.[1];
+  expect(command, stderr).toBeDefined();
+  return command!.split(' ');
 }

@@ -9,7 +9,7 @@ import { stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { committed, committedPaths } from '../helpers/committed.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, printedRepair, runCli } from '../helpers/cli.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, testDir } from '../helpers/tmp.js';
 
@@ -21,15 +21,6 @@ const simulator = await useSimulator({
 
 const SIGNS = join(ROOT, 'pipelines', 'traffic-signs.yaml');
 const LIVE = join(ROOT, 'pipelines', 'traffic-signs-live.yaml');
-
-/** The repair a failed run printed, as the arguments of road-etl. */
-function printedRepair(stderr: string): string[] {
-  const command = /repair the folder, run: road-etl (run .*?) \(it removes that file alone/.exec(
-    stderr,
-  )?.[1];
-  expect(command, stderr).toBeDefined();
-  return command!.split(' ');
-}
 
 /** The events a file of signs/events holds (read before it is cut). */
 async function eventsIn(file: string): Promise<number> {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { fetchFolder } from '../../src/store/sync.js';
 import { readCommit } from '../../src/store/commit.js';
-import { ROOT, runCli } from '../helpers/cli.js';
+import { ROOT, printedRepair, runCli } from '../helpers/cli.js';
 import { startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, testDir } from '../helpers/tmp.js';
@@ -34,15 +34,6 @@ const nights = (from: number, to: number) => [
   '--param', `start=${day(from)}`, '--param', `end=${day(to)}`, '--param', 'prefixes=UTR',
 ]; // prettier-ignore
 const DATASETS = ['bicycle/measurements', 'derived/bicycle_hourly', 'derived/bicycle_daily'];
-
-/** The repair a failed run printed, as the arguments of road-etl. */
-function printedRepair(stderr: string): string[] {
-  const command = /repair the folder, run: road-etl (run .*?) \(it removes that file alone/.exec(
-    stderr,
-  )?.[1];
-  expect(command, stderr).toBeDefined();
-  return command!.split(' ');
-}
 
 /** One run over days [1, last): the ground truth. */
 async function oneRun(last: number): Promise<string> {
