@@ -1,4 +1,5 @@
 /** Options and helpers shared by the commands. */
+import type { FolderTarget } from '../pipeline/session.js';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Argv } from 'yargs';
@@ -82,9 +83,7 @@ const URL_LIKE = /^([a-z][a-z0-9+.-]+):/i;
  * is refused, never taken for a local path (`gs://b/p` would be a folder
  * `gs:/b/p` in the working directory, lost with an ephemeral worker's disk).
  */
-export function outputTarget(
-  args: CommonArgs,
-): { kind: 'local'; folder: string } | { kind: 'store'; url: string } {
+export function outputTarget(args: CommonArgs): FolderTarget {
   if (args.output.trim() === '') throw new InputError('--output: must name a folder');
   const scheme = URL_LIKE.exec(args.output)?.[1]?.toLowerCase();
   if (scheme === 'file') {

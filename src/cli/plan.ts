@@ -11,9 +11,15 @@ import { planLines, planRun } from '../pipeline/plan.js';
 import { checkRunOptions } from '../pipeline/run.js';
 import { isDataFile, repairPath } from '../pipeline/repair.js';
 import { openPlanFolder } from '../pipeline/run-folder.js';
-import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
+import {
+  commaList,
+  outputTarget,
+  pipelineFromArgs,
+  withPipelineArguments,
+  type CommonArgs,
+} from './common.js';
 import { writeOut, type CliIo } from './io.js';
-import { withOutputFolder } from './stored.js';
+import { withFolder } from '../pipeline/session.js';
 
 interface PlanArgs extends CommonArgs {
   pipeline: string;
@@ -70,9 +76,9 @@ export function printPlan(
 ): Promise<Pipeline> {
   // The files --repair removes are left out of the copy, as the run leaves them out (a bad one is refused below).
   const repaired = (commaList(args.repair) ?? []).filter(isDataFile).map(repairPath);
-  return withOutputFolder(
-    args,
-    io,
+  return withFolder(
+    outputTarget(args),
+    io.env,
     async ({ folder: output, shown, files }) => {
       await checkFolderFormat(output, shown(output));
       const pipeline = await pipelineFromArgs(args, output, io);

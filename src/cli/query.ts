@@ -10,8 +10,8 @@ import type { Argv, CommandModule } from 'yargs';
 import { openOutputFolder } from '../duckdb/folder.js';
 import { InputError, RunError } from '../errors.js';
 import { writeOut, type CliIo } from './io.js';
-import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
-import { withOutputFolder } from './stored.js';
+import { loggerFor, outputTarget, withCommonOptions, type CommonArgs } from './common.js';
+import { withFolder } from '../pipeline/session.js';
 import { DATASET_VIEWS } from '../sources/views.js';
 import { viewsOf } from '../steps/export-file.js';
 import { bringDatasets } from '../pipeline/fetch-reads.js';
@@ -310,7 +310,7 @@ export const queryCommand = (io: CliIo): CommandModule<object, QueryArgs> => ({
         'signs per code',
       ) as unknown as Argv<QueryArgs>,
   handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output, files }) => {
+    withFolder(outputTarget(args), io.env, async ({ folder: output, files }) => {
       const logger = loggerFor(args, io);
       const write = (text: string): Promise<void> => writeOut(io.stdout, text);
       // DuckDB's spill folder, which it may read and write: its own, inside the folder's copy

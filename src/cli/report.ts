@@ -5,8 +5,8 @@ import { InputError } from '../errors.js';
 import { DEFAULT_MAP_SIGNS, writeReport } from '../report/index.js';
 import { tileTemplateProblem } from '../util/geo.js';
 import { writeOut, type CliIo } from './io.js';
-import { loggerFor, withCommonOptions, type CommonArgs } from './common.js';
-import { withOutputFolder } from './stored.js';
+import { loggerFor, outputTarget, withCommonOptions, type CommonArgs } from './common.js';
+import { withFolder } from '../pipeline/session.js';
 import { bringDatasets } from '../pipeline/fetch-reads.js';
 
 interface ReportArgs extends CommonArgs {
@@ -50,9 +50,9 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
       );
     const problem = args.tiles === undefined ? undefined : tileTemplateProblem(args.tiles);
     if (problem) throw new InputError(`--tiles: ${problem}`);
-    await withOutputFolder(
-      args,
-      io,
+    await withFolder(
+      outputTarget(args),
+      io.env,
       async ({ folder: output, shown, files }) => {
         const folder = await stat(output).catch(() => undefined);
         if (!folder?.isDirectory())

@@ -5,8 +5,14 @@
  */
 import type { Argv, CommandModule } from 'yargs';
 import { planLines, planRun, selectSteps } from '../pipeline/plan.js';
-import { commaList, pipelineFromArgs, withPipelineArguments, type CommonArgs } from './common.js';
-import { withOutputFolder } from './stored.js';
+import {
+  commaList,
+  outputTarget,
+  pipelineFromArgs,
+  withPipelineArguments,
+  type CommonArgs,
+} from './common.js';
+import { withFolder } from '../pipeline/session.js';
 import { writeOut, type CliIo } from './io.js';
 import { publicationWarnings } from '../pipeline/dataset-description.js';
 
@@ -34,7 +40,7 @@ export const validateCommand = (io: CliIo): CommandModule<object, ValidateArgs> 
           'text: the plan in words; json: the plan as one line of JSON (each step with its own plan: requests, ranges, downloads)',
       }) as unknown as Argv<ValidateArgs>,
   handler: (args) =>
-    withOutputFolder(args, io, async ({ folder: output }) => {
+    withFolder(outputTarget(args), io.env, async ({ folder: output }) => {
       const pipeline = await pipelineFromArgs(args, output, io, 'validate');
       const plan = await planRun(pipeline, output, selectSteps(pipeline, commaList(args.select)));
       if (args.format === 'json') await writeOut(io.stdout, `${JSON.stringify(plan)}\n`);

@@ -554,7 +554,7 @@ describe('bad input: exit 2, what and where, nothing written', () => {
       BAD_OUTPUTS,
     ],
     ['query', (out: string) => ['query', 'SELECT 1', '--output', out], BAD_OUTPUTS.slice(0, 1)],
-    // validate reads the folder as query does (stored.ts).
+    // validate reads the folder as query does (pipeline/session.ts).
     ['report', (out: string) => ['report', '--output', out], BAD_OUTPUTS.slice(0, 1)],
   ] as const)(
     'refuses an output that is a URL of no store it writes (%s): exit 2, and no local folder named after it',
