@@ -96,7 +96,7 @@ export async function putFolder(
    * The commit fetched and its object's version (the next commit is written over it only),
    * and the objects of road-etl's own the folder may hold: the only ones removed.
    */
-  fetched: Pick<Fetched, 'commit' | 'parent' | 'listed'>,
+  fetched: Pick<Fetched, 'commit' | 'parent' | 'listed' | 'unfinished'>,
   {
     passed = () => undefined,
     onDemand,
@@ -151,8 +151,9 @@ function afterCommit(path: string): boolean {
 
 /**
  * Names in `named` each file written after the commit by its content (an
- * extract's hash is the one its export recorded), and resolves to those whose
- * content is not the one the last commit names: the files to write.
+ * extract's hash is the one its export recorded), and resolves to the files
+ * to write: those whose content is not the one the last commit names, or
+ * whose object a killed put may have left otherwise (`unsure`).
  */
 async function namedByContent(
   local: string,
@@ -160,6 +161,7 @@ async function namedByContent(
   named: Commit['files'],
   state: Commit['state'],
   previous: Commit | undefined,
+  unsure: ReadonlySet<string>,
 ): Promise<string[]> {
   const known = knownExtracts(state) ?? new Map<string, KnownExtract>();
   const changed: string[] = [];
@@ -175,7 +177,7 @@ async function namedByContent(
         : await sha256File(file);
     const before = previous?.files[path];
     named[path] = { key: path, bytes: size, sha256, mtime_ms: time };
-    if (before?.sha256 === sha256 && before.key === path) named[path] = before;
+    if (before?.sha256 === sha256 && before.key === path && !unsure.has(path)) named[path] = before;
     else changed.push(path);
   }
   return changed;
@@ -186,7 +188,12 @@ async function putListed(
   store: ObjectStore,
   local: string,
   files: Map<string, LocalFile>,
-  { commit: previous, parent, listed }: Pick<Fetched, 'commit' | 'parent' | 'listed'>,
+  {
+    commit: previous,
+    parent,
+    listed,
+    unfinished = [],
+  }: Pick<Fetched, 'commit' | 'parent' | 'listed' | 'unfinished'>,
   { id, passed }: { id: string; passed: (phase: PutPhase) => void },
 ): Promise<Put> {
   const committedAt = new Date().toISOString();
@@ -218,7 +225,14 @@ async function putListed(
   });
   passed('uploaded');
   // The files written after the commit, named by their content (those of the last commit's left as they are).
-  const later = await namedByContent(local, changed.filter(afterCommit), named, state, previous);
+  const later = await namedByContent(
+    local,
+    changed.filter(afterCommit),
+    named,
+    state,
+    previous,
+    new Set(unfinished),
+  );
   // What road-etl's own commits and puts wrote that this commit no longer names: never
   // an object of someone else's.
   const keysNamed = new Set(Object.values(named).map((file) => file.key));

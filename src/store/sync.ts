@@ -144,6 +144,11 @@ export interface Fetched {
    * remove, lock probes left): the only objects a put may remove.
    */
   listed: string[];
+  /**
+   * The keys a put that did not end was uploading (`.state/put.json`): objects
+   * that may not hold what the commit names, written again by the next put.
+   */
+  unfinished?: string[];
   /** The files of the commit, and those of them fetched now (the rest on demand). */
   files: number;
   fetched: number;
@@ -228,6 +233,7 @@ export async function fetchFolder(
     commit,
     parent: read.version,
     listed: [...listed],
+    unfinished,
     files: Object.keys(commit.files).length,
     fetched,
     bytes,

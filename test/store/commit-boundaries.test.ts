@@ -9,6 +9,7 @@
  * (killed before it was written again) the one before, whose id tells the
  * reader so; the next night on an empty worker lands what one run does.
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
@@ -145,5 +146,12 @@ describe('a night in a bucket killed at each boundary of its commit', () => {
     expect(healed.query).toEqual({ n: counts.after, apart: 0 });
     expect(healed.views).toEqual({ n: counts.after, apart: 0 });
     expect(healed.manifest).toBe(healed.commit);
+    // Every file the commit names by its content holds that content in the store.
+    const { files } = JSON.parse((await store.read('.state/commit.json'))!.toString()) as {
+      files: Record<string, { key: string; sha256?: string }>;
+    };
+    for (const [path, file] of Object.entries(files))
+      if (file.sha256 !== undefined)
+        expect(createHash('sha256').update((await store.read(file.key))!).digest('hex'), path).toBe(file.sha256);
   }, 300_000); // prettier-ignore
 });
