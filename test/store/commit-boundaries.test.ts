@@ -150,8 +150,15 @@ describe('a night in a bucket killed at each boundary of its commit', () => {
     const { files } = JSON.parse((await store.read('.state/commit.json'))!.toString()) as {
       files: Record<string, { key: string; sha256?: string }>;
     };
-    for (const [path, file] of Object.entries(files))
-      if (file.sha256 !== undefined)
-        expect(createHash('sha256').update((await store.read(file.key))!).digest('hex'), path).toBe(file.sha256);
+    const byContent = Object.entries(files).filter(([, file]) => file.sha256 !== undefined);
+    const held = await Promise.all(
+      byContent.map(async ([path, file]) => [
+        path,
+        createHash('sha256').update((await store.read(file.key))!).digest('hex'),
+      ]),
+    );
+    expect(Object.fromEntries(held)).toEqual(
+      Object.fromEntries(byContent.map(([path, file]) => [path, file.sha256])),
+    );
   }, 300_000); // prettier-ignore
 });
