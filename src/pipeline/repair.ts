@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { ParamValue } from '../config/params.js';
 import { InputError } from '../errors.js';
 import type { Pipeline } from './build.js';
-import { DERIVED_FOLDER } from '../duckdb/datasets.js';
+import { datasetOfFile } from '../duckdb/damaged.js';
 
 /** A data file of the folder, as --repair names it: relative, under a dataset folder, Parquet. */
 export function repairPath(path: string): string {
@@ -101,10 +101,9 @@ export function repairCommand(
  * where the step that writes it fetches or builds again what it held.
  */
 export function repairLoses(pipeline: Pipeline, file: string): string | undefined {
-  const folders = file.split('/').slice(0, -1);
-  const partition = /=([^/]+)$/.exec(folders.at(-1) ?? '')?.[1];
-  const names = folders.filter((p) => !p.includes('='));
-  const dataset = names[0] === DERIVED_FOLDER ? names[1] : names.join('_');
+  const partition = /=([^/]+)\/[^/]+$/.exec(file)?.[1];
+  // (the dataset as a damaged file's names it: the path relative to the folder)
+  const dataset = datasetOfFile('.', join(...file.split('/')));
   const step = dataset === undefined ? undefined : writerOf(pipeline, dataset);
   return step?.kind.repairLoses?.(partition);
 }
