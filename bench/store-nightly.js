@@ -45,6 +45,7 @@ const { openStore } = await import('../dist/store/open.js');
 const { putFolder } = await import('../dist/store/put-folder.js');
 const { LocalStore } = await import('../dist/store/local-store.js');
 const { fetchFolder } = await import('../dist/store/sync.js');
+const { WorkingCopy } = await import('../dist/store/working-copy.js');
 
 const locations = Number(process.argv[2] ?? 200);
 const scratch = process.env.SCRATCH ?? tmpdir();
@@ -131,8 +132,16 @@ try {
     const store = await openStore(`s3://bench/${name}`, aws);
     // The local folder's commit, as its files (links), put as the bucket's first commit.
     const work = join(run.dir, 'work');
-    await fetchFolder(new LocalStore(join(run.dir, 'output')), work);
-    const put = await putFolder(store, work, { commit: undefined, listed: [] });
+    const folder = new LocalStore(join(run.dir, 'output'));
+    const local = new WorkingCopy(folder, work);
+    await fetchFolder(folder, work, local);
+    const files = [...local.folder];
+    await local.bring(files.map(([path]) => join(work, ...path.split('/'))));
+    // Every file written, as a first night writes them.
+    const first = new WorkingCopy(store, work);
+    for (const [path, { bytes, sha256 }] of files)
+      first.record(join(work, ...path.split('/')), { bytes, sha256 });
+    const put = await putFolder(store, work, first, { commit: undefined, listed: [] });
     filled[name] = put.bytes;
     await rm(run.dir, { recursive: true, force: true });
   }

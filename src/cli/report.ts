@@ -7,6 +7,7 @@ import { tileTemplateProblem } from '../util/geo.js';
 import { writeOut, type CliIo } from './io.js';
 import { loggerFor, outputTarget, withCommonOptions, type CommonArgs } from './common.js';
 import { withFolder } from '../pipeline/session.js';
+import { recordWritten } from '../duckdb/folder-files.js';
 import { bringDatasets } from '../pipeline/fetch-reads.js';
 
 interface ReportArgs extends CommonArgs {
@@ -66,6 +67,7 @@ export const reportCommand = (io: CliIo): CommandModule<object, ReportArgs> => (
               ? undefined
               : { url: args.tiles, attribution: args['tiles-attribution'] },
         });
+        await recordWritten(files, report.path);
         const path = shown(report.path);
         logger.log('info', 'report.written', `Report written to ${path}`, {
           path,

@@ -6,10 +6,10 @@
  * rebuilt partition is exactly what the query gives.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunError } from '../errors.js';
-import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
+import { commitFiles, makeFolder, sha256File, writeThrough } from '../util/fs.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
 import type { FolderFiles } from './folder-files.js';
 import {
@@ -43,10 +43,20 @@ export interface DatasetWrite {
 
 export interface WrittenDataset {
   rows: number;
-  /** The files written (absolute). */
-  files: string[];
+  /** The files written (absolute), each with its content (recorded in the folder as written). */
+  files: { path: string; sha256: string }[];
   /** Partitions removed because the rows no longer hold them. */
   removed: number;
+}
+
+/** Records a file just put in place in the folder's listing; resolves to it with its content. */
+async function recorded(
+  files: FolderFiles,
+  path: string,
+): Promise<{ path: string; sha256: string }> {
+  const [{ size }, sha256] = await Promise.all([stat(path), sha256File(path)]);
+  files.record(path, { bytes: size, sha256 });
+  return { path, sha256 };
 }
 
 /** The entries of a folder that are partitions (`x=...`), and its own Parquet files. */
@@ -96,7 +106,7 @@ export async function writeWholeDataset(
   for (const name of partitions) await folderFiles.remove(join(write.folder, name));
   for (const name of files)
     if (name !== DATA_FILE) await folderFiles.remove(join(write.folder, name));
-  return { rows, files: [target], removed: partitions.length };
+  return { rows, files: [await recorded(folderFiles, target)], removed: partitions.length };
 }
 
 /**
@@ -131,7 +141,7 @@ export async function writePartitionedDataset(
       { extra: 'PARTITION_BY (__partition)' },
     );
     const written = await stagedPartitions(staging);
-    const files: string[] = [];
+    const files: { path: string; sha256: string }[] = [];
     for (const [value, parts] of written) {
       const target = join(folder, partitionFolder(column, value));
       await makeFolder(target);
@@ -139,7 +149,7 @@ export async function writePartitionedDataset(
       await commitFiles(parts.map((part, i) => [part, join(target, names[i]!)] as const));
       for (const name of contents(folderFiles, target).files)
         if (!names.includes(name)) await folderFiles.remove(join(target, name));
-      files.push(...names.map((name) => join(target, name)));
+      for (const name of names) files.push(await recorded(folderFiles, join(target, name)));
     }
     // Partitions asked for (or, for the whole dataset, any) that the rows no longer hold.
     const keep = new Set([...written.keys()].map((value) => partitionFolder(column, value)));
@@ -167,7 +177,7 @@ export async function writePartitionedDataset(
       const file = join(folder, partition, EMPTY_FILE);
       const source = `(SELECT * EXCLUDE (${quotedIdentifier(column)}) FROM ${write.source})`;
       await writeEmpty(db, { ...write, source }, file, { partition: { column, type } });
-      files.push(file);
+      files.push(await recorded(folderFiles, file));
     }
     return { rows, files, removed };
   } finally {

@@ -1,44 +1,25 @@
 /**
- * The fingerprint of a folder's files (a partition's): each file's name, size
- * and modification time to the millisecond, so that any rewrite shows, while a
- * copy that keeps times, as `cp -a`, `rsync -a` and a folder fetched from an
- * object store do, is known as the same.
+ * The fingerprint of a folder's files (a partition's): each file's name and
+ * content (the SHA-256 its writer or the folder's commit records), so that
+ * any rewrite with other bytes shows, wherever the folder was copied, fetched
+ * or put since.
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 
-/** A modification time in whole milliseconds (nearest): what a copy can set exactly again. */
-export function mtimeMillis(mtimeNs: bigint): bigint {
-  return (mtimeNs + 500_000n) / 1_000_000n;
-}
-
-/** A file's size and modification time: what its fingerprint is made of. */
-export interface FileStat {
-  size: bigint;
-  mtimeNs: bigint;
-}
-
-/** A fingerprint longer than this (a partition of many files) is kept as its SHA-1. */
-const LONGEST_PRINT = 240;
-
-function sha1(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
-}
-
 /**
- * The fingerprint of a folder's files: a line of name, size and time for each,
- * or the SHA-1 of those lines when they are long (undefined: none is there).
- * Kept as text, so that a year of partitions costs no hash each.
+ * The fingerprint of a folder's files: the SHA-1 of a line of name and
+ * content for each (undefined: none is there).
  */
 export function fingerprint(
   files: readonly string[],
-  stat: (file: string) => FileStat | undefined,
-) {
+  content: (file: string) => string | undefined,
+): string | undefined {
   let text = '';
   for (const file of files) {
-    const info = stat(file);
-    if (info) text += `${basename(file)}:${info.size}:${mtimeMillis(info.mtimeNs)}\n`;
+    const sha256 = content(file);
+    if (sha256 !== undefined) text += `${basename(file)}:${sha256}\n`;
   }
   if (text === '') return undefined;
-  return text.length > LONGEST_PRINT ? sha1(text) : text;
+  return createHash('sha1').update(text).digest('hex');
 }

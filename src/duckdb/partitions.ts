@@ -6,7 +6,7 @@
  * they were.
  */
 import { basename, dirname, sep } from 'node:path';
-import { fingerprint, type FileStat } from './fingerprints.js';
+import { fingerprint } from './fingerprints.js';
 import { DISK, namesIn, type FolderFiles } from './folder-files.js';
 import { EMPTY_PARTITION } from './portable.js';
 import { quotedString } from '@duckdb/node-api';
@@ -64,12 +64,12 @@ export function folderFiles(folder: string, files: FolderFiles = DISK): string[]
  * folder's lock: nothing else writes into it meanwhile.
  */
 export class PartitionIndex {
-  /** Where the folders are listed and the files stat'ed. */
+  /** Where the folders are listed and the files' content known. */
   readonly folderFiles: FolderFiles;
   /** Partition folder (or dataset folder, for its own files) -> its files; null: none. */
   readonly #folders = new Map<string, { files: string[]; print?: string | undefined } | null>();
-  /** File -> its size and time, once asked. */
-  readonly #files = new Map<string, { stat: FileStat | undefined }>();
+  /** File -> its content (SHA-256), once asked. */
+  readonly #files = new Map<string, { content: string | undefined }>();
 
   constructor(files: FolderFiles = DISK) {
     this.folderFiles = files;
@@ -85,17 +85,17 @@ export class PartitionIndex {
     return known ?? undefined;
   }
 
-  #stat(file: string): FileStat | undefined {
+  #content(file: string): string | undefined {
     let known = this.#files.get(file);
     if (known === undefined) {
-      known = { stat: this.folderFiles.stat(file) };
+      known = { content: this.folderFiles.content(file) };
       this.#files.set(file, known);
     }
-    return known.stat;
+    return known.content;
   }
 
   #print(folder: { files: string[]; print?: string | undefined }): string | undefined {
-    if (!('print' in folder)) folder.print = fingerprint(folder.files, (f) => this.#stat(f));
+    if (!('print' in folder)) folder.print = fingerprint(folder.files, (f) => this.#content(f));
     return folder.print;
   }
 

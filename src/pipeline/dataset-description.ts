@@ -181,7 +181,7 @@ export function distributed(exports: readonly ExportRecord[]): ExportRecord[] {
  */
 async function keptIdentifier(output: string, files: FolderFiles): Promise<string> {
   const path = join(output, DATASET_DESCRIPTION);
-  if (files.stat(path) !== undefined) {
+  if (files.size(path) !== undefined) {
     await files.bring([path]);
     const last = await readFile(path, 'utf8')
       .then((text) => (JSON.parse(text) as Record<string, unknown>)['dct:identifier'])

@@ -39,7 +39,7 @@ export async function bringReads(
       fetched: fetched.length,
     });
   let bytes = 0;
-  for (const file of wanted) bytes += Number(index.folderFiles.stat(file)?.size ?? 0n);
+  for (const file of wanted) bytes += index.folderFiles.size(file) ?? 0;
   return { fetched, bytes };
 }
 

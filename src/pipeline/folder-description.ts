@@ -10,7 +10,8 @@ import { DATASET_VIEWS } from '../sources/views.js';
 import type { Pipeline } from './build.js';
 import { DATASET_DESCRIPTION, writeDatasetDescription } from './dataset-description.js';
 import type { ManifestWriter } from './manifest.js';
-import type { FolderFiles } from '../duckdb/folder-files.js';
+import { recordWritten, type FolderFiles } from '../duckdb/folder-files.js';
+import { join } from 'node:path';
 
 /**
  * Writes views.sql and, where there are extracts, exports/dataset.jsonld (then
@@ -31,11 +32,14 @@ export async function describeFolder(
   }
   try {
     await writeViewsScript(folder.db, output, folder.named);
+    await recordWritten(files, join(output, VIEWS_FILE));
     if (
       writer &&
       (await writeDatasetDescription(folder.db, { output, files }, pipeline, writer.exports))
-    )
-      await writer.relist();
+    ) {
+      await recordWritten(files, join(output, DATASET_DESCRIPTION));
+      writer.relist();
+    }
     return undefined;
   } catch (error) {
     return explainIoError(error, `writing ${VIEWS_FILE} and ${DATASET_DESCRIPTION}`);

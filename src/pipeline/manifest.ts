@@ -4,8 +4,8 @@
  * folder, and the extracts are listed as they are on disk. What the manifest is
  * made from lives in .state, so that it can always be written again whole:
  * `runs.json` (the last run of each pipeline) and `exports.json` (what road-etl
- * knows of each extract it wrote: rows, format, writer, and the size and time
- * of the file it hashed, so that a file is hashed again only when it changed).
+ * knows of each extract it wrote: rows, format, writer, size and content,
+ * kept while the folder names that content for the file).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,9 +26,9 @@ import {
 import { InterruptedError } from '../errors.js';
 import type { Pipeline } from './build.js';
 import { REPORT_PATH } from '../report/index.js';
-import { isTemporaryName, sha256File, writeFileAtomic } from '../util/fs.js';
+import { isTemporaryName, writeFileAtomic } from '../util/fs.js';
 import { VERSION } from '../version.js';
-import type { FolderFiles } from '../duckdb/folder-files.js';
+import { recordWritten, type FolderFiles } from '../duckdb/folder-files.js';
 
 export { MANIFEST_FILE, type Manifest, type PipelineRun } from '../manifest.js';
 
@@ -37,7 +37,7 @@ const RUNS_FILE = join(STATE_FOLDER, 'runs.json');
 const EXPORTS_FILE = join(STATE_FOLDER, 'exports.json');
 
 const runsSchema = z.record(z.string(), pipelineRunSchema);
-const knownExportSchema = exportRecordSchema.extend({ mtime_ms: z.number() });
+const knownExportSchema = exportRecordSchema;
 const knownExportsSchema = z.record(z.string(), knownExportSchema);
 type KnownExport = z.output<typeof knownExportSchema>;
 
@@ -82,14 +82,6 @@ function formatOfFile(path: string): string {
   return extension === 'fgb' ? 'flatgeobuf' : extension;
 }
 
-/**
- * Whether two modification times are the same to the millisecond: a folder
- * fetched from an object store has its files' times to the millisecond.
- */
-function sameMillisecond(a: number, b: number): boolean {
-  return Math.round(a) === Math.round(b);
-}
-
 /** Every file below exports/ (relative paths with forward slashes), temporary files left out. */
 function filesUnder(files: FolderFiles, output: string): string[] {
   const found: string[] = [];
@@ -104,44 +96,29 @@ function filesUnder(files: FolderFiles, output: string): string[] {
   return found.sort();
 }
 
-/** A file's size and time in milliseconds, as the folder's listing has them. */
-function sizeAndTime(files: FolderFiles, file: string) {
-  const info = files.stat(file);
-  return info && { size: Number(info.size), mtimeMs: Number(info.mtimeNs / 1000n) / 1000 };
-}
-
 /**
- * Every extract on disk with what road-etl knows of it: the record of the run
- * that wrote it when the file is still that one (same size and time), else
- * hashed now. Resolves to the list and the knowledge to keep.
+ * Every extract of the folder with what road-etl knows of it: the record of
+ * the run that wrote it while the file holds the same bytes (its content as
+ * the folder names it), else a record of those bytes. Resolves to the list
+ * and the knowledge to keep.
  */
-async function listExports(
+function listExports(
   files: FolderFiles,
   output: string,
   known: Record<string, KnownExport>,
-): Promise<{ exports: ExportRecord[]; known: Record<string, KnownExport> }> {
+): { exports: ExportRecord[]; known: Record<string, KnownExport> } {
   const exports: ExportRecord[] = [];
   const kept: Record<string, KnownExport> = {};
   for (const path of filesUnder(files, output)) {
-    const info = sizeAndTime(files, join(output, path));
-    if (!info) continue;
-    let record = known[path];
-    if (!record || record.bytes !== info.size || !sameMillisecond(record.mtime_ms, info.mtimeMs)) {
-      await files.bring([join(output, path)]);
-      const sha256 = await sha256File(join(output, path));
-      // The same bytes under another time (a copy that did not keep it): still what was written.
-      record =
-        record?.sha256 === sha256 && record.bytes === info.size
-          ? { ...record, mtime_ms: info.mtimeMs }
-          : {
-              path,
-              bytes: info.size,
-              sha256,
-              format: record?.format ?? formatOfFile(path),
-              rows: null,
-              mtime_ms: info.mtimeMs,
-            };
-    }
+    const file = join(output, path);
+    const bytes = files.size(file);
+    const sha256 = files.content(file);
+    if (bytes === undefined || sha256 === undefined) continue;
+    const before = known[path];
+    const record =
+      before?.sha256 === sha256 && before.bytes === bytes
+        ? before
+        : { path, bytes, sha256, format: before?.format ?? formatOfFile(path), rows: null };
     kept[path] = record;
     exports.push(exportRecordSchema.parse(record));
   }
@@ -185,18 +162,16 @@ export class ManifestWriter {
     const runs = (await readState(output, RUNS_FILE, runsSchema)) ?? {};
     const known = (await readState(output, EXPORTS_FILE, knownExportsSchema)) ?? {};
     for (const record of written) {
-      const info = sizeAndTime(files, join(output, record.path));
-      if (!info) continue;
+      if (files.size(join(output, record.path)) === undefined) continue;
       // Written again with the same bytes: changed when it last changed (DCAT's dct:modified).
       const before = known[record.path];
       const same = before?.sha256 === record.sha256 && before.bytes === record.bytes;
       known[record.path] = {
         ...record,
         ...(same && before.written_at ? { written_at: before.written_at } : {}),
-        mtime_ms: info.mtimeMs,
       };
     }
-    return new ManifestWriter(output, files, runs, await listExports(files, output, known), commit);
+    return new ManifestWriter(output, files, runs, listExports(files, output, known), commit);
   }
 
   /** The extracts on disk, as the manifest lists them. */
@@ -205,8 +180,8 @@ export class ManifestWriter {
   }
 
   /** Lists the extracts on disk again (after a file under exports/ was written since `open`). */
-  async relist(): Promise<void> {
-    this.#listed = await listExports(this.#files, this.#output, this.#listed.known);
+  relist(): void {
+    this.#listed = listExports(this.#files, this.#output, this.#listed.known);
   }
 
   /** The manifest with `run` as its pipeline's last run (redacted). */
@@ -246,6 +221,7 @@ export class ManifestWriter {
     );
     const path = join(output, MANIFEST_FILE);
     await writeFileAtomic(path, JSON.stringify(manifest, null, 2) + '\n', scratch);
+    await recordWritten(this.#files, path);
     return { path, manifest };
   }
 }
@@ -286,7 +262,11 @@ export function pipelineRun(
  * command other than a run (report) that makes the folder's next commit.
  * Nothing when the folder has no manifest yet.
  */
-export async function nameCommit(output: string, commit: string): Promise<void> {
+export async function nameCommit(
+  output: string,
+  commit: string,
+  files: FolderFiles,
+): Promise<void> {
   const path = join(output, MANIFEST_FILE);
   const text = await readFile(path, 'utf8').catch(() => undefined);
   if (text === undefined) return;
@@ -296,4 +276,5 @@ export async function nameCommit(output: string, commit: string): Promise<void> 
     JSON.stringify({ ...manifest, commit }, null, 2) + '\n',
     scratchFolder(output),
   );
+  await recordWritten(files, path);
 }

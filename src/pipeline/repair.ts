@@ -7,9 +7,9 @@
  * as printed: this run's pipeline and params (the period of the file's
  * partition, for the bicycle counts), never a --reset.
  */
-import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Logger } from '../log.js';
+import type { FolderFiles } from '../duckdb/folder-files.js';
 import type { ParamValue } from '../config/params.js';
 import { InputError } from '../errors.js';
 import type { Pipeline } from './build.js';
@@ -117,7 +117,7 @@ export async function removeRepaired(
   pipeline: Pipeline,
   output: string,
   paths: readonly string[],
-  logger: Logger,
+  { logger, files }: { logger: Logger; files: FolderFiles },
 ): Promise<void> {
   for (const path of paths) {
     const key = repairPath(path);
@@ -129,7 +129,7 @@ export async function removeRepaired(
         `--repair ${key}: removes ${lost}; no step can fetch it again`,
         { file: key, lost },
       );
-    await rm(join(output, ...key.split('/')), { force: true });
+    await files.remove(join(output, ...key.split('/')));
     logger.log(
       'warn',
       'run.repair',

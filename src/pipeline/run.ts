@@ -27,7 +27,7 @@ import { pendingReport } from './step-report.js';
 import { exitCodeOf, processCpuMs, stepCounts, type RunSummary } from './summary.js';
 import { checkUpstreams } from './upstream-check.js';
 import { startUpstream } from './upstream-start.js';
-import type { FolderFiles } from '../duckdb/folder-files.js';
+import { recordWritten, type FolderFiles } from '../duckdb/folder-files.js';
 import { PartitionIndex } from '../duckdb/partitions.js';
 
 export interface RunOptions {
@@ -171,7 +171,7 @@ async function takeFolder(
     await writeFolderFormat(output).catch((error: unknown) => {
       throw explainIoError(error, `Cannot use the output folder ${output}`);
     });
-    await removeRepaired(pipeline, output, options.repair ?? [], logger);
+    await removeRepaired(pipeline, output, options.repair ?? [], { logger, files: options.files });
     const runner = new StepRunner({
       pipeline,
       output,
@@ -249,6 +249,7 @@ async function finish(
       // The report reads every dataset: a local copy of a folder in a store fetches them first.
       await bringDatasets(output, options.files, { reader: 'the report', logger });
       report = await writeRunReport(pipeline, pipeline.report, output, manifest, logger);
+      if (report) await recordWritten(options.files, report);
     } catch (error) {
       failure ??= error as Error;
     }

@@ -26,7 +26,7 @@ import type { Progress } from '../progress.js';
 import { checkFolderFormat } from '../store/folder-format.js';
 import { openStore } from '../store/open.js';
 import { commitId, putFolder } from '../store/put-folder.js';
-import { RemoteFiles } from '../store/remote-files.js';
+import { WorkingCopy } from '../store/working-copy.js';
 import { scratchCopy } from '../store/scratch.js';
 import type { HeldLock, ObjectStore } from '../store/store.js';
 import { assertOwnFolder, fetchFolder, type Fetched } from '../store/sync.js';
@@ -117,8 +117,8 @@ async function inCopy(
       `${store.url} does not enforce conditional writes: the folder's lock is advisory (an owner and a lease, read back after writing); two runs started at the same moment may both go on. S3 itself enforces them, as do recent MinIO releases`,
       { guarantee: held.guarantee },
     );
-  // The data stays in the store until a step's plan reads it (remote-files.ts).
-  const remote = new RemoteFiles(store, local);
+  // The data stays in the store until a step's plan reads it (working-copy.ts).
+  const remote = new WorkingCopy(store, local);
   const repair = new Set((options.repair ?? []).map(repairPath));
   const fetched = await fetchFolder(store, local, remote, repair).catch(async (error: unknown) => {
     throw await lostObject(error, options, local);
@@ -186,10 +186,10 @@ async function lostObject(error: unknown, options: NightOptions, local: string) 
 async function put(
   store: ObjectStore,
   local: string,
-  how: { fetched: Fetched; remote: RemoteFiles; commit: string; logger: Logger },
+  how: { fetched: Fetched; remote: WorkingCopy; commit: string; logger: Logger },
 ): Promise<void> {
   const { remote, logger } = how;
-  const done = await putFolder(store, local, how.fetched, { onDemand: remote, id: how.commit });
+  const done = await putFolder(store, local, remote, how.fetched, { id: how.commit });
   logger.log(
     'info',
     'store.fetched',
@@ -285,7 +285,7 @@ export type FolderTarget = { kind: 'local'; folder: string } | { kind: 'store'; 
  * Runs `work` on the local folder a command reads (plan, validate, query,
  * report): a copy of the folder's last commit in an empty local folder
  * (store/scratch.ts), removed after, its data files known from the commit
- * (remote-files.ts) and fetched when the command reads them. A command that
+ * (working-copy.ts) and fetched when the command reads them. A command that
  * writes (report) holds the store's lock and puts back what changed as the
  * next commit, which the manifest names. A local folder that no run has
  * committed is read (and a report written into it) as it lies.
@@ -321,7 +321,7 @@ export async function withFolder<T>(
     await assertOwnFolder(store);
     await scratch.make();
     held = writes ? await store.lock(writes.lock) : undefined;
-    const remote = new RemoteFiles(store, local);
+    const remote = new WorkingCopy(store, local);
     const fetched = await fetchFolder(store, local, remote, without);
     const result = await work({
       folder: local,
@@ -333,8 +333,8 @@ export async function withFolder<T>(
     });
     if (writes) {
       const commit = commitId();
-      await nameCommit(local, commit);
-      await putFolder(store, local, fetched, { onDemand: remote, id: commit });
+      await nameCommit(local, commit, remote);
+      await putFolder(store, local, remote, fetched, { id: commit });
     }
     return result;
   } finally {

@@ -255,6 +255,7 @@ export class StepRunner {
         this.#discovered = undefined;
         this.#partitions.forget(path);
         const file = await describeFile(path, output, sha256);
+        this.#partitions.folderFiles.record(path, { bytes: file.bytes, sha256: file.sha256 });
         files.push(file);
         return file;
       },

@@ -16,6 +16,8 @@ import { latestSnapshotView, namedIn, type Dataset } from '../duckdb/datasets.js
 import { DATASET_VIEWS } from '../sources/views.js';
 import { formatOf, type ExportStepOptions } from './export-options.js';
 import type { StepContext } from './step-kind.js';
+import { csvSidecars } from '../sinks/csv-metadata.js';
+import { folderFilesOf, recordWritten } from '../duckdb/folder-files.js';
 
 /** The rows of `source` without the GeoParquet covering column (`bbox` beside a geometry), if they have it. */
 async function withoutCoveringBox(db: Database, source: ExportSource): Promise<ExportSource> {
@@ -89,6 +91,10 @@ export async function exportFile(
       cause: error,
     });
   }
+  // The CSV's CSVW metadata and GDAL CSVT beside it are the folder's files too.
+  if (format === 'csv')
+    for (const sidecar of Object.values(csvSidecars(path)))
+      await recordWritten(folderFilesOf(context), sidecar);
   if (result.withoutGeometry) {
     context.log.log(
       'warn',

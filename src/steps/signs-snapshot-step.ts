@@ -34,7 +34,7 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
   plan(options, context) {
     const kept = join(context.output, SNAPSHOT_DATASET, 'data.parquet');
     return planDownload(context, snapshotRequestKey(options), {
-      mayKeep: options.refresh === 'if-modified' && folderFilesOf(context).stat(kept) !== undefined,
+      mayKeep: options.refresh === 'if-modified' && folderFilesOf(context).size(kept) !== undefined,
     });
   },
   describe(plan, options) {

@@ -164,7 +164,7 @@ async function runAndWrite(
         });
       throw error;
     }
-    for (const path of written.files) await context.recordFile(path);
+    for (const { path, sha256 } of written.files) await context.recordFile(path, sha256);
     rowsOut += written.rows;
     await db.run(`DROP ${created.get(table) ?? 'TABLE'} ${quotedIdentifier(table)}`);
     // The view as it was (a partial build adds no column), or made anew.

@@ -21,21 +21,16 @@ const COMMIT_REPAIR = `restore it from the store's versions (or a backup), or st
 const VERSIONED_OBJECT = /\.v\d{8}T\d{6}Z-[0-9a-f]{6}\.parquet$/;
 
 /** The commit's own layout (a folder of another is refused with the way to rebuild it). */
-export const COMMIT_VERSION = 4;
+export const COMMIT_VERSION = 5;
 
-const committedFileSchema = z
-  .object({
-    key: z.string(),
-    bytes: z.number(),
-    /** The store's version of the object, as its upload returned it. */
-    version: z.string().optional(),
-    /** A description's content (written after the commit: its version is not known to it). */
-    sha256: z.string().optional(),
-    mtime_ms: z.number(),
-  })
-  .refine((file) => file.version !== undefined || file.sha256 !== undefined, {
-    message: 'a file without its version or content hash',
-  });
+const committedFileSchema = z.object({
+  key: z.string(),
+  bytes: z.number(),
+  /** The SHA-256 of its bytes: what a partition's fingerprint is made of. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The store's version of the object, as its upload returned it (a data file's). */
+  version: z.string().optional(),
+});
 
 const commitSchema = z.object({
   version: z.literal(COMMIT_VERSION),
@@ -60,9 +55,7 @@ export function filesDigest(files: Commit['files']): string {
   const hash = createHash('sha256');
   for (const path of Object.keys(files).sort()) {
     const file = files[path]!;
-    hash.update(
-      JSON.stringify([path, file.key, file.bytes, file.version ?? '', file.sha256 ?? '']),
-    );
+    hash.update(JSON.stringify([path, file.key, file.bytes, file.version ?? '', file.sha256]));
     hash.update('\n');
   }
   return hash.digest('hex');
@@ -87,7 +80,7 @@ function commitFault(commit: Commit): string | undefined {
   }
   const known = knownExtracts(commit.state);
   if (known === undefined) return `its ${EXPORTS_KEY} is not JSON`;
-  const missing = [...known.keys()].filter((path) => !(path in commit.files));
+  const missing = known.filter((path) => !(path in commit.files));
   if (missing.length > 0)
     return `it names no file for ${missing.length} extract(s) the folder knows (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''})`;
   return undefined;
@@ -96,31 +89,13 @@ function commitFault(commit: Commit): string | undefined {
 /** Where the folder keeps what it knows of its extracts (pipeline/manifest.ts writes it). */
 const EXPORTS_KEY = '.state/exports.json';
 
-/** An extract as the folder knows it: its size, content and time when its export hashed it. */
-export interface KnownExtract {
-  bytes: number;
-  sha256: string;
-  mtime_ms: number;
-}
-
-/**
- * The extracts the folder knows (`.state/exports.json`, held in the commit's
- * state), by path; undefined when that file is not JSON.
- */
-export function knownExtracts(state: Commit['state']): Map<string, KnownExtract> | undefined {
-  let known: unknown;
+/** The extracts the folder knows (`.state/exports.json`, held in the commit's state), by path; undefined when that file is not JSON. */
+function knownExtracts(state: Commit['state']): string[] | undefined {
   try {
-    known = JSON.parse(state[EXPORTS_KEY] ?? '{}');
+    return Object.keys((JSON.parse(state[EXPORTS_KEY] ?? '{}') ?? {}) as object);
   } catch {
     return undefined;
   }
-  const entries = Object.entries((known ?? {}) as Record<string, Partial<KnownExtract>>);
-  return new Map(
-    entries.map(([path, e]) => [
-      path,
-      { bytes: Number(e.bytes), sha256: String(e.sha256), mtime_ms: Number(e.mtime_ms) },
-    ]),
-  );
 }
 
 /** A JSON document of the store's own, parsed: damaged, it is named with what to do. */

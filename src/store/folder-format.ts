@@ -11,14 +11,15 @@ import { STATE_FOLDER, scratchFolder } from '../layout.js';
 import { writeFileAtomic } from '../util/fs.js';
 
 /**
- * The layout this version writes (8: every folder, on disk too, is what its
+ * The layout this version writes (9: every folder, on disk too, is what its
  * commit names, each data file's version an object of its own, commit.json
- * version 4, named by its id, which checks its own list of files and names
- * its descriptions by their content; views.sql reading the commit's files; each measured value with the issue that set it apart; a
+ * version 5, named by its id, which checks its own list of files and names
+ * every file's content (SHA-256), of which partitions' fingerprints are
+ * made; views.sql reading the commit's files; each measured value with the issue that set it apart; a
  * sign's fingerprint a BIGINT; an empty partitioned dataset's file in a
  * partition of its column's type).
  */
-export const FOLDER_FORMAT = 8;
+export const FOLDER_FORMAT = 9;
 
 const FORMAT_FILE = 'format.json';
 

@@ -13,7 +13,6 @@
  */
 import { copyFile, link, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { mtimeMillis } from '../duckdb/fingerprints.js';
 import { MissingObjectError } from '../errors.js';
 import { acquireLock } from './folder-lock.js';
 import { scratchFolder } from '../layout.js';
@@ -51,12 +50,19 @@ export class LocalStore implements ObjectStore {
     return join(this.folder, ...key.split('/'));
   }
 
-  /** An object's version is its size and time (kept by a link, and by a copy that keeps times). */
+  /**
+   * An object's version is its size and time to the millisecond (kept by a
+   * link, and by a copy that keeps times: `cp -a`, Node's `cp`).
+   */
   async #object(key: string): Promise<StoredObject> {
     const info = await stat(this.#path(key), { bigint: true });
     if (!info.isFile())
       throw Object.assign(new Error(`${this.#path(key)} is not a file`), { code: 'EISDIR' });
-    return { key, bytes: Number(info.size), version: `${info.size}:${mtimeMillis(info.mtimeNs)}` };
+    return {
+      key,
+      bytes: Number(info.size),
+      version: `${info.size}:${(info.mtimeNs + 500_000n) / 1_000_000n}`,
+    };
   }
 
   async list(prefix = ''): Promise<StoredObject[]> {

@@ -1,26 +1,19 @@
 /**
- * Puts a local folder back into its object store as the folder's new commit
- * (sync.ts says how a put stays atomic for readers and for a run killed in it).
+ * Puts a night's folder back into its object store as the folder's new
+ * commit: the last commit, with what the night's steps wrote and removed
+ * (working-copy.ts). sync.ts says how a put stays atomic for readers and for
+ * a run killed in it.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
-import { mtimeMillis } from '../duckdb/fingerprints.js';
-import type { RemoteFiles } from './remote-files.js';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { ObjectStore } from './store.js';
 import { PUT_KEY, localOnly, type Fetched } from './sync.js';
-import {
-  COMMIT_KEY,
-  COMMIT_VERSION,
-  filesDigest,
-  knownExtracts,
-  type Commit,
-  type KnownExtract,
-} from './commit.js';
-import { sha256File } from '../util/fs.js';
+import { COMMIT_KEY, COMMIT_VERSION, filesDigest, type Commit } from './commit.js';
 import { CommitConflictError } from '../errors.js';
 import { transferAll } from './transfer.js';
+import type { FolderFile, WorkingCopy } from './working-copy.js';
+import { STATE_FOLDER } from '../layout.js';
 
 /** Whether a file is data (a dataset's Parquet), each version of which is an object of its own. */
 function versioned(path: string): boolean {
@@ -40,30 +33,6 @@ function objectKey(path: string, id: string): string {
   return versioned(path) ? `${path.slice(0, -'.parquet'.length)}.v${id}.parquet` : path;
 }
 
-interface LocalFile {
-  bytes: number;
-  mtime_ms: number;
-}
-
-/**
- * Every file of the local folder, by key, with its size and time in
- * milliseconds (listed and stat'ed synchronously: thousands in a row cost
- * least so; a year of partitions is listed in a fifth of the time it takes
- * through the thread pool).
- */
-function localFiles(local: string): Map<string, LocalFile> {
-  const found = new Map<string, LocalFile>();
-  const entries = readdirSync(local, { recursive: true, withFileTypes: true });
-  for (const entry of entries) {
-    if (!entry.isFile() || /\.tmp-|\.download-/.test(entry.name)) continue;
-    const key = relative(local, join(entry.parentPath, entry.name)).split(sep).join('/');
-    if (localOnly(key)) continue;
-    const info = statSync(join(local, ...key.split('/')), { bigint: true });
-    found.set(key, { bytes: Number(info.size), mtime_ms: Number(mtimeMillis(info.mtimeNs)) });
-  }
-  return found;
-}
-
 /** The boundaries of a put, in order (tests stop a put at each). */
 export type PutPhase = 'uploaded' | 'committed' | 'described';
 
@@ -75,7 +44,7 @@ export interface Put {
 
 /** Writes `value` as the object `key`, through a file of the local folder's scratch. */
 async function putJson(store: ObjectStore, local: string, key: string, value: unknown) {
-  const draft = join(local, '.state', 'tmp', key.replaceAll('/', '_'));
+  const draft = join(local, STATE_FOLDER, 'tmp', key.replaceAll('/', '_'));
   await mkdir(dirname(draft), { recursive: true });
   await writeFile(draft, JSON.stringify(value));
   await store.upload(draft, key);
@@ -83,36 +52,18 @@ async function putJson(store: ObjectStore, local: string, key: string, value: un
 }
 
 /**
- * Puts the local folder back as the folder's new commit: the files that
- * changed since `previous` (size or time), each at most TRANSFERS at once,
- * the commit, the descriptions made from it (views.sql, manifest.json), then
- * the removal of what it no longer names. `passed` is told of each phase
- * (tests stop a put there).
+ * The folder's state files (checkpoints, the runs, the extracts known; small
+ * JSON), by path: the commit holds their text.
  */
-export async function putFolder(
-  store: ObjectStore,
-  local: string,
-  /**
-   * The commit fetched and its object's version (the next commit is written over it only),
-   * and the objects of road-etl's own the folder may hold: the only ones removed.
-   */
-  fetched: Pick<Fetched, 'commit' | 'parent' | 'listed' | 'unfinished'>,
-  {
-    passed = () => undefined,
-    onDemand,
-    id = commitId(),
-  }: {
-    passed?: (phase: PutPhase) => void;
-    onDemand?: RemoteFiles;
-    /** The new commit's id (commitId), which the run's manifest names. */
-    id?: string;
-  } = {},
-): Promise<Put> {
-  const files = localFiles(local);
-  // The commit's files not fetched (nor removed, nor written since): named again as they are.
-  for (const [path, recorded] of onDemand?.left ?? [])
-    if (!files.has(path)) files.set(path, { bytes: recorded.bytes, mtime_ms: recorded.mtime_ms });
-  return putListed(store, local, files, fetched, { id, passed });
+async function stateFiles(local: string): Promise<Commit['state']> {
+  const state: Commit['state'] = {};
+  const folder = join(local, STATE_FOLDER);
+  for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
+    const key = `${STATE_FOLDER}/${entry.name}`;
+    if (entry.isFile() && entry.name.endsWith('.json') && !localOnly(key))
+      state[key] = await readFile(join(folder, entry.name), 'utf8');
+  }
+  return state;
 }
 
 /**
@@ -138,101 +89,54 @@ async function writeDownPut(
 }
 
 /**
- * The files a put writes after its commit, under the names publishers link
- * to: extracts, the report, and the folder's descriptions (views.sql, which
- * reads the files of the commit the folder holds, manifest.json, naming its
- * commit). The commit names each by its content (sha256), as the store's
- * version of an object not yet written is not known; a put refused its commit
- * has overwritten none.
+ * Puts the night's folder (`working`, whose local copy is `local`) back as the
+ * folder's new commit: the data files written since `fetched.commit`, each
+ * at most TRANSFERS at once, as new objects; the commit; the files that keep
+ * their names (extracts, the report, the descriptions made from the commit:
+ * views.sql, manifest.json), whose commit names them by content, as the
+ * store's version of an object not yet written is not known; then the removal
+ * of the objects it no longer names. A put refused its commit has
+ * overwritten none. `passed` is told of each phase (tests stop a put there).
  */
-function afterCommit(path: string): boolean {
-  return !versioned(path);
-}
-
-/**
- * Names in `named` each file written after the commit by its content (an
- * extract's hash is the one its export recorded), and resolves to the files
- * to write: those whose content is not the one the last commit names, or
- * whose object a killed put may have left otherwise (`unsure`).
- */
-async function namedByContent(
-  local: string,
-  paths: readonly string[],
-  named: Commit['files'],
-  state: Commit['state'],
-  previous: Commit | undefined,
-  unsure: ReadonlySet<string>,
-): Promise<string[]> {
-  const known = knownExtracts(state) ?? new Map<string, KnownExtract>();
-  const changed: string[] = [];
-  for (const path of paths) {
-    const file = join(local, ...path.split('/'));
-    const info = statSync(file, { bigint: true });
-    const size = Number(info.size);
-    const time = Number(mtimeMillis(info.mtimeNs));
-    const hashed = known.get(path);
-    const sha256 =
-      hashed && hashed.bytes === size && hashed.mtime_ms === time
-        ? hashed.sha256
-        : await sha256File(file);
-    const before = previous?.files[path];
-    named[path] = { key: path, bytes: size, sha256, mtime_ms: time };
-    if (before?.sha256 === sha256 && before.key === path && !unsure.has(path)) named[path] = before;
-    else changed.push(path);
-  }
-  return changed;
-}
-
-/** putFolder once the local folder is listed (`files`). */
-async function putListed(
+export async function putFolder(
   store: ObjectStore,
   local: string,
-  files: Map<string, LocalFile>,
+  working: WorkingCopy,
+  { commit: previous, parent, listed }: Pick<Fetched, 'commit' | 'parent' | 'listed'>,
   {
-    commit: previous,
-    parent,
-    listed,
-    unfinished = [],
-  }: Pick<Fetched, 'commit' | 'parent' | 'listed' | 'unfinished'>,
-  { id, passed }: { id: string; passed: (phase: PutPhase) => void },
+    passed = () => undefined,
+    id = commitId(),
+  }: {
+    passed?: (phase: PutPhase) => void;
+    /** The new commit's id (commitId), which the run's manifest names. */
+    id?: string;
+  } = {},
 ): Promise<Put> {
   const committedAt = new Date().toISOString();
-  const state: Commit['state'] = {};
+  const state = await stateFiles(local);
+  const folder = working.folder;
   const named: Commit['files'] = {};
-  const changed: string[] = [];
-  for (const [path, file] of files) {
-    if (path.startsWith('.state/')) {
-      state[path] = await readFile(join(local, ...path.split('/')), 'utf8');
-      continue;
-    }
-    const before = previous?.files[path];
-    if (before && before.bytes === file.bytes && before.mtime_ms === file.mtime_ms)
-      named[path] = before;
-    else changed.push(path);
-  }
-  const keys = new Map(changed.map((path) => [path, objectKey(path, id)]));
+  const written: [string, FolderFile][] = [];
+  for (const [path, file] of folder)
+    if (file.written) written.push([path, file]);
+    else named[path] = file.committed!;
+  const data = written.filter(([path]) => versioned(path));
+  const later = written.filter(([path]) => !versioned(path));
+  const keys = new Map(written.map(([path]) => [path, objectKey(path, id)]));
   // Written down before the first upload: a put killed half-way leaves no object unknown.
-  if (changed.length > 0)
+  if (written.length > 0)
     await writeDownPut(store, local, committedAt, [...keys.values()], listed, previous);
   let bytes = 0;
   // Data first, each version a new object: a put failing here changes no object of the folder.
-  await transferAll(changed.filter(versioned), async (path) => {
-    const file = files.get(path)!;
+  await transferAll(data, async ([path, file]) => {
     const key = keys.get(path)!;
     const put = await store.upload(join(local, ...path.split('/')), key);
-    named[path] = { key, bytes: file.bytes, version: put.version, mtime_ms: file.mtime_ms };
+    named[path] = { key, bytes: file.bytes, sha256: file.sha256, version: put.version };
     bytes += file.bytes;
   });
   passed('uploaded');
-  // The files written after the commit, named by their content (those of the last commit's left as they are).
-  const later = await namedByContent(
-    local,
-    changed.filter(afterCommit),
-    named,
-    state,
-    previous,
-    new Set(unfinished),
-  );
+  for (const [path, file] of later)
+    named[path] = { key: path, bytes: file.bytes, sha256: file.sha256 };
   // What road-etl's own commits and puts wrote that this commit no longer names: never
   // an object of someone else's.
   const keysNamed = new Set(Object.values(named).map((file) => file.key));
@@ -253,23 +157,19 @@ async function putListed(
   };
   // Only over the commit this put started from: another writer's commit since refuses this one.
   if ((await store.writeIf(COMMIT_KEY, JSON.stringify(commit), parent)) === undefined) {
-    await store.remove(changed.filter(versioned).map((path) => keys.get(path)!));
+    await store.remove(data.map(([path]) => keys.get(path)!));
     throw new CommitConflictError(
       `${store.url}${COMMIT_KEY} is no longer the commit this run started from: another run committed to the folder meanwhile, so this run's commit is refused. Nothing of that run's is touched; the objects this run uploaded are removed. Run it again: it starts from the new commit`,
     );
   }
   passed('committed');
-  await transferAll(later, async (path) => {
+  await transferAll(later, async ([path, file]) => {
     await store.upload(join(local, ...path.split('/')), path);
-    bytes += named[path]!.bytes;
+    bytes += file.bytes;
   });
   passed('described');
   // (also one a killed put left, when this one had nothing to upload)
   await store.remove([PUT_KEY]);
   await store.remove(obsolete);
-  return {
-    uploaded: changed.filter(versioned).length + later.length,
-    bytes,
-    removed: obsolete.length,
-  };
+  return { uploaded: written.length, bytes, removed: obsolete.length };
 }

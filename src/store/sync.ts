@@ -1,11 +1,12 @@
 /**
  * An output folder in an object store, worked on in a local folder: a run
  * fetches the folder's last commit into an empty local folder, runs there as
- * on disk, and puts back what changed (put-folder.ts).
+ * on disk, and puts back what its steps wrote and removed (put-folder.ts).
  *
  * The commit (commit.ts) is one object, `.state/commit.json`: the folder's state files
  * (checkpoints, the runs, the extracts known; small JSON) held in it whole,
- * and every other file of the folder with its object, size, version and time.
+ * and every other file of the folder with its object, size, content (sha256)
+ * and, for data, the object's version.
  * A data file (a dataset's Parquet) is never overwritten: each version is an
  * object of its own, named with the put that wrote it
  * (`date=2026-10-01/data.v20261002T031500Z-3f9a1c.parquet` for the file
@@ -14,7 +15,7 @@
  * atomic step of a put:
  *   0. the keys about to be uploaded are written down (`.state/put.json`), with
  *      those a put killed before left that no commit names;
- *   1. the data files that changed are uploaded, each version a new object;
+ *   1. the data files the night's steps wrote are uploaded, each version a new object;
  *   2. the commit is written (only over the commit the put started from),
  *      naming the objects no longer part of the folder and, by their content,
  *      the files that keep their names (extracts, the report, and the
@@ -30,10 +31,9 @@
  * next put; views.sql and `query` read the new commit, whose objects are all
  * there. Extracts, the manifest, views.sql
  * and the report keep their names (publishers link to them): one a killed put
- * may have uploaded again (put.json names it) is fetched at once, with the
- * time of the fetch when it was, so that the steps see it rewritten and redo
- * what it fed; every other file keeps the commit's time, so that incremental
- * builds see only what the night changed. The folder is never listed once it
+ * may have uploaded again (put.json names it) is fetched at once and, when it
+ * does not hold what the commit names, written again by the next put whatever
+ * the steps do. The folder is never listed once it
  * has a commit: a night costs the same whatever the history in the bucket.
  */
 import { mkdirSync } from 'node:fs';
@@ -42,7 +42,8 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { InputError, MissingObjectError } from '../errors.js';
 import { formatNamed, olderFolder } from './folder-format.js';
-import { holdsCommitted, type RemoteFiles } from './remote-files.js';
+import { holdsCommitted, type WorkingCopy } from './working-copy.js';
+import { sha256File } from '../util/fs.js';
 import type { ObjectStore } from './store.js';
 import {
   COMMIT_KEY,
@@ -52,7 +53,7 @@ import {
   readCommitVersioned,
   type Commit,
 } from './commit.js';
-import { giveTime, transferAll } from './transfer.js';
+import { transferAll } from './transfer.js';
 
 /** The keys a put is about to upload, written before it uploads any. */
 export const PUT_KEY = '.state/put.json';
@@ -144,11 +145,6 @@ export interface Fetched {
    * remove, lock probes left): the only objects a put may remove.
    */
   listed: string[];
-  /**
-   * The keys a put that did not end was uploading (`.state/put.json`): objects
-   * that may not hold what the commit names, written again by the next put.
-   */
-  unfinished?: string[];
   /** The files of the commit, and those of them fetched now (the rest on demand). */
   files: number;
   fetched: number;
@@ -162,14 +158,15 @@ function fetchedWhenRead(path: string): boolean {
 
 /**
  * Fetches the folder's last commit into the local folder `local` (empty):
- * every file, or, with `onDemand`, the files other than data and extracts,
- * the others named to it (fetched before a step that reads them: remote-files.ts).
+ * its state files, and the files other than data and extracts; every file of
+ * the commit is named to `working`, which fetches the others when a step
+ * reads them (working-copy.ts).
  */
 export async function fetchFolder(
   store: ObjectStore,
   local: string,
-  onDemand?: RemoteFiles,
-  /** Files the run is to remove (--repair): neither fetched nor placed, so gone from the next commit. */
+  working: WorkingCopy,
+  /** Files the run is to remove (--repair): neither fetched nor named, so gone from the next commit. */
   skip: ReadonlySet<string> = new Set(),
 ): Promise<Fetched> {
   const [read, unfinished] = await Promise.all([readCommitVersioned(store), unfinishedPut(store)]);
@@ -196,16 +193,12 @@ export async function fetchFolder(
   let fetched = 0;
   const path = (key: string): string => join(local, ...key.split('/'));
   // One a killed put may have uploaded again is fetched at once (see above).
-  const later = onDemand
-    ? entries.filter(
-        ([key, { key: object }]) => fetchedWhenRead(key) && !maybeRewritten.has(object),
-      )
-    : [];
-  const laterKeys = new Set(later.map(([key]) => key));
-  const now = entries.filter(([key]) => !laterKeys.has(key));
+  const now = entries.filter(
+    ([key, { key: object }]) => !fetchedWhenRead(key) || maybeRewritten.has(object),
+  );
+  for (const [key, recorded] of entries) working.place(key, recorded, false);
   for (const folder of new Set(now.map(([key]) => dirname(path(key)))))
     mkdirSync(folder, { recursive: true });
-  for (const [key, recorded] of later) onDemand!.expect(path(key), recorded);
   await transferAll(now, async ([key, recorded]) => {
     const got = await store.download(recorded.key, path(key)).catch((error: unknown) => {
       // Named by the file it holds, which a repair names.
@@ -219,9 +212,11 @@ export async function fetchFolder(
     });
     bytes += got.bytes;
     fetched++;
-    // The commit's own file: its time as it was written. Uploaded again since: as fetched now.
-    if (await holdsCommitted(path(key), recorded, got.version))
-      await giveTime(path(key), recorded.mtime_ms);
+    // Not the commit's bytes (a killed put's upload): the next put writes the file again.
+    const held = (await holdsCommitted(path(key), recorded, got.version))
+      ? undefined
+      : { bytes: got.bytes, sha256: await sha256File(path(key)) };
+    working.place(key, recorded, true, held);
   });
   const listed = new Set([
     ...Object.values(commit.files).map((file) => file.key),
@@ -233,7 +228,6 @@ export async function fetchFolder(
     commit,
     parent: read.version,
     listed: [...listed],
-    unfinished,
     files: Object.keys(commit.files).length,
     fetched,
     bytes,

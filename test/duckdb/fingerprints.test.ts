@@ -1,23 +1,24 @@
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanPartitions } from '../../src/duckdb/partitions.js';
 import { testDir, writeParquet } from '../helpers/tmp.js';
 
-/** A line per file: its name, size and time in milliseconds (rounded). */
-async function lines(files: string[]): Promise<string> {
+/** The SHA-1 of a line per file: its name and the SHA-256 of its bytes. */
+async function print(files: string[]): Promise<string> {
   let text = '';
   for (const file of files) {
-    const info = await stat(file, { bigint: true });
-    const millis = (info.mtimeNs + 500_000n) / 1_000_000n;
-    text += `${file.split('/').at(-1)}:${info.size}:${millis}\n`;
+    const sha256 = createHash('sha256')
+      .update(await readFile(file))
+      .digest('hex');
+    text += `${file.split('/').at(-1)}:${sha256}\n`;
   }
-  return text;
+  return createHash('sha1').update(text).digest('hex');
 }
 
 describe('partition fingerprints', () => {
-  it('are a line per file for a few files, the SHA-1 of those lines for many, and change with a file', async () => {
+  it('are the SHA-1 of a line of name and content per file, change with the bytes, and not with the time', async () => {
     const folder = join(await testDir(), 'items');
     const one = join(folder, 'day=2026-01-01', 'data.parquet');
     await writeParquet(one, `SELECT 1 AS x`);
@@ -27,13 +28,12 @@ describe('partition fingerprints', () => {
     for (const file of many) await writeParquet(file, `SELECT 2 AS x`);
     const { partitions } = scanPartitions(folder);
     const few = partitions.get('2026-01-01')!;
-    expect(few).toBe(await lines([one]));
-    expect(partitions.get('2026-01-02')).toBe(
-      createHash('sha1')
-        .update(await lines(many))
-        .digest('hex'),
-    );
-    // A file written again is another fingerprint.
+    expect(few).toBe(await print([one]));
+    expect(partitions.get('2026-01-02')).toBe(await print(many));
+    // The same bytes written again (another time): the same fingerprint.
+    await writeParquet(one, `SELECT 1 AS x`);
+    expect(scanPartitions(folder).partitions.get('2026-01-01')).toBe(few);
+    // Other bytes: another fingerprint.
     await writeParquet(one, `SELECT range AS x FROM range(1000)`);
     expect(scanPartitions(folder).partitions.get('2026-01-01')).not.toBe(few);
   });

@@ -5,6 +5,9 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fetchFolder } from '../../src/store/sync.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import { WorkingCopy } from '../../src/store/working-copy.js';
 
 interface CommitFiles {
   files: Record<string, { key: string }>;
@@ -64,3 +67,15 @@ export const ONE_COMMIT = `SELECT (SELECT count(*) FROM bicycle_daily) AS daily,
   UNION ALL
   (SELECT location_id, local_date, category, subcategory, sum(value) FROM bicycle_hourly GROUP BY ALL
    EXCEPT ALL SELECT location_id, local_date, category, subcategory, total FROM bicycle_daily))`;
+
+/**
+ * Fetches the store's last commit whole into `local` (every file, as a reader
+ * who copies the folder has it); resolves to the night's folder over it and
+ * what was fetched (for a put).
+ */
+export async function fetchCommit(store: ObjectStore, local: string) {
+  const working = new WorkingCopy(store, local);
+  const fetched = await fetchFolder(store, local, working);
+  await working.bring([...working.folder.keys()].map((path) => join(local, ...path.split('/'))));
+  return { working, fetched };
+}

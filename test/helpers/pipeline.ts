@@ -12,7 +12,8 @@ import { scratchCopy } from '../../src/store/scratch.js';
 import { shownAt } from '../../src/pipeline/session.js';
 import { LocalStore } from '../../src/store/local-store.js';
 import { commitId, putFolder } from '../../src/store/put-folder.js';
-import { RemoteFiles } from '../../src/store/remote-files.js';
+import { WorkingCopy } from '../../src/store/working-copy.js';
+import { recordWritten } from '../../src/duckdb/folder-files.js';
 import { fetchFolder } from '../../src/store/sync.js';
 import { readCommit } from '../../src/store/commit.js';
 
@@ -45,15 +46,17 @@ export async function commitAsFound(output: string): Promise<void> {
     );
   if (found.length === 0) return;
   const staged = `${output}.found`;
+  const working = new WorkingCopy(store, staged);
   const fetched = commit
-    ? await fetchFolder(store, staged)
+    ? await fetchFolder(store, staged, working)
     : { commit: undefined, parent: undefined, listed: [] as string[] };
   for (const key of found) {
     const to = join(staged, ...key.split('/'));
     await mkdir(dirname(to), { recursive: true });
     await rename(join(output, ...key.split('/')), to);
+    if (!key.startsWith('.state/')) await recordWritten(working, to);
   }
-  await putFolder(store, staged, fetched);
+  await putFolder(store, staged, working, fetched);
   await rm(staged, { recursive: true, force: true });
 }
 
@@ -79,7 +82,7 @@ export async function runDefinition(
   await scratch.make();
   const local = scratch.folder;
   try {
-    const files = new RemoteFiles(store, local);
+    const files = new WorkingCopy(store, local);
     const fetched = await fetchFolder(store, local, files);
     const pipeline = await buildPipeline(join(dir, 'pipelines/p.yaml'), {
       params: options.params ?? {},
@@ -100,7 +103,7 @@ export async function runDefinition(
       signal: options.signal,
       files,
     });
-    await putFolder(store, local, fetched, { onDemand: files, id: commit });
+    await putFolder(store, local, files, fetched, { id: commit });
     return { ...result, summary: shownAt(result.summary, local, output), logger, output };
   } finally {
     await scratch.remove();

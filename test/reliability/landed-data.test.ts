@@ -9,7 +9,7 @@
 import { committed } from '../helpers/committed.js';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -359,19 +359,29 @@ describe('a rerun on landed data meets local trouble', () => {
   );
 
   // A rerun of the measurements over the same hours brings nothing new: their date
-  // partitions are left as they were, so a read-only folder of theirs is not met.
+  // partitions are left as they were, so a read-only folder of theirs is not met. A rerun
+  // that writes the bytes its folder holds writes nothing there either: the step is made to
+  // write others (started over: a new version of its dataset; the sql step's table of other rows).
   it.each(WRITING_KINDS.filter((kind) => kind !== 'bicycle.measurements'))(
     'in a %s step, the folder it writes is read-only: exit 1, nothing changes, and a writable run completes',
     async (kind) => {
       const { dir, file, output } = await withLandedData();
+      // (the sql step's table made by another file: other rows)
+      const other = join(dir, 'pipelines', 'other.yaml');
+      await writeFile(other, PIPELINE.replace('file: signs_current_state.sql', 'file: other.sql'));
+      await writeFile(
+        join(dir, 'sql', 'other.sql'),
+        'CREATE TABLE signs_current_state AS SELECT * FROM signs_events LIMIT 5;\n',
+      );
       // Only the step's own folder is read-only: the lock and checkpoints can be written,
       // so the step itself meets the trouble.
       const folder = join(output, FOLDER_OF[kind]!);
+      const step = STEP_OF[kind]!;
       const { code, stderr } = await runWithReadOnly(
         dir,
-        file,
+        kind === 'sql' ? other : file,
         folder,
-        `--select ${STEP_OF[kind]}`,
+        `--select ${step}${kind.includes('.') ? ` --reset ${step}` : ''}`,
         env,
       );
       expect(code, stderr).toBe('1');

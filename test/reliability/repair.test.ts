@@ -4,12 +4,11 @@
  * repair, run as printed, removes that file alone, and the folder then equals
  * one run over the whole period: no other night is lost.
  */
-import { committed } from '../helpers/committed.js';
+import { committed, fetchCommit } from '../helpers/committed.js';
 import { readFile, readdir, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { fetchFolder } from '../../src/store/sync.js';
 import { readCommit } from '../../src/store/commit.js';
 import { ROOT, printedRepair, runCli } from '../helpers/cli.js';
 import { startS3, type StoreServer } from '../helpers/object-stores.js';
@@ -110,7 +109,7 @@ describe('a damaged file and a lost object', () => {
     expect(third.code, third.stderr).toBe(0);
 
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(store, fetched);
+    await fetchCommit(store, fetched);
     const once = await oneRun(4);
     for (const dataset of DATASETS)
       expect(await datasetDifference(once, fetched, dataset), dataset).toBe(0);

@@ -1,9 +1,10 @@
-import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local-store.js';
 import { putFolder } from '../../src/store/put-folder.js';
-import { RemoteFiles } from '../../src/store/remote-files.js';
+import { WorkingCopy } from '../../src/store/working-copy.js';
+import { recordWritten } from '../../src/duckdb/folder-files.js';
 import { PUT_KEY, fetchFolder } from '../../src/store/sync.js';
 import { COMMIT_KEY, readCommit } from '../../src/store/commit.js';
 import { testDir } from '../helpers/tmp.js';
@@ -18,31 +19,39 @@ class CountingStore extends LocalStore {
   }
 }
 
-const TIME = new Date('2026-10-01T12:00:00.123Z');
-
-/** Writes `files` (key -> text) into `folder`, each with TIME. */
-/** Writes each file anew, as road-etl writes (a new file, never into one fetched: a local store's is a link to its object). */
-async function write(folder: string, files: Record<string, string>): Promise<void> {
+/**
+ * Writes each file anew into the working folder, as a step writes (a new
+ * file, never into one fetched: a local store's is a link to its object),
+ * and records it there; a state file (under .state/) is written only.
+ */
+async function write(working: WorkingCopy, files: Record<string, string>): Promise<void> {
   for (const [key, text] of Object.entries(files)) {
-    const file = join(folder, key);
+    const file = join(working.root, key);
     await mkdir(dirname(file), { recursive: true });
     await rm(file, { force: true });
     await writeFile(file, text);
-    await utimes(file, TIME, TIME);
+    if (!key.startsWith('.state/')) await recordWritten(working, file);
   }
+}
+
+/** A night's working folder over the store's last commit, fetched into an empty local folder. */
+async function night(store: LocalStore, name = 'night') {
+  const working = new WorkingCopy(store, join(await testDir(), name));
+  const fetched = await fetchFolder(store, working.root, working);
+  return { working, fetched, local: working.root };
 }
 
 /** A store holding a committed folder of two partitions, a manifest and a checkpoint. */
 async function committed() {
   const store = new CountingStore(join(await testDir(), 'bucket'));
-  const first = join(await testDir(), 'first');
+  const first = new WorkingCopy(store, join(await testDir(), 'first'));
   await write(first, {
     'd/day=2026-10-01/data.parquet': 'day one',
     'd/day=2026-10-02/data.parquet': 'day two',
     'manifest.json': '{}',
     '.state/step.json': '{"checkpoint":{}}',
   });
-  await putFolder(store, first, { commit: undefined, parent: undefined, listed: [] });
+  await putFolder(store, first.root, first, { commit: undefined, parent: undefined, listed: [] });
   return store;
 }
 
@@ -60,20 +69,17 @@ describe('a folder in an object store, put and fetched again', () => {
   it('is fetched without a listing once it has a commit, and each put removes what it no longer names', async () => {
     const store = await committed();
     store.listings = 0;
-    const local = join(await testDir(), 'night');
-    const remote = new RemoteFiles(store, local);
     const objects = [
       await objectOf(store, 'd/day=2026-10-01/data.parquet'),
       await objectOf(store, 'd/day=2026-10-02/data.parquet'),
     ];
-    const fetched = await fetchFolder(store, local, remote);
+    const { working, fetched, local } = await night(store);
     expect(store.listings).toBe(0);
     expect(fetched.listed.sort()).toEqual([...objects, 'manifest.json']);
     // The night rewrites day two and drops day one.
-    await write(local, { 'd/day=2026-10-02/data.parquet': 'day two, again' });
-    await utimes(join(local, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
-    await remote.remove(join(local, 'd/day=2026-10-01'));
-    const put = await putFolder(store, local, fetched, { onDemand: remote });
+    await write(working, { 'd/day=2026-10-02/data.parquet': 'day two, again' });
+    await working.remove(join(local, 'd/day=2026-10-01'));
+    const put = await putFolder(store, local, working, fetched);
     expect(store.listings).toBe(0);
     // Day two's new version is an object of its own; the old one goes with day one's. The
     // manifest, whose content is the one the last commit names, is not written again.
@@ -90,23 +96,25 @@ describe('a folder in an object store, put and fetched again', () => {
 
   it('names again the commit’s files it never fetched (never on this machine), but not those a step removed', async () => {
     const store = await committed();
-    const local = join(await testDir(), 'night');
-    const remote = new RemoteFiles(store, local);
-    const fetched = await fetchFolder(store, local, remote);
-    expect([...remote.left.keys()].sort()).toEqual([
-      'd/day=2026-10-01/data.parquet',
-      'd/day=2026-10-02/data.parquet',
+    const { working, fetched, local } = await night(store);
+    expect(working.list(join(local, 'd')).map((e) => e.name)).toEqual([
+      'day=2026-10-01',
+      'day=2026-10-02',
     ]);
     await expect(stat(join(local, 'd'))).rejects.toThrow(/ENOENT/);
-    await remote.remove(join(local, 'd/day=2026-10-01'));
-    await write(local, { 'd/day=2026-10-03/data.parquet': 'day three' });
-    await putFolder(store, local, fetched, { onDemand: remote });
+    await working.remove(join(local, 'd/day=2026-10-01'));
+    await write(working, { 'd/day=2026-10-03/data.parquet': 'day three' });
+    await putFolder(store, local, working, fetched);
     await expect(stat(join(local, 'd/day=2026-10-02'))).rejects.toThrow(/ENOENT/);
-    const again = join(await testDir(), 'next');
-    await fetchFolder(store, again);
-    await expect(stat(join(again, 'd/day=2026-10-01'))).rejects.toThrow(/ENOENT/);
-    expect(await readFile(join(again, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
-    expect(await readFile(join(again, 'd/day=2026-10-03/data.parquet'), 'utf8')).toBe('day three');
+    const next = await night(store, 'next');
+    const day = (d: string) => join(next.local, `d/day=2026-10-0${d}/data.parquet`);
+    expect(next.working.list(join(next.local, 'd')).map((e) => e.name)).toEqual([
+      'day=2026-10-02',
+      'day=2026-10-03',
+    ]);
+    await next.working.bring([day('2'), day('3')]);
+    expect(await readFile(day('2'), 'utf8')).toBe('day two');
+    expect(await readFile(day('3'), 'utf8')).toBe('day three');
   });
 
   it('after a put killed half-way: the commit, its objects and its descriptions are as they were, and the next put removes what the killed one uploaded', async () => {
@@ -115,19 +123,17 @@ describe('a folder in an object store, put and fetched again', () => {
     const objects = await keysOf(store);
     const two = await store.read(before!.files['d/day=2026-10-02/data.parquet']!.key);
     // A night that rewrote day two and the manifest and added day three, killed once all was up.
-    const killed = join(await testDir(), 'killed');
-    await fetchFolder(store, killed);
-    await write(killed, {
+    const killed = await night(store, 'killed');
+    await write(killed.working, {
       'd/day=2026-10-02/data.parquet': 'day two, rewritten',
       'd/day=2026-10-03/data.parquet': 'day three',
       'manifest.json': '{"night":2}',
     });
-    for (const file of ['d/day=2026-10-02/data.parquet', 'manifest.json'])
-      await utimes(join(killed, file), new Date(), new Date());
     await expect(
       putFolder(
         store,
-        killed,
+        killed.local,
+        killed.working,
         {
           commit: before,
           parent: (await store.readVersioned(COMMIT_KEY))!.version,
@@ -152,36 +158,32 @@ describe('a folder in an object store, put and fetched again', () => {
       ].sort(),
     );
 
-    // The next run, on another empty worker: no listing; the commit's data with its times.
+    // The next run, on another empty worker: no listing; the commit's data as committed.
     store.listings = 0;
-    const local = join(await testDir(), 'again');
-    const remote = new RemoteFiles(store, local);
-    const fetched = await fetchFolder(store, local, remote);
+    const { working: remote, fetched, local } = await night(store, 'again');
     expect(store.listings).toBe(0);
-    // Day one, fetched when asked, as committed and with its time.
+    // Day one, fetched when asked, as committed.
     const one = join(local, 'd/day=2026-10-01/data.parquet');
     await expect(stat(one)).rejects.toThrow(/ENOENT/);
     await remote.bring([one]);
     expect(await readFile(one, 'utf8')).toBe('day one');
-    expect(Math.round((await stat(one)).mtimeMs)).toBe(TIME.getTime());
     await remote.bring([join(local, 'd/day=2026-10-02/data.parquet')]);
     expect(await readFile(join(local, 'd/day=2026-10-02/data.parquet'), 'utf8')).toBe('day two');
     // The manifest, written after a commit only, is the last commit's.
     const manifest = join(local, 'manifest.json');
     expect(await readFile(manifest, 'utf8')).not.toBe('{"night":2}');
     expect(await store.read('manifest.json')).toEqual(await readFile(manifest));
-    await expect(stat(join(local, 'd/day=2026-10-03'))).rejects.toThrow(/ENOENT/);
-    await putFolder(store, local, fetched, { onDemand: remote });
+    expect(remote.list(join(local, 'd')).map((e) => e.name)).not.toContain('day=2026-10-03');
+    await putFolder(store, local, remote, fetched);
     expect(await keysOf(store)).toEqual(objects);
   });
 
   it('after a put killed between its commit and its removals: the next put removes what that commit no longer named', async () => {
     const store = await committed();
-    const night = join(await testDir(), 'night');
-    const fetched = await fetchFolder(store, night);
-    await rm(join(night, 'd/day=2026-10-01'), { recursive: true });
+    const { working, fetched, local: folder } = await night(store);
+    await working.remove(join(folder, 'd/day=2026-10-01'));
     await expect(
-      putFolder(store, night, fetched, {
+      putFolder(store, folder, working, fetched, {
         passed: (phase) => {
           if (phase === 'committed') throw new Error('killed');
         },
@@ -191,9 +193,8 @@ describe('a folder in an object store, put and fetched again', () => {
     expect(await keysOf(store)).toContain('d/day=2026-10-01/data.v*.parquet');
     expect((await readCommit(store))!.obsolete).toEqual([one]);
 
-    const local = join(await testDir(), 'again');
-    const again = await fetchFolder(store, local);
-    await putFolder(store, local, again);
+    const again = await night(store, 'again');
+    await putFolder(store, again.local, again.working, again.fetched);
     expect(await keysOf(store)).toEqual([
       COMMIT_KEY,
       'd/day=2026-10-02/data.v*.parquet',
@@ -211,18 +212,16 @@ describe('a folder in an object store, put and fetched again', () => {
     };
     // Two nights, each rewriting day two and killed once its objects were up.
     for (const text of ['day two, night one', 'day two, night two']) {
-      const night = join(await testDir(), 'night');
-      const fetched = await fetchFolder(store, night);
-      await write(night, { 'd/day=2026-10-02/data.parquet': text });
-      await utimes(join(night, 'd/day=2026-10-02/data.parquet'), new Date(), new Date());
-      await expect(putFolder(store, night, fetched, kill)).rejects.toThrow('killed');
+      const { working, fetched, local } = await night(store);
+      await write(working, { 'd/day=2026-10-02/data.parquet': text });
+      await expect(putFolder(store, local, working, fetched, kill)).rejects.toThrow('killed');
     }
     expect(
       (await keysOf(store)).filter((k) => k === 'd/day=2026-10-02/data.v*.parquet'),
     ).toHaveLength(3);
     // A whole night leaves the commit's objects and nothing else: no object of either killed put.
-    const local = join(await testDir(), 'whole');
-    await putFolder(store, local, await fetchFolder(store, local));
+    const whole = await night(store, 'whole');
+    await putFolder(store, whole.local, whole.working, whole.fetched);
     expect(await keysOf(store)).toEqual(objects);
   });
 });

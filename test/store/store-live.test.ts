@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fetchCommit } from '../helpers/committed.js';
 import { SIGNS_PATHS } from '../../src/endpoints.js';
 import { openStore } from '../../src/store/open.js';
-import { fetchFolder } from '../../src/store/sync.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { startS3, type StoreServer } from '../helpers/object-stores.js';
 import { useProxy } from '../helpers/proxy.js';
@@ -56,7 +56,7 @@ describe('four nights of the current state into a bucket', () => {
       simulator.world.setNow(new Date(start).toISOString());
     }
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(await openStore(url, s3.env), fetched);
+    await fetchCommit(await openStore(url, s3.env), fetched);
     const [row] = await duck(
       `SELECT count(DISTINCT snapshot) AS n FROM read_parquet('${fetched}/signs/live_snapshots/**/*.parquet')`,
     );

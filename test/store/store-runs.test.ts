@@ -4,7 +4,7 @@
  * and TMPDIR), against one run over the whole period on a local disk.
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   gateUploads,
@@ -17,13 +17,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { plainDuckDb } from '../helpers/plain-duckdb.js';
-import { fetchFolder } from '../../src/store/sync.js';
 import { COMMIT_KEY, readCommit } from '../../src/store/commit.js';
 import { putFolder } from '../../src/store/put-folder.js';
 import { ROOT, collect, runCli, startCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import type { StepDecision } from '../../src/steps/step-kind.js';
-import { ONE_COMMIT } from '../helpers/committed.js';
+import { ONE_COMMIT, fetchCommit } from '../helpers/committed.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { datasetDifference, duck, fileDir, testDir } from '../helpers/tmp.js';
 
@@ -109,7 +108,7 @@ describe('an output folder in S3 (s3rver)', () => {
 
     const store = await openStore(url, aws);
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(store, fetched);
+    await fetchCommit(store, fetched);
     for (const dataset of [
       'bicycle/measurements',
       'derived/bicycle_hourly',
@@ -152,15 +151,21 @@ describe('an output folder in S3 (s3rver)', () => {
     // over a copy of the prefix reads the last commit's objects alone; the report's put that
     // follows removes that version.
     const killed = join(await testDir(), 'killed');
-    const before = await fetchFolder(store, killed);
+    const before = await fetchCommit(store, killed);
     const daily = (await readdir(join(killed, 'derived/bicycle_daily'), { recursive: true }))
       .map(String)
       .find((file) => file.endsWith('.parquet'))!;
-    await utimes(join(killed, 'derived/bicycle_daily', daily), new Date(), new Date());
+    // (recorded as rewritten: the put uploads it as a new version)
+    before.working.record(join(killed, 'derived/bicycle_daily', daily), {
+      bytes: (await stat(join(killed, 'derived/bicycle_daily', daily))).size,
+      sha256: '0'.repeat(64),
+    });
     const kill = (phase: string) => {
       if (phase === 'uploaded') throw new Error('killed');
     };
-    await expect(putFolder(store, killed, before, { passed: kill })).rejects.toThrow('killed');
+    await expect(
+      putFolder(store, killed, before.working, before.fetched, { passed: kill }),
+    ).rejects.toThrow('killed');
     const committed = new Set(Object.values((await readCommit(store))!.files).map((f) => f.key));
     const [read] = await plainDuckDb(
       await copyOfPrefix(store),
@@ -274,7 +279,7 @@ describe.each([
     expect((await store.read('report/index.html'))?.toString()).toMatch(/^<!doctype html>/i);
 
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(store, fetched);
+    await fetchCommit(store, fetched);
     for (const dataset of [
       'bicycle/measurements',
       'derived/bicycle_hourly',
@@ -320,7 +325,7 @@ describe('a parallel backfill on a folder in Azure Blob (Azurite, which enforces
     expect(waited[0]!.stderr).toContain('"event":"ahead.staged"');
     expect(waited[0]!.stderr).toContain('"event":"bicycle.adopted"');
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(await openStore(url, aws), fetched);
+    await fetchCommit(await openStore(url, aws), fetched);
     for (const dataset of [
       'bicycle/measurements',
       'derived/bicycle_hourly',
@@ -472,7 +477,7 @@ describe('a night on a folder in S3 (s3rver) with five weeks of history', () => 
     expect(met.map((e) => e['fetched'])).toEqual([measurements.length]);
 
     const fetched = join(await testDir(), 'fetched');
-    await fetchFolder(store, fetched);
+    await fetchCommit(store, fetched);
     const [counted] = await duck(
       `SELECT count(*)::INTEGER AS hours FROM read_parquet('${join(once, 'bicycle/measurements', `date=${day}`, '*.parquet')}')`,
     );

@@ -103,7 +103,7 @@ export async function storedCatalog(
   files: FolderFiles,
 ): Promise<CatalogLocation[] | undefined> {
   const file = catalogFile(output);
-  if (files.stat(file) === undefined) return undefined;
+  if (files.size(file) === undefined) return undefined;
   await files.bring([file]);
   return locationsOf(db, `read_parquet(${quotedString(file)})`);
 }

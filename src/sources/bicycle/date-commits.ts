@@ -62,7 +62,7 @@ async function commitDate(
   const folder = join(output, MEASUREMENTS_DATASET, `date=${formatIsoDate(day)}`);
   const target = join(folder, PARTITION_FILE);
   const parts: string[] = [];
-  const existed = files.stat(target) !== undefined;
+  const existed = files.size(target) !== undefined;
   const replaced = `measurement_hour >= make_timestamptz(${from * 1000}) AND measurement_hour < make_timestamptz(${to * 1000})
     AND location_id IN (SELECT location_id FROM commit_selected)`;
   if (existed) {

@@ -21,7 +21,7 @@ function partitionFiles(output: string, files: FolderFiles, from: number, to: nu
   const found: string[] = [];
   for (let day = Math.floor(from / DAY_MS) * DAY_MS; day < to; day += DAY_MS) {
     const file = join(output, MEASUREMENTS_DATASET, `date=${formatIsoDate(day)}`, PARTITION_FILE);
-    if (files.stat(file) !== undefined) found.push(file);
+    if (files.size(file) !== undefined) found.push(file);
   }
   return found;
 }
@@ -48,7 +48,7 @@ export async function dataEnd(
     .reverse();
   for (const date of dates) {
     const file = join(folder, `date=${date}`, PARTITION_FILE);
-    if (input.files.stat(file) === undefined) continue;
+    if (input.files.size(file) === undefined) continue;
     await input.files.bring([file]);
     const [row] = await db.all(
       `SELECT epoch_ms(max(measurement_hour)) AS last FROM read_parquet(${quotedString(file)}, hive_partitioning = false)
@@ -82,7 +82,7 @@ export async function missingHours(
   if (to <= from || ids.length === 0) return undefined;
   const present = partitionFiles(output, files, from, to);
   const catalog = catalogFile(output);
-  const withCatalog = files.stat(catalog) !== undefined;
+  const withCatalog = files.size(catalog) !== undefined;
   await files.bring([...present, ...(withCatalog ? [catalog] : [])]);
   const held =
     present.length === 0
@@ -119,7 +119,7 @@ async function dataStart(
   for (const entry of files.list(folder)) {
     const date = /^date=(\d{4}-\d{2}-\d{2})$/.exec(entry.name)?.[1];
     const file = join(folder, entry.name, PARTITION_FILE);
-    if (!entry.folder || date === undefined || files.stat(file) === undefined) continue;
+    if (!entry.folder || date === undefined || files.size(file) === undefined) continue;
     if (Date.parse(`${date}T00:00:00Z`) + DAY_MS <= after) return after;
     await files.bring([file]);
     const [row] = await db.all(

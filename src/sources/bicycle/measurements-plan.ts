@@ -95,7 +95,7 @@ async function readFolder(
   const files = folderFilesOf(context);
   return withPlanDatabase(context, async (db) => {
     const catalog =
-      files.stat(catalogFile(output)) === undefined
+      files.size(catalogFile(output)) === undefined
         ? undefined
         : await storedCatalog(db, output, files);
     // Listed ids without a catalog yet: in the order the run resolves them (sorted).

@@ -51,8 +51,8 @@ function stepFiles(
   for (const entry of files.list(folder)) {
     const start = entry.folder ? undefined : parseUnitFile(stepId, entry.name);
     if (!start) continue;
-    const info = files.stat(join(folder, entry.name));
-    if (info) found.push({ name: entry.name, bytes: Number(info.size), start });
+    const bytes = files.size(join(folder, entry.name));
+    if (bytes !== undefined) found.push({ name: entry.name, bytes, start });
   }
   return found.sort((a, b) => comparePositions(a.start, b.start) || a.name.localeCompare(b.name));
 }
