@@ -163,9 +163,8 @@ export class StepRunner {
 
   /**
    * Plans the step (as validate plans it: the folder as the steps before left
-   * it), and runs it. A kind that decides as it runs (sql, export) brings
-   * what its decision reads itself (context.bring); for the others, the
-   * decision is made and its reads brought here, just before.
+   * it), decides what it does to the folder, fetches what that decision reads,
+   * and runs the step on that decision: the step decides nothing again.
    */
   async #planAndRun(step: PipelineStep, context: StepContext): Promise<StepOutcome> {
     const { logger, progress } = this.#scope;
@@ -174,19 +173,17 @@ export class StepRunner {
       step: step.id,
     });
     this.#bytesRead = 0;
-    // A step that decides as it runs (sql, export) works over what it reads: its
-    // threads are set when it brings its reads. The others run on the configured ones.
-    if (!step.kind.decidesAsItRuns && this.#folder)
+    // A kind whose threads follow its reads has them set when they are fetched; the others
+    // run on the configured ones.
+    if (!step.kind.threadsByReads && this.#folder)
       await this.#setThreads(this.#folder.db.memory.threads);
-    const decided = step.kind.decidesAsItRuns
-      ? undefined
-      : await step.kind.decide(step.options, context, planned.plan);
-    if (decided) await context.bring(decided.reads);
+    const decision = await step.kind.decide(step.options, context, planned.plan);
+    await context.bring(decision.reads);
     progress.start(step.id);
     try {
-      const outcome = await step.kind.run(step.options, context, planned.plan);
-      const decision = outcome.decision ?? decided;
-      return decision ? { ...outcome, decision } : outcome;
+      const outcome = await step.kind.run(step.options, context, planned.plan, decision);
+      // (a download answered "not modified" says so: it kept what it had)
+      return { ...outcome, decision: outcome.decision ?? decision };
     } finally {
       progress.finish();
     }
@@ -194,8 +191,8 @@ export class StepRunner {
 
   /**
    * context.bring: the partitions read brought here, those fetched learnt
-   * anew; a step that decides as it runs goes on with as many DuckDB threads
-   * as what it reads can keep busy (threadsFor).
+   * anew; a kind whose threads follow its reads goes on with as many DuckDB
+   * threads as what it reads can keep busy (threadsFor).
    */
   async #bring(step: PipelineStep, reads: readonly PartitionSet[]): Promise<void> {
     const { logger } = this.#scope;
@@ -206,7 +203,7 @@ export class StepRunner {
     });
     // What was known of the files fetched (from the commit until now) is learnt anew from the disk.
     for (const file of fetched) this.#partitions.forget(file);
-    if (!step.kind.decidesAsItRuns) return;
+    if (!step.kind.threadsByReads) return;
     this.#bytesRead += bytes;
     const db = await this.#instance();
     const threads = threadsFor(this.#bytesRead, db.memory.threads);

@@ -71,7 +71,7 @@ function monthChanges(
 }
 
 /** An export's decision (StepDecision): its files, and what it reads of the folder. */
-export async function exportDecision(
+async function exportDecision(
   options: ExportStepOptions,
   context: PlanContext,
   changes?: Changes,
@@ -124,14 +124,19 @@ export async function exportDecision(
   };
 }
 
-/** An export's decision made before the night runs (`road-etl plan`). */
+/** The months' changes each decision of decideExport stands for: what exportMonths carries out. */
+const decided = new WeakMap<StepDecision, Changes | undefined>();
+
+/** An export step's decision, made just before it runs (and by `road-etl plan`). */
 export async function decideExport(
   options: ExportStepOptions,
   context: PlanContext,
 ): Promise<StepDecision> {
   const changes =
     options.per_month === undefined ? undefined : await monthChanges(options, context);
-  return exportDecision(options, context, changes);
+  const decision = await exportDecision(options, context, changes);
+  decided.set(decision, changes);
+  return decision;
 }
 
 export async function exportMonths(
@@ -139,12 +144,14 @@ export async function exportMonths(
   column: string,
   source: ExportSource,
   context: StepContext,
+  decision: StepDecision,
 ): Promise<StepOutcome> {
+  if (!decided.has(decision))
+    throw new Error('an export step was given a decision decideExport did not make');
+  const changes = decided.get(decision);
   const pattern = insideFolder(context.output, options.path)!;
   const db = await context.database();
   const from = options.from ?? options.table;
-  const changes = await monthChanges(options, context);
-  const decision = await exportDecision(options, context, changes);
   if (changes?.mode === 'unchanged') {
     context.log.log(
       'info',
@@ -153,20 +160,16 @@ export async function exportMonths(
       { step: context.stepId },
     );
     await context.state.save(changes.checkpoint);
-    return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true }, decision };
+    return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
   }
 
-  await context.bring(decision.reads);
   const months = await monthsToWrite(db, column, source, pattern, changes, folderFilesOf(context));
   // A month's rows come from its partitions (what makes writing some months enough): its
   // statements read their files only, on a connection of its own. DuckDB lists every
   // partition of a view at each statement otherwise, a year's 365 for each.
   const reader = narrowedInput(changes, column) ? await db.fork() : db;
   try {
-    return {
-      ...(await writeMonths(options, pattern, column, source, context, reader, months, changes)),
-      decision,
-    };
+    return await writeMonths(options, pattern, column, source, context, reader, months, changes);
   } finally {
     if (reader !== db) reader.close();
   }

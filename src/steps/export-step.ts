@@ -7,7 +7,7 @@ import { extname } from 'node:path';
 import { quotedIdentifier } from '../duckdb/database.js';
 import type { ExportSource } from '../sinks/exports.js';
 import { exportFile } from './export-file.js';
-import { decideExport, exportDecision, exportMonths } from './export-months.js';
+import { decideExport, exportMonths } from './export-months.js';
 import {
   EXTENSIONS,
   MONTH,
@@ -83,15 +83,14 @@ export const exportStep = defineStepKind<ExportStepOptions>({
     return lines;
   },
   decide: decideExport,
-  decidesAsItRuns: true,
-  async run(options, context) {
+  threadsByReads: true,
+  async run(options, context, _plan, decision) {
     const source: ExportSource = options.table
       ? { sql: quotedIdentifier(options.table), params: {} }
       : { sql: `(${options.query ?? ''})`, params: options.params };
-    if (options.per_month) return exportMonths(options, options.per_month, source, context);
+    if (options.per_month)
+      return exportMonths(options, options.per_month, source, context, decision);
     const path = insideFolder(context.output, options.path)!;
-    const decision = await exportDecision(options, context);
-    await context.bring(decision.reads);
     const result = await exportFile(await context.database(), options, source, path, context);
     const record = await context.recordFile(path, result.sha256);
     const notes = {
@@ -102,7 +101,6 @@ export const exportStep = defineStepKind<ExportStepOptions>({
       rowsOut: result.rows,
       exports: [{ ...record, format: formatOf(options)!, rows: result.rows }],
       ...(Object.keys(notes).length > 0 ? { notes } : {}),
-      decision,
     };
   },
 });

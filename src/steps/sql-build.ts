@@ -8,7 +8,7 @@
  * partition and later ones changed (an append). Anything else rebuilds
  * everything, as does any change to a dataset of `incremental.rebuild_on`.
  */
-import { quotedIdentifier, quotedString, type Database } from '../duckdb/database.js';
+import { quotedIdentifier, type Database } from '../duckdb/database.js';
 import { partitionKeySql, partitionListSql } from '../duckdb/partitions.js';
 import { goneOutput, outputsPresent } from './sql-outputs.js';
 import { RunError } from '../errors.js';
@@ -31,11 +31,9 @@ import { folderFilesOf } from '../duckdb/folder-files.js';
  */
 const INPUTS_VARIABLE = 'inputs';
 
-/** Sets `inputs` to the partition values of the dataset read, typed as its view types them. */
-async function setInputs(db: Database, input: PartialChanges['input']): Promise<string> {
-  const type = await partitionColumnType(db, input.source, input.column);
-  await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = ${partitionListSql(input.current, type)}`);
-  return type;
+/** The partition values of the dataset read (`inputs`), typed as its view types them. */
+async function inputsOf(db: Database, input: PartialChanges['input']): Promise<TypedList> {
+  return { values: input.current, type: await partitionColumnType(db, input.source, input.column) };
 }
 
 export interface BuildDefinition {
@@ -63,12 +61,33 @@ export type SqlBuild =
       reason?: string;
       /** The partitions of each dataset the file reads (partial builds with `incremental.reads`). */
       reads?: readonly InputRead[];
+      /** The DuckDB variables the file reads (`inputs`, `partitions`), as typed lists: applyBuild sets them. */
+      variables?: Record<string, TypedList>;
     };
 
+/** A list of partition values and the DuckDB type of its elements. */
+interface TypedList {
+  values: readonly string[];
+  type: string;
+}
+
 /**
- * Decides what to build and, for a partial build, sets the DuckDB variable
- * `partitions` on `db` to the list of output partitions (typed as `touches`
- * gives them). For a full build the variable stays unset (getvariable gives NULL).
+ * Sets on `db` the DuckDB variables a build's file reads: `inputs` (the
+ * partition values of `incremental.from` as they are now) and, for a partial
+ * or folded build, `partitions` (those to build, or those added). A full build
+ * leaves `partitions` unset (getvariable gives NULL).
+ */
+export async function applyBuild(db: Database, build: SqlBuild): Promise<void> {
+  if (build.mode === 'unchanged') return;
+  for (const [name, { values, type }] of Object.entries(build.variables ?? {}))
+    await db.run(`SET VARIABLE ${name} = ${partitionListSql(values, type)}`);
+}
+
+/**
+ * Decides what to build, and with what DuckDB variables (applyBuild): for a
+ * partial build, `partitions` lists the output partitions (typed as `touches`
+ * gives them). `db` is a connection of the decision's own: `touches` is
+ * evaluated there, on a temporary table and variable it leaves behind.
  */
 export async function planBuild(
   db: Database,
@@ -96,28 +115,30 @@ export async function planBuild(
     () => outputsPresent(folderFilesOf(context), context.output, definition.outputs),
     incremental.rebuild_on ?? [],
   );
-  if (changes.mode === 'full') {
-    if (changes.input) await setInputs(db, changes.input);
+  if (changes.mode === 'full')
     return {
       mode: 'full',
       keys: undefined,
       changed: [],
       checkpoint: changes.checkpoint,
       reason: changes.reason,
+      ...(changes.input
+        ? { variables: { [INPUTS_VARIABLE]: await inputsOf(db, changes.input) } }
+        : {}),
     };
-  }
   // A partition that is gone (a --repair removed it) would stay so: the table is built anew.
   const gone = goneOutput(context, definition.outputs, changes.whole);
-  if (gone !== undefined) {
-    if (changes.mode === 'partial') await setInputs(db, changes.input);
+  if (gone !== undefined)
     return {
       mode: 'full',
       keys: undefined,
       changed: [],
       checkpoint: changes.checkpoint,
       reason: `the partition ${gone} is gone: the table is built anew from its sources`,
+      ...(changes.mode === 'partial'
+        ? { variables: { [INPUTS_VARIABLE]: await inputsOf(db, changes.input) } }
+        : {}),
     };
-  }
   if (changes.mode === 'unchanged') return changes;
 
   return incremental.fold !== undefined
@@ -134,7 +155,7 @@ async function planFold(
   const last = changes.previous.at(-1);
   const now = new Set(changes.input.current);
   const earlier = changes.changed.find((v) => !now.has(v) || (last !== undefined && v < last));
-  const type = await setInputs(db, changes.input);
+  const inputs = await inputsOf(db, changes.input);
   if (earlier !== undefined)
     return {
       mode: 'full',
@@ -142,15 +163,17 @@ async function planFold(
       changed: [],
       checkpoint: changes.checkpoint,
       reason: `partition ${earlier} of ${incremental.from}, before the last one built on, changed or went`,
+      variables: { [INPUTS_VARIABLE]: inputs },
     };
-  await db.run(
-    `SET VARIABLE ${PARTITIONS_VARIABLE} = CAST([${changes.changed.map(quotedString).join(', ')}] AS ${type}[])`,
-  );
   return {
     mode: 'fold',
     keys: undefined,
     changed: changes.changed,
     checkpoint: changes.checkpoint,
+    variables: {
+      [INPUTS_VARIABLE]: inputs,
+      [PARTITIONS_VARIABLE]: { values: changes.changed, type: inputs.type },
+    },
   };
 }
 
@@ -163,7 +186,10 @@ async function planPartial(
   context: PlanContext,
 ): Promise<SqlBuild> {
   const { column } = changes.input;
-  const type = await setInputs(db, changes.input);
+  const inputs = await inputsOf(db, changes.input);
+  const type = inputs.type;
+  // (on the decision's own connection: what `touches` reads)
+  await db.run(`SET VARIABLE ${INPUTS_VARIABLE} = ${partitionListSql(inputs.values, type)}`);
   // Every partition known before or now, so that `touches` may look at its neighbours (lead,
   // lag): those there are from `inputs`, a few hundred values not parsed again.
   const now = new Set(changes.input.current);
@@ -215,11 +241,17 @@ async function planPartial(
     partitionBy === undefined
       ? []
       : await partialReads(db, changes, incremental, partitionBy, listType.slice(0, -2), context);
+  const keys = keyed.map((r) => String(r['key']));
   return {
     mode: 'partial',
-    keys: keyed.map((r) => String(r['key'])),
+    keys,
     changed: changes.changed,
     checkpoint: changes.checkpoint,
     ...(reads.length > 0 ? { reads } : {}),
+    variables: {
+      [INPUTS_VARIABLE]: inputs,
+      // (the keys are the values' text: cast back to the type `touches` gave)
+      [PARTITIONS_VARIABLE]: { values: keys, type: element },
+    },
   };
 }

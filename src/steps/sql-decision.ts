@@ -106,7 +106,21 @@ export async function namedDatasets(text: string, context: DecideContext): Promi
   ).map((d) => d.name);
 }
 
-/** A sql step's decision, made before it runs (`road-etl plan`). */
+/** The build each decision decideSql made stands for: what the run carries out (sql-run.ts). */
+const builds = new WeakMap<StepDecision, SqlBuild>();
+
+/** The build a decision of decideSql stands for. */
+export function buildOf(decision: StepDecision): SqlBuild {
+  const build = builds.get(decision);
+  if (!build) throw new Error('a sql step was given a decision decideSql did not make');
+  return build;
+}
+
+/**
+ * A sql step's decision, made just before it runs (and by `road-etl plan`):
+ * what it builds and reads, on a connection of its own that it closes, so
+ * that deciding leaves nothing behind; the run carries out that very build.
+ */
 export async function decideSql(
   options: SqlStepOptions,
   context: DecideContext,
@@ -116,7 +130,9 @@ export async function decideSql(
   try {
     const build = await planBuild(db, buildDefinition(options, text, foldText), context);
     const source = build.mode === 'fold' ? foldText! : text;
-    return sqlDecision(build, options, await namedDatasets(source, context));
+    const decision = sqlDecision(build, options, await namedDatasets(source, context));
+    builds.set(decision, build);
+    return decision;
   } finally {
     db.close();
   }

@@ -9,30 +9,29 @@ import { writePartitionedDataset, writeWholeDataset } from '../duckdb/dataset-wr
 import { folderFilesOf, type FolderFiles } from '../duckdb/folder-files.js';
 import { runSqlScript, SqlScriptError } from '../duckdb/script.js';
 import { RunError } from '../errors.js';
-import { planBuild, type SqlBuild } from './sql-build.js';
+import { applyBuild, type SqlBuild } from './sql-build.js';
 import { outputPrints } from './sql-outputs.js';
-import { buildDefinition, namedDatasets, sqlDecision, sqlTexts } from './sql-decision.js';
+import { buildOf, sqlTexts } from './sql-decision.js';
 import { readOnly } from './sql-reads.js';
 import { createdOutputs, putViewBack, putViewsBack, setViewsAside } from './sql-views.js';
 import type { SqlStepOptions } from './sql-options.js';
-import type { StepContext, StepOutcome } from './step-kind.js';
+import type { StepContext, StepDecision, StepOutcome } from './step-kind.js';
 
-/** Builds the step's outputs: whole, the partitions new input touches, or folded. */
+/**
+ * Builds the step's outputs as `decision` (decideSql) says: whole, the
+ * partitions new input touches, or folded. What it reads was fetched before.
+ */
 export async function runSqlStep(
   options: SqlStepOptions,
   context: StepContext,
+  decision: StepDecision,
 ): Promise<StepOutcome> {
+  const build = buildOf(decision);
   const { text, foldText } = await sqlTexts(options, context.sqlDir);
   const foldFile = options.incremental?.fold;
   // A connection of its own: the file's temporary tables go with it when the step ends.
   const db = await (await context.database()).fork();
   try {
-    const build = await planBuild(db, buildDefinition(options, text, foldText), context);
-    const decision = sqlDecision(
-      build,
-      options,
-      await namedDatasets(build.mode === 'fold' ? foldText! : text, context),
-    );
     if (build.mode === 'unchanged') {
       context.log.log(
         'info',
@@ -51,11 +50,10 @@ export async function runSqlStep(
         rowsIn: 0,
         rowsOut: 0,
         notes: { unchanged: true, ...(Object.keys(none).length > 0 ? { counts: none } : {}) },
-        decision,
       };
     }
     logBuild(build, options, context);
-    await context.bring(decision.reads);
+    await applyBuild(db, build);
     await readyInputs(db, build, options, context);
     const outcome = await runFile(
       db,
@@ -80,7 +78,7 @@ export async function runSqlStep(
         : {}),
       ...(outcome.notes ?? {}),
     };
-    return { ...outcome, ...(Object.keys(notes).length > 0 ? { notes } : {}), decision };
+    return { ...outcome, ...(Object.keys(notes).length > 0 ? { notes } : {}) };
   } finally {
     db.close();
   }

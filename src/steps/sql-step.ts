@@ -69,6 +69,6 @@ export const sqlStep = defineStepKind<SqlStepOptions>({
     return lines;
   },
   decide: decideSql,
-  decidesAsItRuns: true,
-  run: runSqlStep,
+  threadsByReads: true,
+  run: (options, context, _plan, decision) => runSqlStep(options, context, decision),
 });

@@ -149,12 +149,20 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
     plan: Plan,
   ): Promise<StepDecision> | StepDecision;
   /**
-   * Whether the kind decides as it runs (the same function as `decide`, its
-   * decision in the outcome); otherwise the engine asks `decide` just before.
+   * Whether the kind runs on as many DuckDB threads as what it reads keeps
+   * busy (threadsFor), rather than on those configured.
    */
-  decidesAsItRuns?: boolean;
-  /** Carries out the plan. */
-  run(options: Options, context: StepContext, plan: Plan): Promise<StepOutcome>;
+  threadsByReads?: boolean;
+  /**
+   * Carries out the plan as `decision` (made by `decide` just before, its reads
+   * fetched) says: the step decides nothing again.
+   */
+  run(
+    options: Options,
+    context: StepContext,
+    plan: Plan,
+    decision: StepDecision,
+  ): Promise<StepOutcome>;
   /** How the kind knows that the upstream is the one whose data the folder holds. */
   upstreamIdentity?: UpstreamIdentityHooks<Options>;
   /**
