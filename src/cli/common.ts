@@ -7,7 +7,6 @@ import { InputError } from '../errors.js';
 import { storeLocation } from '../store/open.js';
 import { createLogger, type LogLevel, type Logger } from '../log.js';
 import { buildPipeline, type Pipeline } from '../pipeline/build.js';
-import { StateStore } from '../pipeline/state.js';
 import type { CliIo } from './io.js';
 
 export interface CommonArgs {
@@ -129,6 +128,5 @@ export function pipelineFromArgs(
     env: io.env,
     output,
     purpose,
-    state: new StateStore(output),
   });
 }

@@ -28,7 +28,6 @@ import { STEP_KINDS } from '../steps/registry.js';
 import type { StepKind, Upstream } from '../steps/step-kind.js';
 import { RULES, stepOrder } from './rules.js';
 import { resolveUpstream } from './source-upstream.js';
-import type { StateStore } from './state.js';
 
 export interface PipelineStep {
   id: string;
@@ -69,8 +68,6 @@ export interface BuildOptions {
    * problems, only what a run will need (`Pipeline.missingEnv`).
    */
   purpose?: 'run' | 'validate';
-  /** Read earlier checkpoints (for plans that depend on them). */
-  state?: StateStore;
 }
 
 /** The problems of a step's options (`given`, as parsed), each at its place in the definition. */
@@ -110,12 +107,7 @@ export async function buildPipeline(file: string, options: BuildOptions): Promis
   const built = new Map<string, PipelineStep>();
   const needed = new Map<'bicycle' | 'signs', string>();
   for (const [i, step] of definition.steps.entries()) {
-    const one = await buildStep(
-      loaded,
-      i,
-      { env, output: options.output, state: options.state, sqlDir },
-      problems,
-    );
+    const one = await buildStep(loaded, i, { env, output: options.output, sqlDir }, problems);
     if (!one) continue;
     const asks = one.kind.source && (one.kind.asksUpstream?.(one.options) ?? true);
     if (asks && !needed.has(one.kind.source!)) needed.set(one.kind.source!, step.id);
@@ -163,7 +155,6 @@ async function buildStep(
   scope: {
     env: Record<string, string | undefined>;
     output: string;
-    state: StateStore | undefined;
     sqlDir: string;
   },
   problems: string[],
@@ -209,12 +200,7 @@ async function buildStep(
     problems.push(...issuesOf(parsed.error, locate, base, given));
     return undefined;
   }
-  const context = {
-    stepId: step.id,
-    output: scope.output,
-    sqlDir: scope.sqlDir,
-    checkpoint: (await scope.state?.read(step.id).catch(() => undefined))?.checkpoint,
-  };
+  const context = { stepId: step.id, output: scope.output, sqlDir: scope.sqlDir };
   for (const [path, message] of (await kind.check?.(parsed.data, context)) ?? []) {
     problems.push(problemAt(locate, [...base, ...path], message));
   }

@@ -40,7 +40,7 @@ export interface NightOptions {
   /** The output folder as the user named it: a local path, s3://… or az://…. */
   url: string;
   env: NodeJS.ProcessEnv;
-  /** The definition, built over the local copy `local` (its params, the copy's state). */
+  /** The definition, built with the local copy `local` as its output folder (whose paths it checks). */
   definition(local: string): Promise<Pipeline>;
   select?: readonly string[] | undefined;
   reset?: readonly string[] | undefined;
@@ -64,21 +64,21 @@ export async function runNight(options: NightOptions): Promise<RunResult> {
   const local = scratch.folder;
   let ahead: Promise<StagedAhead> | undefined;
   try {
-    const first = await options.definition(local);
-    options.named?.(first.name);
-    checkRunOptions(first, options);
+    const pipeline = await options.definition(local);
+    options.named?.(pipeline.name);
+    checkRunOptions(pipeline, options);
     // Someone else's objects there: refused before the lock is taken, nothing written.
     await assertOwnFolder(store);
     await scratch.make().catch((error: unknown) => {
       throw explainIoError(error, `making the run's copy of ${url}`);
     });
-    const held = await lockWaiting(store, first.name, {
+    const held = await lockWaiting(store, pipeline.name, {
       seconds: options.waitForLock,
       logger,
       signal: controller.signal,
       // Held by another run: this one's extraction goes on meanwhile.
       waiting: () => {
-        ahead ??= stageAhead(first, {
+        ahead ??= stageAhead(pipeline, {
           output: local,
           select: options.select,
           logger,
@@ -87,7 +87,7 @@ export async function runNight(options: NightOptions): Promise<RunResult> {
       },
     });
     try {
-      return await inCopy(store, local, options, held, await ahead);
+      return await inCopy(store, { local, pipeline }, options, held, await ahead);
     } finally {
       await held.release();
     }
@@ -103,7 +103,7 @@ export async function runNight(options: NightOptions): Promise<RunResult> {
 /** The night on the local copy `local` of the store's folder, once it holds the lock. */
 async function inCopy(
   store: ObjectStore,
-  local: string,
+  { local, pipeline }: { local: string; pipeline: Pipeline },
   options: NightOptions,
   held: HeldLock,
   staged: StagedAhead | undefined,
@@ -120,8 +120,8 @@ async function inCopy(
   // The data stays in the store until a step's plan reads it (working-copy.ts).
   const remote = new WorkingCopy(store, local);
   const repair = new Set((options.repair ?? []).map(repairPath));
-  const fetched = await fetchFolder(store, local, remote, repair).catch(async (error: unknown) => {
-    throw await lostObject(error, options, local);
+  const fetched = await fetchFolder(store, local, remote, repair).catch((error: unknown) => {
+    throw lostObject(error, { pipeline, url, local });
   });
   logger.log(
     'info',
@@ -129,7 +129,6 @@ async function inCopy(
     `Fetched ${fetched.fetched} of the ${fetched.files} file(s) of ${store.url}, ${fetched.bytes} bytes${fetched.commit ? ` (committed ${fetched.commit.committed_at})` : ' (a new folder)'}; the others before the step that reads them`,
     { files: fetched.files, fetched: fetched.fetched, bytes: fetched.bytes },
   );
-  const pipeline = await options.definition(local);
   const shown = showingAt(logger, local, url);
   // A folder of another layout is refused before anything is planned or written.
   await checkFolderFormat(local, url);
@@ -165,9 +164,11 @@ async function inCopy(
 }
 
 /** A lost object of the commit, named with its repair: a command that runs as printed. */
-async function lostObject(error: unknown, options: NightOptions, local: string) {
+function lostObject(
+  error: unknown,
+  { pipeline, url, local }: { pipeline: Pipeline; url: string; local: string },
+) {
   if (!(error instanceof MissingObjectError)) return error;
-  const pipeline = await options.definition(local);
   const dataset = datasetOfFile(local, join(local, ...error.path.split('/')));
   return new MissingObjectError(error.url, error.key, {
     cause: error,
@@ -177,7 +178,7 @@ async function lostObject(error: unknown, options: NightOptions, local: string) 
     ...(!isDataFile(error.path)
       ? {}
       : {
-          repair: `${repairCommand(pipeline, options.url, error.path, dataset)} (${REPAIR_DOES})`,
+          repair: `${repairCommand(pipeline, url, error.path, dataset)} (${REPAIR_DOES})`,
         }),
   });
 }

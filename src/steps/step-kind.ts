@@ -121,7 +121,7 @@ export interface StepKind<Options = unknown, Plan extends KindPlan = KindPlan> {
   /** Static checks beyond the schema: [option path, message] pairs. */
   check?(
     options: Options,
-    context: PlanContext,
+    context: Pick<PlanContext, 'stepId' | 'output' | 'sqlDir'>,
   ): Promise<[string[], string][]> | [string[], string][];
   /**
    * Bad input that only the folder can tell (a run told to go on where data

@@ -5,7 +5,6 @@ import { manifestSchema, type Manifest, type PipelineRun } from '../../src/manif
 import { createMemoryLogger } from '../../src/log.js';
 import { buildPipeline } from '../../src/pipeline/build.js';
 import { runPipeline, type RunResult } from '../../src/pipeline/run.js';
-import { StateStore } from '../../src/pipeline/state.js';
 import { silentProgress } from '../../src/progress.js';
 import { writeFiles } from './tmp.js';
 import { scratchCopy } from '../../src/store/scratch.js';
@@ -88,7 +87,6 @@ export async function runDefinition(
       params: options.params ?? {},
       env: options.env ?? {},
       output: local,
-      state: new StateStore(local),
     });
     const logger = createMemoryLogger();
     const commit = commitId();
