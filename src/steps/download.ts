@@ -11,7 +11,7 @@ import type { HttpClient } from '../http/client.js';
 import { makeFolder } from '../util/fs.js';
 import type { RequestOptions } from '../http/options.js';
 import { readCheckpoint } from '../sources/context.js';
-import type { PlanContext, StepContext, StepOutcome } from './step-kind.js';
+import type { PlanContext, StepContext, StepDecision, StepOutcome } from './step-kind.js';
 
 /**
  * What a download step's data was taken with: its request (the options that
@@ -114,7 +114,7 @@ export function lastModifiedMs(headers: Fetched['headers']): number {
 export async function runDownload(
   options: RequestOptions,
   context: StepContext,
-  plan: DownloadPlan,
+  { plan, decision }: { plan: DownloadPlan; decision: StepDecision },
   step: DownloadStep,
 ): Promise<StepOutcome> {
   const http = context.http(options);
@@ -141,7 +141,20 @@ export async function runDownload(
       };
     const outcome = await step.land(file, headers);
     await saveDownload(context, plan.request, headers, downloadedAt, step.checkpoint?.());
-    return outcome;
+    // Asked If-Modified-Since, and the service had a newer one: what the decision said it may build, built.
+    return since === undefined
+      ? outcome
+      : {
+          ...outcome,
+          decision: {
+            decision: (decision.may_build ?? decision.builds).every((s) => s.partitions === 'all')
+              ? 'whole'
+              : 'partial',
+            why: `the service has a newer one than ${since}`,
+            builds: decision.may_build ?? decision.builds,
+            reads: decision.reads,
+          },
+        };
   };
   try {
     return step.endpoint

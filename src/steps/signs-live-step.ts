@@ -96,14 +96,25 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, LivePlan>({
   },
   decide(_options, context, plan) {
     const latest = [...partitionsThere(context, LIVE_DATASET)].sort().at(-1);
-    return {
-      decision: 'partial',
-      why: `downloads the current state${plan.if_modified_since ? ` if the service has one newer than ${plan.if_modified_since}` : ''}: a snapshot in the partition of today's date`,
-      builds: [{ dataset: 'signs_live_snapshots', partitions: [formatIsoDate(Date.now())] }],
-      // The last snapshot, which the new one is judged against.
-      reads:
-        latest === undefined ? [] : [{ dataset: 'signs_live_snapshots', partitions: [latest] }],
-    };
+    const builds = [{ dataset: 'signs_live_snapshots', partitions: [formatIsoDate(Date.now())] }];
+    // The last snapshot, which the new one is judged against.
+    const reads =
+      latest === undefined ? [] : [{ dataset: 'signs_live_snapshots', partitions: [latest] }];
+    // Asked If-Modified-Since: a snapshot only if the service has a newer one, which it may not.
+    return plan.if_modified_since
+      ? {
+          decision: 'skip',
+          why: `lands no snapshot, unless the service has a current state newer than ${plan.if_modified_since}: then one in the partition of today's date`,
+          builds: [],
+          reads,
+          may_build: builds,
+        }
+      : {
+          decision: 'partial',
+          why: "downloads the current state: a snapshot in the partition of today's date",
+          builds,
+          reads,
+        };
   },
   upstreamIdentity: {
     async identify(options, context) {
@@ -129,7 +140,7 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, LivePlan>({
   async reset(_options, context) {
     await folderFilesOf(context).remove(join(context.output, LIVE_DATASET));
   },
-  async run(options, context, plan) {
+  async run(options, context, plan, decision) {
     // A bulk file needs no upstream.
     const upstream = options.file
       ? context.upstream.signs
@@ -137,48 +148,58 @@ export const signsLiveStep = defineStepKind<SignsLiveOptions, LivePlan>({
     let downloadedAt = 0;
     let gonePerDay: number | undefined;
     const db = await context.database();
-    return runDownload(options, context, plan, {
-      file: `current-state.${options.format}`,
-      endpoint: { method: 'GET', url: liveEndpoint(options, upstream) },
-      fetch(http, file, since) {
-        downloadedAt = Date.now();
-        return fetchCurrentState(options, upstream, { http, file, since, signal: context.signal });
-      },
-      unchanged(lastModified) {
-        context.log.log(
-          'info',
-          'signs.live',
-          `The current state of ${lastModified ?? '?'} is still the service's: no new snapshot`,
-          { last_modified: lastModified },
-        );
-        return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
-      },
-      land: (file) =>
-        landLiveSnapshot(context, {
-          file,
-          format: options.format,
-          api: options.api,
-          downloadedAt,
-          judge: async (file, rows, features) => {
-            const judged = await judgeSnapshot(db, {
-              file,
-              rows,
-              features,
-              maxGone: options.max_gone ?? undefined,
-              maxStripped: options.max_stripped ?? undefined,
-              recent: plan.gone_per_day,
-              at: downloadedAt,
-            });
-            gonePerDay = judged.gonePerDay;
-            return judged;
-          },
+    return runDownload(
+      options,
+      context,
+      { plan, decision },
+      {
+        file: `current-state.${options.format}`,
+        endpoint: { method: 'GET', url: liveEndpoint(options, upstream) },
+        fetch(http, file, since) {
+          downloadedAt = Date.now();
+          return fetchCurrentState(options, upstream, {
+            http,
+            file,
+            since,
+            signal: context.signal,
+          });
+        },
+        unchanged(lastModified) {
+          context.log.log(
+            'info',
+            'signs.live',
+            `The current state of ${lastModified ?? '?'} is still the service's: no new snapshot`,
+            { last_modified: lastModified },
+          );
+          return { rowsIn: 0, rowsOut: 0, notes: { unchanged: true } };
+        },
+        land: (file) =>
+          landLiveSnapshot(context, {
+            file,
+            format: options.format,
+            api: options.api,
+            downloadedAt,
+            judge: async (file, rows, features) => {
+              const judged = await judgeSnapshot(db, {
+                file,
+                rows,
+                features,
+                maxGone: options.max_gone ?? undefined,
+                maxStripped: options.max_stripped ?? undefined,
+                recent: plan.gone_per_day,
+                at: downloadedAt,
+              });
+              gonePerDay = judged.gonePerDay;
+              return judged;
+            },
+          }),
+        checkpoint: () => ({
+          gone_per_day: [
+            ...plan.gone_per_day,
+            ...(gonePerDay === undefined ? [] : [gonePerDay]),
+          ].slice(-RECENT_NIGHTS),
         }),
-      checkpoint: () => ({
-        gone_per_day: [
-          ...plan.gone_per_day,
-          ...(gonePerDay === undefined ? [] : [gonePerDay]),
-        ].slice(-RECENT_NIGHTS),
-      }),
-    });
+      },
+    );
   },
 });

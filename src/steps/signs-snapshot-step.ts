@@ -49,70 +49,80 @@ export const signsSnapshotStep = defineStepKind<SignsSnapshotOptions, DownloadPl
     ];
   },
   decide(_options, _context, plan) {
-    return {
-      decision: 'whole',
-      why: `downloads the current state whole${plan.if_modified_since ? ` if the service has one newer than ${plan.if_modified_since}` : ''}`,
-      builds: [{ dataset: 'signs_snapshot', partitions: 'all' }],
-      reads: [],
-    };
+    const builds = [{ dataset: 'signs_snapshot', partitions: 'all' as const }];
+    // Asked If-Modified-Since: kept as it is unless the service has a newer one, which it may not.
+    return plan.if_modified_since
+      ? {
+          decision: 'skip',
+          why: `keeps the current state it has, unless the service has one newer than ${plan.if_modified_since}`,
+          builds: [],
+          reads: [],
+          may_build: builds,
+        }
+      : { decision: 'whole', why: 'downloads the current state whole', builds, reads: [] };
   },
   upstreamIdentity: feedIdentityHooks(),
   async reset(_options, context) {
     await folderFilesOf(context).remove(join(context.output, SNAPSHOT_DATASET));
   },
-  async run(options, context, plan) {
+  async run(options, context, plan, decision) {
     const upstream = upstreamOf(context, 'signs', 'signs.snapshot');
-    return runDownload(options, context, plan, {
-      file: `current-state.${options.format}`,
-      fetch: (http, file, since) =>
-        new SignsClient(http, upstream.url).downloadCurrentState(
-          {
+    return runDownload(
+      options,
+      context,
+      { plan, decision },
+      {
+        file: `current-state.${options.format}`,
+        fetch: (http, file, since) =>
+          new SignsClient(http, upstream.url).downloadCurrentState(
+            {
+              format: options.format,
+              townCode: options.town_code,
+              rvvCode: options.rvv_code,
+              roadSectionIds: options.road_section_ids,
+              ifModifiedSince: since,
+              signal: context.signal,
+            },
+            file,
+          ),
+        unchanged(lastModified) {
+          context.log.log(
+            'info',
+            'signs.snapshot',
+            `The snapshot of ${lastModified ?? '?'} is still current: kept, not downloaded`,
+            { last_modified: lastModified },
+          );
+          return {
+            rowsIn: 0,
+            rowsOut: 0,
+            notes: { unchanged: true, snapshot_moment: lastModified ?? null },
+          };
+        },
+        async land(file, headers) {
+          const lastModified = lastModifiedMs(headers);
+          const landed = await landSnapshot(await context.database(), {
+            file,
             format: options.format,
-            townCode: options.town_code,
-            rvvCode: options.rvv_code,
-            roadSectionIds: options.road_section_ids,
-            ifModifiedSince: since,
-            signal: context.signal,
-          },
-          file,
-        ),
-      unchanged(lastModified) {
-        context.log.log(
-          'info',
-          'signs.snapshot',
-          `The snapshot of ${lastModified ?? '?'} is still current: kept, not downloaded`,
-          { last_modified: lastModified },
-        );
-        return {
-          rowsIn: 0,
-          rowsOut: 0,
-          notes: { unchanged: true, snapshot_moment: lastModified ?? null },
-        };
+            lastModified,
+            staging: context.staging,
+            output: context.output,
+            files: folderFilesOf(context),
+            scratch: context.scratch,
+            stepId: context.stepId,
+          });
+          for (const path of landed.files) await context.recordFile(path);
+          return {
+            rowsIn: landed.rows + landed.quarantined,
+            rowsOut: landed.rows,
+            notes: {
+              quarantined: landed.quarantined,
+              snapshot_moment: Number.isNaN(lastModified)
+                ? null
+                : new Date(lastModified).toISOString(),
+            },
+          };
+        },
       },
-      async land(file, headers) {
-        const lastModified = lastModifiedMs(headers);
-        const landed = await landSnapshot(await context.database(), {
-          file,
-          format: options.format,
-          lastModified,
-          staging: context.staging,
-          output: context.output,
-          files: folderFilesOf(context),
-          scratch: context.scratch,
-          stepId: context.stepId,
-        });
-        for (const path of landed.files) await context.recordFile(path);
-        return {
-          rowsIn: landed.rows + landed.quarantined,
-          rowsOut: landed.rows,
-          notes: {
-            quarantined: landed.quarantined,
-            snapshot_moment: Number.isNaN(lastModified)
-              ? null
-              : new Date(lastModified).toISOString(),
-          },
-        };
-      },
-    });
+    );
   },
 });

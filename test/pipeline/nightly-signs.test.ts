@@ -3,11 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveState, type LiveFeature } from '../../src/simulator/index.js';
-import { ROOT } from '../helpers/cli.js';
+import type { Plan } from '../../src/pipeline/plan.js';
+import { ROOT, runCli } from '../helpers/cli.js';
+import { partings } from '../helpers/plans.js';
 import { readManifest, runDefinition } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
 import { changeLines, truthLiveChanges } from '../helpers/signs.js';
-import { duck, testDir } from '../helpers/tmp.js';
+import { duck, testDir, writeFiles } from '../helpers/tmp.js';
 
 // A world whose feed goes on past its laid-out end: each simulated day brings new events.
 const simulator = await useSimulator({
@@ -20,6 +22,27 @@ async function sql(names: string[]): Promise<Record<string, string>> {
   return Object.fromEntries(
     await Promise.all(names.map(async (f) => [f, await readFile(join(ROOT, 'sql', f), 'utf8')])),
   ) as Record<string, string>;
+}
+
+/**
+ * What `road-etl plan --format json` says a shipped pipeline will do on
+ * dir/output against the simulator as it is now (the definition written
+ * where the run that follows takes it).
+ */
+async function planOf(dir: string, pipeline: string, sqlFiles: string[]): Promise<Plan> {
+  const file = join(dir, 'pipelines', 'p.yaml');
+  await writeFiles(dir, {
+    'pipelines/p.yaml': await readFile(join(ROOT, 'pipelines', pipeline), 'utf8'),
+    ...Object.fromEntries(Object.entries(await sql(sqlFiles)).map(([k, v]) => [`sql/${k}`, v])),
+  });
+  const printed = await runCli(
+    ['plan', file, '--output', join(dir, 'output'), '--format', 'json'],
+    {
+      env: { ...simulator.env },
+    },
+  );
+  expect(printed.code, printed.stderr).toBe(0);
+  return JSON.parse(printed.stdout) as Plan;
 }
 
 /** Runs a shipped pipeline on dir/output against the simulator as it is now. */
@@ -102,14 +125,20 @@ describe('nightly runs of the sign pipelines', () => {
     const states: LiveFeature[][] = [];
     const extracts: Awaited<ReturnType<typeof liveExtracts>>[] = [];
     const builds: unknown[] = [];
+    // Each night of each pipeline did what `road-etl plan` said before it, or stayed within its bound.
+    const parted: string[] = [];
     let nightly = '';
     try {
       for (let day = 0; day < 4; day++) {
         simulator.world.setNow(new Date(start + day * DAY).toISOString());
         // Both pipelines share the folder, as a scheduler runs them.
+        let plan = await planOf(nightlyDir, V1[0], [...V1[1]]);
         nightly = await run(nightlyDir, V1[0], [...V1[1]]);
+        parted.push(...partings(plan, (await readManifest(nightly)).run.steps, `v1 night ${day}`));
         builds.push(await currentStateBuild(nightly));
+        plan = await planOf(nightlyDir, LIVE[0], [...LIVE[1]]);
         const live = await run(nightlyDir, LIVE[0], [...LIVE[1]]);
+        parted.push(...partings(plan, (await readManifest(live)).run.steps, `live night ${day}`));
         states.push([...liveState(simulator.world, simulator.world.now, 'v5')]);
         extracts.push(await liveExtracts(live));
       }
@@ -124,6 +153,7 @@ describe('nightly runs of the sign pipelines', () => {
         expect(await difference(once, nightly, dataset), dataset).toBe(0);
       // After the first night, each folded its new events into the state it kept.
       expect(builds).toEqual(['full', 'fold', 'fold', 'fold']);
+      expect(parted).toEqual([]);
       const [counted] = await duck(
         `SELECT count(*) AS n FROM read_parquet('${nightly}/signs/events/**/*.parquet')`,
       );

@@ -11,7 +11,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/pipeline/plan.js';
-import type { PartitionSet, StepDecision } from '../../src/steps/step-kind.js';
+import type { StepDecision } from '../../src/steps/step-kind.js';
+import { beyond, datesNamed, partings as partingsOf, partitions } from '../helpers/plans.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { readManifest } from '../helpers/pipeline.js';
 import { useSimulator } from '../helpers/simulator.js';
@@ -29,48 +30,6 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 const period = (start: number, end: number) => [
   '--param', `start=${iso(start)}`, '--param', `end=${iso(end)}`, '--param', 'prefixes=UTR',
 ]; // prettier-ignore
-
-/** The partitions of `sets`, as "dataset value" (or "dataset *" for all). */
-function partitions(sets: readonly PartitionSet[] | undefined): Set<string> {
-  const named = new Set<string>();
-  for (const { dataset, partitions: values } of sets ?? [])
-    for (const value of values === 'all' ? ['*'] : values) named.add(`${dataset} ${value}`);
-  return named;
-}
-
-/** Those of `done` that `bound` does not hold (a dataset's "*" holds all of it). */
-function beyond(done: Set<string>, bound: Set<string>): string[] {
-  return [...done].filter((p) => !bound.has(p) && !bound.has(`${p.slice(0, p.indexOf(' '))} *`));
-}
-
-/** How a step's record of what it did parts from its plan: empty when within it. */
-function parting(planned: StepDecision, done: StepDecision): string[] {
-  const exact =
-    !planned.may_build?.length && !planned.may_files?.length && !planned.may_read?.length;
-  // (its `why` may count more partitions changed upstream where late data landed in them)
-  const did = ({ decision, builds, reads, files }: StepDecision) =>
-    JSON.stringify({ decision, builds, reads, files });
-  if (exact)
-    return did(done) === did(planned) ? [] : [`not as planned: ${did(planned)} / ${did(done)}`];
-  return [
-    ...beyond(partitions(done.builds), partitions([...planned.builds, ...(planned.may_build ?? [])])),
-    ...beyond(partitions(done.reads), partitions([...planned.reads, ...(planned.may_read ?? [])])),
-    ...(done.files ?? []).filter(
-      (f) => !planned.files?.includes(f) && !planned.may_files?.includes(f),
-    ),
-  ];
-} // prettier-ignore
-
-/** The dates (YYYY-MM-DD) and months a decision names. */
-function datesNamed(decision: StepDecision): string[] {
-  const sets = [...decision.builds, ...(decision.may_build ?? []), ...decision.reads];
-  const values = sets.flatMap((s) => (s.partitions === 'all' ? [] : s.partitions));
-  const files = [...(decision.files ?? []), ...(decision.may_files ?? [])];
-  return [
-    ...values.filter((v) => /^\d{4}-\d\d-\d\d$/.test(v)),
-    ...files.flatMap((f) => /\/(\d{4}-\d\d)\.csv$/.exec(f)?.[1] ?? []).map((m) => `${m}-01`),
-  ];
-}
 
 describe('the plan is the night', () => {
   it('over nights with late hours and a missed night: each step does what its plan names, or stays within its bound', async () => {
@@ -96,10 +55,9 @@ describe('the plan is the night', () => {
       expect(ran.code, ran.stderr).toBe(0);
       const { run } = await readManifest(output);
       const end = new Date(night + DAY).toISOString().slice(0, 10);
+      partings.push(...partingsOf(plan, run.steps, iso(night)));
       for (const step of plan.steps) {
         const done = run.steps.find((s) => s.id === step.id)!.plan as StepDecision;
-        for (const p of parting(step.decision!, done))
-          partings.push(`${iso(night)} ${step.id}: ${p}`);
         if (step.decision!.may_build?.length || step.decision!.may_files?.length) bounded++;
         if (beyond(partitions(done.builds), partitions(step.decision!.builds)).length > 0)
           beyondCertain++;
