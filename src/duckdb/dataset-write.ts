@@ -6,12 +6,12 @@
  * rebuilt partition is exactly what the query gives.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunError } from '../errors.js';
-import { commitFiles, makeFolder, sha256File, writeThrough } from '../util/fs.js';
+import { commitFiles, makeFolder, writeThrough } from '../util/fs.js';
 import { quotedIdentifier, quotedString, type Database } from './database.js';
-import type { FolderFiles } from './folder-files.js';
+import { recordWritten, type FolderFiles } from './folder-files.js';
 import {
   emptyPartitionValue,
   isEmptyPartition,
@@ -49,14 +49,12 @@ export interface WrittenDataset {
   removed: number;
 }
 
-/** Records a file just put in place in the folder's listing; resolves to it with its content. */
+/** A file just put in place, recorded in the folder's listing, with its content. */
 async function recorded(
   files: FolderFiles,
   path: string,
 ): Promise<{ path: string; sha256: string }> {
-  const [{ size }, sha256] = await Promise.all([stat(path), sha256File(path)]);
-  files.record(path, { bytes: size, sha256 });
-  return { path, sha256 };
+  return { path, sha256: await recordWritten(files, path) };
 }
 
 /** The entries of a folder that are partitions (`x=...`), and its own Parquet files. */

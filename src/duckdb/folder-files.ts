@@ -77,8 +77,9 @@ export function namesIn(files: FolderFiles, folder: string): string[] {
   return files.list(folder).map((entry) => entry.name);
 }
 
-/** Records a file just written (a description, a sidecar) in the folder, hashing its bytes. */
-export async function recordWritten(files: FolderFiles, file: string): Promise<void> {
-  const { size } = await stat(file);
-  files.record(file, { bytes: size, sha256: await sha256File(file) });
+/** Records a file just written (a description, a sidecar, a dataset's file) in the folder, hashing its bytes; resolves to its content. */
+export async function recordWritten(files: FolderFiles, file: string): Promise<string> {
+  const [{ size }, sha256] = await Promise.all([stat(file), sha256File(file)]);
+  files.record(file, { bytes: size, sha256 });
+  return sha256;
 }
